@@ -337,3 +337,11 @@ def test_round_trip_synthetic_odd_lines(tmp_path: Path, gzip_backend: str) -> No
         + b"caf\xe9 ||| \xc3\xa9t\xc3\xa9 ||| 0.5 1 1 1 0.125 ||| 0-0 ||| 1 1 1 ||| |||\n"
         + b"a  b ||| c ||| 1  2 3 4 0.125 ||| 0-0 ||| extra ||| more ||| fields\n"
     )
+
+
+def test_bundled_example_table() -> None:
+    path = Path(__file__).resolve().parents[1] / "examples" / "phrase-table.gz"
+    with PhraseTableReader(path) as reader:
+        entries = list(reader)
+    assert (len(entries), reader.lines_rejected, reader.num_scores) == (4000, 0, 4)
+    assert [entry.raw for entry in entries] == gzip.decompress(path.read_bytes()).splitlines()
