@@ -31,7 +31,7 @@ STDIN_NAME = "<stdin>"
 _SEP = b"|||"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class PhraseEntry:
     """One good phrase-table line: the pair to score, and where new scores go in its bytes."""
 
