@@ -45,7 +45,7 @@ def write_bytes(path, data):
 
 @pytest.mark.parametrize("make, message", [
     (lambda p: p / "absent.pt", "model file not found"),
-    (lambda p: write_bytes(p / "pickle.pt", pickle.dumps(Foreign())), "refused for safety"),
+    (lambda p: write_bytes(p / "pickle.pt", pickle.dumps(Foreign())), "refused for safety|not a readable model file"),
     (lambda p: write_bytes(p / "random.pt", bytes(range(256)) * 4), "not a readable model file"),
     (lambda p: write_bytes(p / "empty.pt", b""), "not a readable model file"),
 ])
@@ -60,7 +60,7 @@ def test_bad_files_are_refused_naming_them(tmp_path, make, message):
 def test_foreign_torch_pickle_with_code_is_refused(tmp_path):
     path = tmp_path / "foreign.pt"
     torch.save({"model": Foreign()}, path)
-    with pytest.raises(ModelFileError, match="refused for safety|not a readable"):
+    with pytest.raises(ModelFileError, match="refused for safety"):
         read_model_file(path)
 
 
