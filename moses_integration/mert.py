@@ -7,7 +7,6 @@ from __future__ import annotations
 import logging
 import re
 import subprocess
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional, Sequence
@@ -177,7 +176,10 @@ def tune(moses: MosesInstall, config: TuningConfig,
             reported = max(reported, step)
             if code is not None:
                 break
-            time.sleep(poll_seconds)
+            try:  # wake up at once when it exits, else poll the working directory again
+                process.wait(timeout=poll_seconds)
+            except subprocess.TimeoutExpired:
+                pass
     if code != 0 or not final_ini.is_file():
         raise MosesRunError(
             f"mert-moses.pl exited with status {code} after {reported} finished iteration(s)"
