@@ -26,7 +26,7 @@ from typing import Callable, Optional, Sequence
 
 from .errors import MosesConfigError, MosesNotFoundError, MosesRunError
 from .evaluation import EvalResult, compare, decode, evaluate_file, read_result, write_result
-from .mert import TuningConfig, tune
+from .mert import TuningConfig, check_tuned_weights, tune
 from .moses_install import MosesInstall
 from .moses_ini import MosesIni
 from .phrase_table import binarize_compact, read_num_scores, select_score_columns
@@ -150,7 +150,8 @@ def _system_ini(spec: SystemSpec, config: AblationConfig, base_ini: MosesIni, nu
 
 
 def _run_replicate(spec: SystemSpec, replicate: int, ini_path: Path, config: AblationConfig,
-                   moses: MosesInstall, report: Callable[[str], None]) -> EvalResult:
+                   moses: MosesInstall, report: Callable[[str], None],
+                   table_name: str) -> EvalResult:
     rep_dir = config.out_dir / spec.slug / f"rep{replicate}"
     result_path = rep_dir / "result.json"
     if result_path.is_file() and (rep_dir / "mert" / "moses.ini").is_file():
@@ -164,7 +165,13 @@ def _run_replicate(spec: SystemSpec, replicate: int, ini_path: Path, config: Abl
     tuned = tune(moses, tuning, progress=lambda i, b: report(
         f"{spec.name} replicate {replicate}: iteration {i} dev BLEU "
         f"{'?' if b is None else f'{b:.2f}'}"))
-    for warning in tuned.warnings:
+    num_base = len(MosesIni.read(config.base_dir / config.ini_path).weights(table_name)) \
+        if spec.new_columns else 0
+    new_columns = list(range(num_base, num_base + len(spec.new_columns)))
+    warnings = tuned.warnings + check_tuned_weights(
+        MosesIni.read(tuned.ini_path), table_name, new_columns,
+        [config.initial_weight] * len(new_columns))
+    for warning in dict.fromkeys(warnings):  # each once
         report(f"warning: {warning}")
     hyp = decode(moses, tuned.ini_path, config.base_dir / config.test.src_path,
                  rep_dir / "test.hyp", config.threads, config.base_dir)
@@ -192,7 +199,7 @@ def run_ablation(config: AblationConfig, moses: MosesInstall,
     for replicate in range(1, config.replicates + 1):
         for spec in specs:
             results[spec.name].append(
-                _run_replicate(spec, replicate, inis[spec.name], config, moses, report))
+                _run_replicate(spec, replicate, inis[spec.name], config, moses, report, table.name))
     refs = read_lines(config.base_dir / config.test.ref_path)
     # Replicate r of each system is paired with replicate r of Baseline: the R test outputs
     # are concatenated, so the test sees optimizer variance as well as sampling variance.

@@ -14,7 +14,7 @@ from typing import Callable, Optional, Sequence
 from .errors import MosesConfigError, MosesRunError
 from .moses_install import MosesInstall
 from .moses_ini import MosesIni
-from .textio import is_gzipped, iter_lines, open_binary_read
+from .textio import is_gzipped, open_binary_read
 
 __all__ = [
     "TuningConfig",
@@ -127,11 +127,13 @@ def build_mert_argv(moses: MosesInstall, config: TuningConfig, ini_for_run: Path
     ]
     # --predictable-seeds would seed every replicate alike (seed = 1000 * iteration), so a
     # replicate's seed goes straight to the optimizer: mert and kbmira both take `-r SEED`.
+    # The trailing space matters: mert-moses.pl appends "--sctype BLEU" to mertmertargs
+    # without a separator ("$mertargs $mertmertargs" . "$sctype ..."), see its source.
     if config.seed is not None:
         if config.batch_mira:
-            argv.append(f"--batch-mira-args=-r {config.seed}")
+            argv.append(f"--batch-mira-args=-r {config.seed} ")
         else:
-            argv.append(f"--mertmertargs=-r {config.seed}")
+            argv.append(f"--mertmertargs=-r {config.seed} ")
     if config.batch_mira:
         argv.append("--batch-mira")
     if config.max_iterations is not None:

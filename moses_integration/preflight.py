@@ -73,7 +73,7 @@ def check_ini_files(ini: MosesIni, base_dir: Path) -> list[str]:
         if path is None or _existing(resolve(path, base_dir)) is not None:
             continue
         hint = ""
-        for parent in Path(ini.origin).resolve().parents[:2]:
+        for parent in list(Path(ini.origin).resolve().parents)[:2]:
             if parent != base_dir.resolve() and _existing(resolve(path, parent)):
                 hint = f"; it exists relative to {parent}: pass --base-dir {parent}"
                 break

@@ -115,7 +115,7 @@ def test_ablation_builds_tunes_evaluates_and_resumes(setup):
     tuning = calls(moses.root, "mert-moses.pl")
     assert len(tuning) == 8
     seeds = sorted(a for c in tuning for a in c["argv"] if a.startswith("--mertmertargs"))
-    assert seeds == ["--mertmertargs=-r 101"] * 4 + ["--mertmertargs=-r 102"] * 4
+    assert seeds == ["--mertmertargs=-r 101 "] * 4 + ["--mertmertargs=-r 102 "] * 4
     assert len(calls(moses.root, "moses")) == 8
     # rerun: nothing is tuned or decoded again
     again = run_ablation(config, moses, report=lambda message: None)

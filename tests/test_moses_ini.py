@@ -1,7 +1,6 @@
 """moses.ini editing on the real inis of the bible-en-fr system: only the edited lines change."""
 
 import difflib
-from pathlib import Path
 
 import pytest
 

@@ -1,7 +1,6 @@
 """Tuning: mert-moses.pl's argument list, seeds, --continue, and dev BLEU from the real logs."""
 
 import re
-import sys
 from pathlib import Path
 
 import pytest
@@ -44,9 +43,9 @@ def config(tmp_path, **kwargs) -> TuningConfig:
 
 ARGV_CASES = [
     ("mert with seed", dict(seed=7), False,
-     ["--mertmertargs=-r 7"]),
+     ["--mertmertargs=-r 7 "]),
     ("mira with seed", dict(seed=7, batch_mira=True), False,
-     ["--batch-mira-args=-r 7", "--batch-mira"]),
+     ["--batch-mira-args=-r 7 ", "--batch-mira"]),
     ("no seed, resume, max iterations", dict(max_iterations=3), True,
      ["--maximum-iterations=3", "--continue"]),
 ]
@@ -78,7 +77,7 @@ def test_tune_runs_the_script_and_reads_the_result(moses, tmp_path):
     [call] = calls(moses.root, "mert-moses.pl")
     assert call["argv"][:4] == [str(work / "dev.src"), str(work / "dev.ref"),
                                 str(moses.root / "bin/moses"), str(work / "input.moses.ini")]
-    assert "--mertmertargs=-r 11" in call["argv"] and "--continue" not in call["argv"]
+    assert "--mertmertargs=-r 11 " in call["argv"] and "--continue" not in call["argv"]
     assert call["cwd"] == str(FIXTURES)
     # the decoder runs in the working directory: the ini it gets has absolute paths
     assert f"path={FIXTURES}/lm/fr.binlm" in (work / "input.moses.ini").read_text()
