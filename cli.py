@@ -315,5 +315,13 @@ def score_job(reporter: Reporter, phrase_table: Path, output: Path, model_path: 
                  f"wrote {output}")
 
 
+def _add_moses_commands() -> None:
+    from moses_integration.commands import moses
+
+    main.add_command(moses)
+
+
+_add_moses_commands()
+
 if __name__ == "__main__":
     main()
