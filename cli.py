@@ -181,6 +181,7 @@ def run_command(reporter: Reporter, phrase_table: Path, output: Optional[Path],
     if str(phrase_table) == "-" and model_path is None:
         raise click.UsageError("training reads the table several times: give a file, not '-', or --model")
     output = output or default_output(phrase_table)
+    prepare_output(output, options["force"], phrase_table)
     if model_path is None:
         model_path = default_model(output if str(output) != "-" else default_output(phrase_table))
         train_job(reporter, phrase_table, model_path, **pick(options, TRAIN_KEYS))
@@ -211,7 +212,9 @@ def train_command(reporter: Reporter, phrase_table: Path, model_path: Path, **op
 def score_command(reporter: Reporter, phrase_table: Path, model_path: Path,
                   output: Optional[Path], **options) -> None:
     """Write PHRASE_TABLE back with log p(target | source) appended to every line's scores."""
-    score_job(reporter, phrase_table, output or default_output(phrase_table), model_path, **options)
+    output = output or default_output(phrase_table)
+    prepare_output(output, options["force"], phrase_table)
+    score_job(reporter, phrase_table, output, model_path, **options)
 
 
 TRAIN_KEYS = ("preset", "shortlist_size", "src_corpus", "tgt_corpus", "batch_size", "optimizer",
@@ -220,6 +223,16 @@ TRAIN_KEYS = ("preset", "shortlist_size", "src_corpus", "tgt_corpus", "batch_siz
               "precision")
 SCORE_KEYS = ("unk_penalty", "score_format", "reject_path", "force", "chunk_size", "token_budget",
               "device", "precision")
+
+
+def prepare_output(output: Path, force: bool, phrase_table: Path) -> None:
+    """Fail before any work if the output cannot be written; create its directory."""
+    from rescorer.table_output import check_output_target
+
+    if str(output) == "-":
+        return
+    output.parent.mkdir(parents=True, exist_ok=True)
+    check_output_target(output, force, phrase_table)
 
 
 def pick(options: dict, keys: tuple) -> dict:

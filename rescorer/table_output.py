@@ -26,6 +26,19 @@ def _umask() -> int:
     return mask
 
 
+def check_output_target(path: Path, force: bool = False, input_path: Path | str | None = None) -> None:
+    """Refuse an output that is the input, a directory, or exists (unless force): callers check
+    this before hours of work, and AtomicOutput checks it again before writing."""
+    if input_path is not None and str(input_path) != "-" and same_file(path, Path(input_path)):
+        raise RescorerError(f"{path}: the output is the input phrase table; refusing to overwrite it")
+    if path.is_dir():
+        raise RescorerError(f"{path}: the output is a directory")
+    if path.exists() and not force:
+        raise RescorerError(f"{path}: the output exists; pass --force to replace it")
+    if not path.parent.is_dir():
+        raise RescorerError(f"{path}: cannot write the output (no directory {path.parent})")
+
+
 class AtomicOutput:
     """Context manager with .write(bytes) and .write_line(bytes) that commits the file only on clean exit.
 
@@ -53,17 +66,7 @@ class AtomicOutput:
         self._buffer: list[bytes] = []
         self._buffered = 0
         if not self.is_stdout:
-            self._check_target(force, input_path)
-
-    def _check_target(self, force: bool, input_path: Path | str | None) -> None:
-        if input_path is not None and str(input_path) != "-" and same_file(self.path, Path(input_path)):
-            raise RescorerError(f"{self.path}: the output is the input phrase table; refusing to overwrite it")
-        if self.path.is_dir():
-            raise RescorerError(f"{self.path}: the output is a directory")
-        if self.path.exists() and not force:
-            raise RescorerError(f"{self.path}: the output exists; refusing to overwrite it without force")
-        if not self.path.parent.is_dir():
-            raise RescorerError(f"{self.path}: cannot write the output (no directory {self.path.parent})")
+            check_output_target(self.path, force, input_path)
 
     def __enter__(self) -> AtomicOutput:
         if self.is_stdout:

@@ -3,6 +3,10 @@
 from pathlib import Path
 
 import pytest
+import torch
+
+# Test models are tiny: one thread is as fast, repeatable, and immune to a busy machine.
+torch.set_num_threads(1)
 
 SHARED_PATH = Path(__file__).resolve().parents[1].parent / "shared"
 

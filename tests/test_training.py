@@ -1,0 +1,113 @@
+"""Training on real phrase pairs: it learns, it repeats exactly, it resumes exactly."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from rescorer.checkpoint import ModelBundle, read_model_file
+from rescorer.pair_cache import build_pair_cache
+from rescorer.preparation import (build_vocabularies, checkpoint_path_for, encode_table, new_model,
+                                  train_on_table)
+from rescorer.training import (PairSplit, Trainer, TrainSettings, evaluate_perplexity, heldout_mask,
+                               unigram_perplexity)
+from rescorer.vocabulary import Vocabulary
+
+CPU = torch.device("cpu")
+
+
+@pytest.fixture(scope="module")
+def example_cache(example_table, tmp_path_factory):
+    vocabularies = build_vocabularies(example_table, 2000)
+    cache = encode_table(example_table, vocabularies.src_vocab, vocabularies.tgt_vocab,
+                         tmp_path_factory.mktemp("cache") / "pairs")
+    return vocabularies, cache
+
+
+def make_trainer(example_cache, tmp_path, **settings):
+    vocabularies, cache = example_cache
+    torch.manual_seed(0)
+    model = new_model("tiny", vocabularies.src_vocab, vocabularies.tgt_vocab)
+    bundle = ModelBundle(model, vocabularies.src_vocab, vocabularies.tgt_vocab)
+    defaults = dict(valid_pairs=300, valid_every=1000, checkpoint_every=1000, seed=5)
+    return Trainer(bundle, cache, TrainSettings(**{**defaults, **settings}), CPU, "fp32",
+                   tmp_path / "model.checkpoint")
+
+
+def test_short_training_lowers_validation_perplexity_below_unigram(example_cache, tmp_path):
+    trainer = make_trainer(example_cache, tmp_path, optimizer="adam", learning_rate=3e-3,
+                           max_updates=300, valid_every=150)
+    vocab_size = len(trainer.bundle.tgt_vocab)
+    before = evaluate_perplexity(trainer.model, trainer.cache, trainer.split.valid, CPU, "fp32")
+    assert before == pytest.approx(vocab_size, rel=0.05)  # N(0, 0.01) weights: near uniform
+    unigram = unigram_perplexity(trainer.cache, trainer.split, vocab_size)
+    state = trainer.train()
+    assert state.updates == 300
+    assert state.best_valid_ppl < unigram < before / 5
+
+
+def test_adadelta_as_in_the_paper_also_learns(example_cache, tmp_path):
+    trainer = make_trainer(example_cache, tmp_path, max_updates=150, valid_every=150)
+    before = evaluate_perplexity(trainer.model, trainer.cache, trainer.split.valid, CPU, "fp32")
+    state = trainer.train()
+    assert state.best_valid_ppl < 0.5 * before
+    assert isinstance(trainer.optimizer, torch.optim.Adadelta)
+    assert trainer.optimizer.defaults["eps"] == 1e-6 and trainer.optimizer.defaults["rho"] == 0.95
+
+
+def test_training_with_a_seed_repeats_exactly(example_cache, tmp_path):
+    first = make_trainer(example_cache, tmp_path, max_updates=15)
+    second = make_trainer(example_cache, tmp_path, max_updates=15)
+    first.train(), second.train()
+    for (name, a), b in zip(first.model.state_dict().items(), second.model.state_dict().values()):
+        assert torch.equal(a, b), name
+
+
+def test_resumed_training_equals_uninterrupted(example_table, tmp_path):
+    settings = dict(valid_pairs=200, valid_every=10, checkpoint_every=10, seed=2)
+    straight = tmp_path / "straight.pt"
+    train_on_table(example_table, straight, preset="tiny",
+                   settings=TrainSettings(max_updates=20, **settings))
+    resumed = tmp_path / "resumed.pt"
+    train_on_table(example_table, resumed, preset="tiny",
+                   settings=TrainSettings(max_updates=10, **settings))
+    train_on_table(example_table, resumed, preset="tiny", resume=True,
+                   settings=TrainSettings(max_updates=20, **settings))
+    a = read_model_file(checkpoint_path_for(straight))
+    b = read_model_file(checkpoint_path_for(resumed))
+    assert a["training"]["state"]["updates"] == b["training"]["state"]["updates"] == 20
+    assert sorted(a["weights"]) == sorted(b["weights"])
+    for name in a["weights"]:
+        assert torch.equal(a["weights"][name], b["weights"][name]), name
+
+
+def test_held_out_pairs_never_enter_training_batches():
+    split = PairSplit(num_pairs=5000, seed=9, valid_pairs=250)
+    assert 150 < len(split.valid) < 350
+    drawn = np.concatenate([split.train_batch(update, 64) for update in range(200)])
+    assert not np.isin(drawn, split.valid).any()
+    assert len(np.unique(drawn)) > 3000  # uniform over the rest, not a fixed subset
+    np.testing.assert_array_equal(split.train_batch(7, 64), split.train_batch(7, 64))
+
+
+def test_heldout_mask_depends_on_seed():
+    indices = np.arange(10_000)
+    assert (heldout_mask(indices, 1, 0.1) != heldout_mask(indices, 2, 0.1)).any()
+    assert heldout_mask(indices, 1, 0.1).mean() == pytest.approx(0.1, abs=0.02)
+
+
+def test_unigram_perplexity_by_hand(tmp_path):
+    vocab = Vocabulary(["[PAD]", "[UNK]", "[EOS]", "a", "b"])
+    pairs = [("x", "a a"), ("x", "b")] * 50
+    cache = build_pair_cache(pairs, vocab, vocab, tmp_path / "c", {"t": 1})
+    split = PairSplit(cache.num_pairs, seed=1, valid_pairs=10)
+    valid = set(split.valid.tolist())
+    train_tgt = [pairs[i][1].split() for i in range(100) if i not in valid]
+    valid_tgt = [pairs[i][1].split() for i in sorted(valid)]
+    counts = {w: 1 + sum(s.count(w) for s in train_tgt) for w in ["[PAD]", "[UNK]", "a", "b"]}
+    counts["[EOS]"] = 1 + len(train_tgt)
+    total = sum(counts.values())
+    tokens = [w for s in valid_tgt for w in s + ["[EOS]"]]
+    want = math.exp(-sum(math.log(counts[w] / total) for w in tokens) / len(tokens))
+    assert unigram_perplexity(cache, split, len(vocab)) == pytest.approx(want, rel=1e-9)
