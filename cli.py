@@ -155,6 +155,9 @@ def main(ctx: click.Context, quiet: bool) -> None:
 
 
 def default_output(table_path: Path) -> Path:
+    """NAME.rnn.gz beside the table; a table read from stdin goes to stdout."""
+    if str(table_path) == "-":
+        return table_path
     name = table_path.name[:-3] if table_path.name.endswith(".gz") else table_path.name
     return table_path.with_name(name + ".rnn.gz")
 
@@ -215,6 +218,30 @@ def score_command(reporter: Reporter, phrase_table: Path, model_path: Path,
     output = output or default_output(phrase_table)
     prepare_output(output, options["force"], phrase_table)
     score_job(reporter, phrase_table, output, model_path, **options)
+
+
+@main.command("top-targets")
+@click.argument("rescored_table", type=EXISTING)
+@click.option("--sources", type=click.IntRange(1), default=10, show_default=True,
+              help="How many of the most frequent source phrases to show.")
+@click.option("-k", "--top", type=click.IntRange(1), default=5, show_default=True,
+              help="Targets shown per source.")
+@click.option("--column", type=int, default=-1, show_default=True,
+              help="Score column holding the RNN score (0-based; -1 is the last).")
+@click.option("--score-format", type=click.Choice(["prob", "log"]), default="prob", show_default=True)
+@reports_errors
+def top_targets_command(rescored_table: Path, sources: int, top: int, column: int, score_format: str) -> None:
+    """Show the RNN's best-scored targets for the most frequent sources of a rescored table,
+    beside the table's own p(target | source) (the paper's Table 2 check)."""
+    from rescorer.inspection import top_targets
+
+    for group in top_targets(rescored_table, sources, column, score_format == "log"):
+        by_direct = sorted(group.targets, key=lambda target: -target[2])
+        click.echo(f"{group.source}  (c(source)={group.frequency:g}, {len(group.targets)} targets)")
+        click.echo(f"  {'RNN log p':>10}  {'log p_table':>11}  {'table rank':>10}  target")
+        for tgt, rnn, direct in group.targets[:top]:
+            rank = 1 + next(i for i, target in enumerate(by_direct) if target[0] == tgt)
+            click.echo(f"  {rnn:10.3f}  {direct:11.3f}  {rank:10d}  {tgt}")
 
 
 TRAIN_KEYS = ("preset", "shortlist_size", "src_corpus", "tgt_corpus", "batch_size", "optimizer",
