@@ -3,7 +3,6 @@ calls the library and reports; library errors become one-line ClickExceptions (e
 
 from __future__ import annotations
 
-import functools
 import logging
 import sys
 from pathlib import Path
@@ -11,38 +10,16 @@ from typing import Optional
 
 import click
 
-from rescorer.errors import RescorerError
-
 from .moses_install import find_moses
 from .moses_ini import MosesIni
 from .phrase_table import binarize_compact, read_num_scores
 from .preflight import ParallelSet, run_preflight
+from .reporting import errors_to_click, is_quiet, say, signature
 
 __all__ = ["moses"]
 
 PATH = click.Path(path_type=Path)
 EXISTING = click.Path(path_type=Path, exists=True, dir_okay=False)
-
-
-def _errors_to_click(func):
-    """Turn library exceptions into `Error: <one line>` and exit status 1."""
-    @functools.wraps(func)
-    def wrapper(*args, **kwargs):
-        try:
-            return func(*args, **kwargs)
-        except RescorerError as exc:
-            raise click.ClickException(str(exc)) from exc
-    return wrapper
-
-
-def _say(message: str) -> None:
-    click.echo(message, err=True)
-
-
-def _signature(**settings) -> None:
-    """One line of every setting, so a run can be reproduced from its log."""
-    _say("settings: " + "|".join(f"{k}:{v}" for k, v in settings.items()))
-
 
 moses_dir_option = click.option("--moses-dir", type=PATH, default=None,
                                 help="Moses root (holding bin/ and scripts/); default $MOSES_HOME, then PATH.")
@@ -55,7 +32,8 @@ threads_option = click.option("--threads", type=click.IntRange(1), default=4, sh
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 def moses() -> None:
     """Use the RNN score in a Moses system: edit moses.ini, check, tune, evaluate, ablate."""
-    logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
+    logging.basicConfig(level=logging.WARNING if is_quiet() else logging.INFO, format="%(message)s",
+                        stream=sys.stderr)
 
 
 @moses.command("add-feature")
@@ -70,7 +48,7 @@ def moses() -> None:
 @base_dir_option
 @moses_dir_option
 @threads_option
-@_errors_to_click
+@errors_to_click
 def add_feature(ini_path: Path, table_path: Path, out_path: Path, feature: Optional[str],
                 initial_weight: float, force: bool, base_dir: Path, moses_dir: Optional[Path],
                 threads: int) -> None:
@@ -98,7 +76,7 @@ def add_feature(ini_path: Path, table_path: Path, out_path: Path, feature: Optio
         shown = str(new_path.resolve())
     ini.add_score_columns(table, shown, found - old, [initial_weight] * (found - old))
     ini.write(out_path)
-    _say(f"{out_path}: {table.name} path={shown} num-features={found} (+{found - old} column(s))")
+    say(f"{out_path}: {table.name} path={shown} num-features={found} (+{found - old} column(s))")
 
 
 @moses.command("preflight")
@@ -109,7 +87,7 @@ def add_feature(ini_path: Path, table_path: Path, out_path: Path, feature: Optio
               help="Also check the Moses installation.")
 @base_dir_option
 @moses_dir_option
-@_errors_to_click
+@errors_to_click
 def preflight(ini_path: Path, dev, test, check_install: bool, base_dir: Path,
               moses_dir: Optional[Path]) -> None:
     """Check in seconds what would fail a long run; one line per problem, exit 1 if any."""
@@ -117,10 +95,10 @@ def preflight(ini_path: Path, dev, test, check_install: bool, base_dir: Path,
             for label, pair in (("dev", dev), ("test", test)) if pair]
     problems = run_preflight(ini_path, base_dir, moses_dir, data, check_install)
     for problem in problems:
-        _say(f"FAIL {problem}")
+        say(f"FAIL {problem}")
     if problems:
         raise click.ClickException(f"preflight: {len(problems)} problem(s)")
-    _say("preflight: all checks passed")
+    say("preflight: all checks passed")
 
 
 @moses.command("tune")
@@ -136,7 +114,7 @@ def preflight(ini_path: Path, dev, test, check_install: bool, base_dir: Path,
 @base_dir_option
 @moses_dir_option
 @threads_option
-@_errors_to_click
+@errors_to_click
 def tune_command(ini_path: Path, dev, work_dir: Path, nbest: int, seed: Optional[int],
                  batch_mira: bool, resume: bool, max_iterations: Optional[int], base_dir: Path,
                  moses_dir: Optional[Path], threads: int) -> None:
@@ -144,7 +122,7 @@ def tune_command(ini_path: Path, dev, work_dir: Path, nbest: int, seed: Optional
     from .mert import TuningConfig, tune
 
     install = find_moses(moses_dir)
-    _signature(moses=install.root, ini=ini_path, dev=",".join(map(str, dev)), nbest=nbest,
+    signature(moses=install.root, ini=ini_path, dev=",".join(map(str, dev)), nbest=nbest,
                seed=seed, optimizer="batch-mira" if batch_mira else "mert", threads=threads)
     # Paths given on the command line are relative to the cwd; those inside moses.ini are
     # relative to --base-dir: resolve the former now so the library can join the latter.
@@ -153,11 +131,11 @@ def tune_command(ini_path: Path, dev, work_dir: Path, nbest: int, seed: Optional
                           work_dir=work_dir, base_dir=base_dir, threads=threads, nbest=nbest,
                           seed=seed, batch_mira=batch_mira, resume=resume,
                           max_iterations=max_iterations)
-    result = tune(install, config, progress=lambda i, b: _say(
+    result = tune(install, config, progress=lambda i, b: say(
         f"iteration {i}: dev BLEU {'?' if b is None else f'{b:.2f}'}"))
     for warning in result.warnings:
-        _say(f"warning: {warning}")
-    _say(f"tuned after {result.iterations} iteration(s), dev BLEU "
+        say(f"warning: {warning}")
+    say(f"tuned after {result.iterations} iteration(s), dev BLEU "
          f"{'?' if result.dev_bleu is None else f'{result.dev_bleu:.2f}'}")
     click.echo(str(result.ini_path))
 
@@ -174,7 +152,7 @@ def tune_command(ini_path: Path, dev, work_dir: Path, nbest: int, seed: Optional
 @base_dir_option
 @moses_dir_option
 @threads_option
-@_errors_to_click
+@errors_to_click
 def evaluate_command(systems, test, out_dir: Path, detokenize_lang: Optional[str], test_type: str,
                      base_dir: Path, moses_dir: Optional[Path], threads: int) -> None:
     """Decode the test set with each system, score BLEU and chrF, test against the baseline."""
@@ -202,7 +180,7 @@ def evaluate_command(systems, test, out_dir: Path, detokenize_lang: Optional[str
         click.echo(f"{name}\t{result.bleu:.2f}\t{result.chrf:.2f}\t"
                    f"{p.get('bleu') if p.get('bleu') is not None else '-'}\t"
                    f"{p.get('chrf') if p.get('chrf') is not None else '-'}")
-    _say(f"signature: {next(iter(results.values())).bleu_signature}")
+    say(f"signature: {next(iter(results.values())).bleu_signature}")
 
 
 @moses.command("ablation")
@@ -232,7 +210,7 @@ def evaluate_command(systems, test, out_dir: Path, detokenize_lang: Optional[str
 @base_dir_option
 @moses_dir_option
 @threads_option
-@_errors_to_click
+@errors_to_click
 def ablation_command(ini_path: Path, rescored_table: Optional[Path], model: Optional[Path], dev,
                      test, out_dir: Path, replicates: int, systems, feature: Optional[str],
                      nbest: int, seed: int, batch_mira: bool, max_iterations: Optional[int],
@@ -251,7 +229,7 @@ def ablation_command(ini_path: Path, rescored_table: Optional[Path], model: Opti
         table = ini.phrase_table(feature)
         rescored_table = rescore_table(base_dir / table.args["path"], model,
                                        out_dir / "tables" / "rescored.phrase-table.gz")
-    _signature(moses=install.root, ini=ini_path, table=rescored_table, replicates=replicates,
+    signature(moses=install.root, ini=ini_path, table=rescored_table, replicates=replicates,
                seed=seed, nbest=nbest, optimizer="batch-mira" if batch_mira else "mert",
                test=test_type, detok=detokenize_lang or "no")
     config = AblationConfig(
@@ -262,7 +240,7 @@ def ablation_command(ini_path: Path, rescored_table: Optional[Path], model: Opti
         seed=seed, batch_mira=batch_mira, initial_weight=initial_weight, test_type=test_type,
         detokenize_lang=detokenize_lang, max_iterations=max_iterations,
         systems=list(systems) or None)
-    summary = run_ablation(config, install, report=_say)
+    summary = run_ablation(config, install, report=say)
     if plot:
         ini = MosesIni.read(ini_path)
         num_base = ini.phrase_table(feature).int_arg("num-features", ini.origin)
@@ -283,15 +261,16 @@ def ablation_command(ini_path: Path, rescored_table: Optional[Path], model: Opti
 @click.option("--mode", type=click.Choice(["auto", "sentence", "phrase"]), default="auto",
               show_default=True, help="phrase: sum over the segmentation's phrase pairs.")
 @click.option("--device", default="auto", show_default=True)
-@_errors_to_click
+@click.option("--force/--no-force", default=False, help="Overwrite the output.")
+@errors_to_click
 def rescore_nbest_command(nbest_path: Path, source_path: Path, model: Path, out_path: Path,
-                          feature_name: str, mode: str, device: str) -> None:
+                          feature_name: str, mode: str, device: str, force: bool) -> None:
     """Add the RNN log-probability as a feature to every line of a Moses n-best list."""
     from .nbest import model_scorer, rescore_nbest
 
     count = rescore_nbest(nbest_path, out_path, source_path, model_scorer(model, device),
-                          feature_name, mode)
-    _say(f"{out_path}: {count} lines with {feature_name}=")
+                          feature_name, mode, force=force)
+    say(f"{out_path}: {count} lines with {feature_name}=")
 
 
 @moses.command("plot-scores")
@@ -300,10 +279,10 @@ def rescore_nbest_command(nbest_path: Path, source_path: Path, model: Path, out_
 @click.option("--rnn-column", type=click.IntRange(1), default=5, show_default=True,
               help="1-based column of the RNN score.")
 @click.option("--sample-size", type=click.IntRange(1), default=10000, show_default=True)
-@_errors_to_click
+@errors_to_click
 def plot_scores(table_path: Path, out_path: Path, rnn_column: int, sample_size: int) -> None:
     """Scatter the RNN score against φ(e|f) for a sample of pairs (paper Fig. 3)."""
     from .figure import plot_rnn_vs_direct
 
     plot_rnn_vs_direct(table_path, rnn_column - 1, out_path, sample_size)
-    _say(f"wrote {out_path}")
+    say(f"wrote {out_path}")
