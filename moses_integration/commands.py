@@ -3,6 +3,7 @@ calls the library and reports; library errors become one-line ClickExceptions (e
 
 from __future__ import annotations
 
+import functools
 import logging
 import sys
 from pathlib import Path
@@ -10,16 +11,30 @@ from typing import Optional
 
 import click
 
+from rescorer.errors import RescorerError
+
 from .moses_install import find_moses
 from .moses_ini import MosesIni
 from .phrase_table import binarize_compact, read_num_scores
 from .preflight import ParallelSet, run_preflight
-from .reporting import errors_to_click, is_quiet, say, signature
+from .reporting import is_quiet, say, signature
 
 __all__ = ["moses"]
 
 PATH = click.Path(path_type=Path)
 EXISTING = click.Path(path_type=Path, exists=True, dir_okay=False)
+
+
+def _errors_to_click(func):
+    """Turn library exceptions into `Error: <one line>` and exit status 1."""
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        try:
+            return func(*args, **kwargs)
+        except RescorerError as exc:
+            raise click.ClickException(str(exc)) from exc
+    return wrapper
+
 
 moses_dir_option = click.option("--moses-dir", type=PATH, default=None,
                                 help="Moses root (holding bin/ and scripts/); default $MOSES_HOME, then PATH.")
@@ -48,7 +63,7 @@ def moses() -> None:
 @base_dir_option
 @moses_dir_option
 @threads_option
-@errors_to_click
+@_errors_to_click
 def add_feature(ini_path: Path, table_path: Path, out_path: Path, feature: Optional[str],
                 initial_weight: float, force: bool, base_dir: Path, moses_dir: Optional[Path],
                 threads: int) -> None:
@@ -87,7 +102,7 @@ def add_feature(ini_path: Path, table_path: Path, out_path: Path, feature: Optio
               help="Also check the Moses installation.")
 @base_dir_option
 @moses_dir_option
-@errors_to_click
+@_errors_to_click
 def preflight(ini_path: Path, dev, test, check_install: bool, base_dir: Path,
               moses_dir: Optional[Path]) -> None:
     """Check in seconds what would fail a long run; one line per problem, exit 1 if any."""
@@ -114,7 +129,7 @@ def preflight(ini_path: Path, dev, test, check_install: bool, base_dir: Path,
 @base_dir_option
 @moses_dir_option
 @threads_option
-@errors_to_click
+@_errors_to_click
 def tune_command(ini_path: Path, dev, work_dir: Path, nbest: int, seed: Optional[int],
                  batch_mira: bool, resume: bool, max_iterations: Optional[int], base_dir: Path,
                  moses_dir: Optional[Path], threads: int) -> None:
@@ -123,7 +138,7 @@ def tune_command(ini_path: Path, dev, work_dir: Path, nbest: int, seed: Optional
 
     install = find_moses(moses_dir)
     signature(moses=install.root, ini=ini_path, dev=",".join(map(str, dev)), nbest=nbest,
-               seed=seed, optimizer="batch-mira" if batch_mira else "mert", threads=threads)
+              seed=seed, optimizer="batch-mira" if batch_mira else "mert", threads=threads)
     # Paths given on the command line are relative to the cwd; those inside moses.ini are
     # relative to --base-dir: resolve the former now so the library can join the latter.
     config = TuningConfig(ini_path=ini_path.resolve(), dev_src=dev[0].resolve(),
@@ -152,7 +167,7 @@ def tune_command(ini_path: Path, dev, work_dir: Path, nbest: int, seed: Optional
 @base_dir_option
 @moses_dir_option
 @threads_option
-@errors_to_click
+@_errors_to_click
 def evaluate_command(systems, test, out_dir: Path, detokenize_lang: Optional[str], test_type: str,
                      base_dir: Path, moses_dir: Optional[Path], threads: int) -> None:
     """Decode the test set with each system, score BLEU and chrF, test against the baseline."""
@@ -210,7 +225,7 @@ def evaluate_command(systems, test, out_dir: Path, detokenize_lang: Optional[str
 @base_dir_option
 @moses_dir_option
 @threads_option
-@errors_to_click
+@_errors_to_click
 def ablation_command(ini_path: Path, rescored_table: Optional[Path], model: Optional[Path], dev,
                      test, out_dir: Path, replicates: int, systems, feature: Optional[str],
                      nbest: int, seed: int, batch_mira: bool, max_iterations: Optional[int],
@@ -230,8 +245,8 @@ def ablation_command(ini_path: Path, rescored_table: Optional[Path], model: Opti
         rescored_table = rescore_table(base_dir / table.args["path"], model,
                                        out_dir / "tables" / "rescored.phrase-table.gz")
     signature(moses=install.root, ini=ini_path, table=rescored_table, replicates=replicates,
-               seed=seed, nbest=nbest, optimizer="batch-mira" if batch_mira else "mert",
-               test=test_type, detok=detokenize_lang or "no")
+              seed=seed, nbest=nbest, optimizer="batch-mira" if batch_mira else "mert",
+              test=test_type, detok=detokenize_lang or "no")
     config = AblationConfig(
         ini_path=ini_path.resolve(), rescored_table=rescored_table.resolve(),
         dev=ParallelSet("dev", dev[0].resolve(), dev[1].resolve()),
@@ -262,7 +277,7 @@ def ablation_command(ini_path: Path, rescored_table: Optional[Path], model: Opti
               show_default=True, help="phrase: sum over the segmentation's phrase pairs.")
 @click.option("--device", default="auto", show_default=True)
 @click.option("--force/--no-force", default=False, help="Overwrite the output.")
-@errors_to_click
+@_errors_to_click
 def rescore_nbest_command(nbest_path: Path, source_path: Path, model: Path, out_path: Path,
                           feature_name: str, mode: str, device: str, force: bool) -> None:
     """Add the RNN log-probability as a feature to every line of a Moses n-best list."""
@@ -279,7 +294,7 @@ def rescore_nbest_command(nbest_path: Path, source_path: Path, model: Path, out_
 @click.option("--rnn-column", type=click.IntRange(1), default=5, show_default=True,
               help="1-based column of the RNN score.")
 @click.option("--sample-size", type=click.IntRange(1), default=10000, show_default=True)
-@errors_to_click
+@_errors_to_click
 def plot_scores(table_path: Path, out_path: Path, rnn_column: int, sample_size: int) -> None:
     """Scatter the RNN score against φ(e|f) for a sample of pairs (paper Fig. 3)."""
     from .figure import plot_rnn_vs_direct

@@ -1,28 +1,13 @@
 """How `rescore moses` commands report: messages on stderr that honour `rescore -q/--quiet`,
-a one-line settings signature, and library errors as one-line ClickExceptions (exit 1)."""
+and a one-line settings signature."""
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable
 from typing import Any
 
 import click
 
-from rescorer.errors import RescorerError
-
-__all__ = ["errors_to_click", "is_quiet", "say", "signature"]
-
-
-def errors_to_click(func: Callable) -> Callable:
-    """Turn library exceptions into `Error: <one line>` and exit status 1."""
-    @functools.wraps(func)
-    def wrapper(*args, **kwargs):
-        try:
-            return func(*args, **kwargs)
-        except RescorerError as exc:
-            raise click.ClickException(str(exc)) from exc
-    return wrapper
+__all__ = ["is_quiet", "say", "signature"]
 
 
 def _reporter() -> Any:
