@@ -108,13 +108,12 @@ def rescore_table(table: Path, model: Path, out_path: Path, unk_penalty: bool = 
     if executable is None:
         raise MosesNotFoundError("the `rescore` command is not on PATH: pip install the package")
     out_path.parent.mkdir(parents=True, exist_ok=True)
-    partial = out_path.with_name("partial." + out_path.name)
-    argv = [executable, "score", str(table), "--model", str(model), "-o", str(partial), "--force"]
+    # `rescore score` writes atomically, so out_path exists only once the table is complete.
+    argv = [executable, "score", str(table), "--model", str(model), "-o", str(out_path), "--force"]
     if unk_penalty:
         argv.append("--unk-penalty")
     if subprocess.call(argv) != 0:
         raise MosesRunError(f"`{' '.join(argv)}` failed")
-    partial.replace(out_path)
     return out_path
 
 
@@ -133,10 +132,8 @@ def _system_ini(spec: SystemSpec, config: AblationConfig, base_ini: MosesIni, nu
         index = {"rnn": num_base, "wp": num_base + 1}
         keep = list(range(num_base)) + [index[c] for c in spec.new_columns]
         text_table = config.out_dir / "tables" / f"{spec.slug}.phrase-table.gz"
-        if not text_table.is_file():
-            partial = text_table.with_name("partial." + text_table.name)
-            select_score_columns(config.base_dir / config.rescored_table, partial, keep)
-            partial.replace(text_table)
+        if not text_table.is_file():  # written atomically: a killed run leaves no partial table
+            select_score_columns(config.base_dir / config.rescored_table, text_table, keep, force=True)
         table_path = text_table
         if table.kind == "PhraseDictionaryCompact":
             if moses is None:

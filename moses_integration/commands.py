@@ -17,6 +17,7 @@ from .moses_install import find_moses
 from .moses_ini import MosesIni
 from .phrase_table import binarize_compact, read_num_scores
 from .preflight import ParallelSet, run_preflight
+from .reporting import is_quiet, say, signature
 
 __all__ = ["moses"]
 
@@ -35,15 +36,6 @@ def _errors_to_click(func):
     return wrapper
 
 
-def _say(message: str) -> None:
-    click.echo(message, err=True)
-
-
-def _signature(**settings) -> None:
-    """One line of every setting, so a run can be reproduced from its log."""
-    _say("settings: " + "|".join(f"{k}:{v}" for k, v in settings.items()))
-
-
 moses_dir_option = click.option("--moses-dir", type=PATH, default=None,
                                 help="Moses root (holding bin/ and scripts/); default $MOSES_HOME, then PATH.")
 base_dir_option = click.option("--base-dir", type=PATH, default=Path("."), show_default=True,
@@ -55,7 +47,8 @@ threads_option = click.option("--threads", type=click.IntRange(1), default=4, sh
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 def moses() -> None:
     """Use the RNN score in a Moses system: edit moses.ini, check, tune, evaluate, ablate."""
-    logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
+    logging.basicConfig(level=logging.WARNING if is_quiet() else logging.INFO, format="%(message)s",
+                        stream=sys.stderr)
 
 
 @moses.command("add-feature")
@@ -98,7 +91,7 @@ def add_feature(ini_path: Path, table_path: Path, out_path: Path, feature: Optio
         shown = str(new_path.resolve())
     ini.add_score_columns(table, shown, found - old, [initial_weight] * (found - old))
     ini.write(out_path)
-    _say(f"{out_path}: {table.name} path={shown} num-features={found} (+{found - old} column(s))")
+    say(f"{out_path}: {table.name} path={shown} num-features={found} (+{found - old} column(s))")
 
 
 @moses.command("preflight")
@@ -117,10 +110,10 @@ def preflight(ini_path: Path, dev, test, check_install: bool, base_dir: Path,
             for label, pair in (("dev", dev), ("test", test)) if pair]
     problems = run_preflight(ini_path, base_dir, moses_dir, data, check_install)
     for problem in problems:
-        _say(f"FAIL {problem}")
+        say(f"FAIL {problem}")
     if problems:
         raise click.ClickException(f"preflight: {len(problems)} problem(s)")
-    _say("preflight: all checks passed")
+    say("preflight: all checks passed")
 
 
 @moses.command("tune")
@@ -144,8 +137,8 @@ def tune_command(ini_path: Path, dev, work_dir: Path, nbest: int, seed: Optional
     from .mert import TuningConfig, tune
 
     install = find_moses(moses_dir)
-    _signature(moses=install.root, ini=ini_path, dev=",".join(map(str, dev)), nbest=nbest,
-               seed=seed, optimizer="batch-mira" if batch_mira else "mert", threads=threads)
+    signature(moses=install.root, ini=ini_path, dev=",".join(map(str, dev)), nbest=nbest,
+              seed=seed, optimizer="batch-mira" if batch_mira else "mert", threads=threads)
     # Paths given on the command line are relative to the cwd; those inside moses.ini are
     # relative to --base-dir: resolve the former now so the library can join the latter.
     config = TuningConfig(ini_path=ini_path.resolve(), dev_src=dev[0].resolve(),
@@ -153,11 +146,11 @@ def tune_command(ini_path: Path, dev, work_dir: Path, nbest: int, seed: Optional
                           work_dir=work_dir, base_dir=base_dir, threads=threads, nbest=nbest,
                           seed=seed, batch_mira=batch_mira, resume=resume,
                           max_iterations=max_iterations)
-    result = tune(install, config, progress=lambda i, b: _say(
+    result = tune(install, config, progress=lambda i, b: say(
         f"iteration {i}: dev BLEU {'?' if b is None else f'{b:.2f}'}"))
     for warning in result.warnings:
-        _say(f"warning: {warning}")
-    _say(f"tuned after {result.iterations} iteration(s), dev BLEU "
+        say(f"warning: {warning}")
+    say(f"tuned after {result.iterations} iteration(s), dev BLEU "
          f"{'?' if result.dev_bleu is None else f'{result.dev_bleu:.2f}'}")
     click.echo(str(result.ini_path))
 
@@ -202,7 +195,7 @@ def evaluate_command(systems, test, out_dir: Path, detokenize_lang: Optional[str
         click.echo(f"{name}\t{result.bleu:.2f}\t{result.chrf:.2f}\t"
                    f"{p.get('bleu') if p.get('bleu') is not None else '-'}\t"
                    f"{p.get('chrf') if p.get('chrf') is not None else '-'}")
-    _say(f"signature: {next(iter(results.values())).bleu_signature}")
+    say(f"signature: {next(iter(results.values())).bleu_signature}")
 
 
 @moses.command("ablation")
@@ -251,9 +244,9 @@ def ablation_command(ini_path: Path, rescored_table: Optional[Path], model: Opti
         table = ini.phrase_table(feature)
         rescored_table = rescore_table(base_dir / table.args["path"], model,
                                        out_dir / "tables" / "rescored.phrase-table.gz")
-    _signature(moses=install.root, ini=ini_path, table=rescored_table, replicates=replicates,
-               seed=seed, nbest=nbest, optimizer="batch-mira" if batch_mira else "mert",
-               test=test_type, detok=detokenize_lang or "no")
+    signature(moses=install.root, ini=ini_path, table=rescored_table, replicates=replicates,
+              seed=seed, nbest=nbest, optimizer="batch-mira" if batch_mira else "mert",
+              test=test_type, detok=detokenize_lang or "no")
     config = AblationConfig(
         ini_path=ini_path.resolve(), rescored_table=rescored_table.resolve(),
         dev=ParallelSet("dev", dev[0].resolve(), dev[1].resolve()),
@@ -262,7 +255,7 @@ def ablation_command(ini_path: Path, rescored_table: Optional[Path], model: Opti
         seed=seed, batch_mira=batch_mira, initial_weight=initial_weight, test_type=test_type,
         detokenize_lang=detokenize_lang, max_iterations=max_iterations,
         systems=list(systems) or None)
-    summary = run_ablation(config, install, report=_say)
+    summary = run_ablation(config, install, report=say)
     if plot:
         ini = MosesIni.read(ini_path)
         num_base = ini.phrase_table(feature).int_arg("num-features", ini.origin)
@@ -283,15 +276,16 @@ def ablation_command(ini_path: Path, rescored_table: Optional[Path], model: Opti
 @click.option("--mode", type=click.Choice(["auto", "sentence", "phrase"]), default="auto",
               show_default=True, help="phrase: sum over the segmentation's phrase pairs.")
 @click.option("--device", default="auto", show_default=True)
+@click.option("--force/--no-force", default=False, help="Overwrite the output.")
 @_errors_to_click
 def rescore_nbest_command(nbest_path: Path, source_path: Path, model: Path, out_path: Path,
-                          feature_name: str, mode: str, device: str) -> None:
+                          feature_name: str, mode: str, device: str, force: bool) -> None:
     """Add the RNN log-probability as a feature to every line of a Moses n-best list."""
     from .nbest import model_scorer, rescore_nbest
 
     count = rescore_nbest(nbest_path, out_path, source_path, model_scorer(model, device),
-                          feature_name, mode)
-    _say(f"{out_path}: {count} lines with {feature_name}=")
+                          feature_name, mode, force=force)
+    say(f"{out_path}: {count} lines with {feature_name}=")
 
 
 @moses.command("plot-scores")
@@ -306,4 +300,4 @@ def plot_scores(table_path: Path, out_path: Path, rnn_column: int, sample_size: 
     from .figure import plot_rnn_vs_direct
 
     plot_rnn_vs_direct(table_path, rnn_column - 1, out_path, sample_size)
-    _say(f"wrote {out_path}")
+    say(f"wrote {out_path}")

@@ -15,8 +15,10 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
+from rescorer.table_output import AtomicOutput
+
 from .errors import NbestFormatError
-from .textio import open_binary_read, open_binary_write, read_lines
+from .textio import open_binary_read, read_lines
 
 __all__ = ["Scorer", "parse_segmentation", "rescore_nbest", "LOG_FLOOR"]
 
@@ -75,11 +77,13 @@ def _flush(chunk: list, scorer: Scorer, name: bytes, out, per_phrase: bool) -> N
 
 
 def rescore_nbest(nbest_path: Path, out_path: Path, source_path: Path, scorer: Scorer,
-                  feature_name: str = "RNN0", mode: str = "auto", chunk_lines: int = 5000) -> int:
+                  feature_name: str = "RNN0", mode: str = "auto", chunk_lines: int = 5000,
+                  force: bool = False) -> int:
     """Write `nbest_path` to `out_path` with `feature_name= value` added to each line's features.
 
     `source_path` is the decoder's input (line i = sentence id i); gzip in/out is handled by
-    magic bytes / `.gz` name. Returns the number of lines written."""
+    magic bytes / `.gz` name. `out_path` appears only once complete (AtomicOutput); an existing
+    one is replaced only with `force`. Returns the number of lines written."""
     if mode not in ("auto", "sentence", "phrase"):
         raise ValueError(f"mode must be auto, sentence or phrase, found {mode!r}")
     sources = read_lines(source_path)
@@ -87,7 +91,9 @@ def rescore_nbest(nbest_path: Path, out_path: Path, source_path: Path, scorer: S
     chunk: list = []
     count = 0
     per_phrase = False
-    with open_binary_read(nbest_path) as src, open_binary_write(out_path) as out:
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    with open_binary_read(nbest_path) as src, \
+            AtomicOutput(out_path, force=force, input_path=nbest_path) as out:
         for count, line in enumerate(src, start=1):
             body = line.rstrip(b"\r\n")
             fields = body.split(SEP)

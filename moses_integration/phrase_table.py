@@ -1,6 +1,7 @@
 """Phrase-table file operations Moses integration needs: count the scores, keep a subset of
 score columns (to build the ablation systems' tables), re-binarize a compact table, and
-sample scores for the figure. Lines are handled as bytes so that every other field is kept."""
+sample scores for the figure. Lines are read with `rescorer.phrase_table.PhraseTableReader`
+(which validates them) and handled as bytes, so that every other field is kept."""
 
 from __future__ import annotations
 
@@ -11,51 +12,48 @@ from pathlib import Path
 from typing import Sequence
 
 from rescorer.errors import PhraseTableFormatError
+from rescorer.phrase_table import PhraseEntry, PhraseTableReader
+from rescorer.table_output import AtomicOutput
 
 from .errors import MosesNotFoundError, MosesRunError
 from .moses_install import COMPACT_BINARY, MosesInstall
-from .textio import open_binary_read, open_binary_write
 
 __all__ = ["read_num_scores", "select_score_columns", "binarize_compact", "sample_scores"]
 
-SEP = b" ||| "
 
-
-def _scores_field(line: bytes, path: Path, line_no: int) -> list[bytes]:
-    fields = line.rstrip(b"\r\n").split(SEP)
-    if len(fields) < 3:
-        raise PhraseTableFormatError(
-            f"{path}:{line_no}: expected at least 3 ' ||| ' fields, found {len(fields)}")
-    return fields
+def _scores_span(entry: PhraseEntry) -> tuple[int, int]:
+    """Offsets in entry.raw of the score tokens, first to last (the spacing around them excluded)."""
+    raw = entry.raw
+    field_start = raw.find(b"|||", raw.find(b"|||") + 3) + 3  # the reader has checked both exist
+    return entry.scores_end - len(raw[field_start:entry.scores_end].lstrip()), entry.scores_end
 
 
 def read_num_scores(path: Path) -> int:
     """Number of scores on the first line (Moses trusts num-features= and misreads otherwise)."""
-    with open_binary_read(path) as handle:
-        first = handle.readline()
-    if not first:
-        raise PhraseTableFormatError(f"{path}: expected phrase pairs, found an empty file")
-    return len(_scores_field(first, path, 1)[2].split())
+    with PhraseTableReader(path) as reader:
+        return next(iter(reader)).num_scores
 
 
-def select_score_columns(src_path: Path, out_path: Path, keep: Sequence[int]) -> int:
+def select_score_columns(src_path: Path, out_path: Path, keep: Sequence[int],
+                         force: bool = False) -> int:
     """Write `src_path` keeping only the score columns `keep` (0-based, in that order).
 
-    Returns the number of lines. Every other byte of each line is copied unchanged."""
-    count = 0
-    with open_binary_read(src_path) as src, open_binary_write(out_path) as out:
-        for count, line in enumerate(src, start=1):
-            fields = _scores_field(line, src_path, count)
-            scores = fields[2].split()
+    Returns the number of lines. Every other byte of each line is copied unchanged. The output
+    appears only once complete; an existing one is replaced only with `force`."""
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    with PhraseTableReader(src_path) as reader, \
+            AtomicOutput(out_path, force=force, input_path=src_path) as out:
+        for entry in reader:
+            start, end = _scores_span(entry)
+            scores = entry.raw[start:end].split()
             try:
-                fields[2] = b" ".join(scores[i] for i in keep)
+                kept = b" ".join(scores[i] for i in keep)
             except IndexError:
                 raise PhraseTableFormatError(
-                    f"{src_path}:{count}: expected at least {max(keep) + 1} scores, found {len(scores)}"
-                ) from None
-            ending = line[len(line.rstrip(b"\r\n")):]
-            out.write(SEP.join(fields) + ending)
-    return count
+                    f"{src_path}:{entry.line_no}: expected at least {max(keep) + 1} scores, "
+                    f"found {len(scores)}") from None
+            out.write_line(b"".join((entry.raw[:start], kept, entry.raw[end:])))
+    return out.lines_written
 
 
 def binarize_compact(moses: MosesInstall, text_table: Path, out_prefix: Path,
@@ -81,8 +79,9 @@ def sample_scores(path: Path, columns: Sequence[int], size: int, seed: int = 1) 
     Moses stores probabilities and takes their log; so do we, flooring at log(1e-300)."""
     rng = random.Random(seed)
     reservoir: list[tuple] = []
-    with open_binary_read(path) as handle:
-        for line_no, line in enumerate(handle, start=1):
+    with PhraseTableReader(path) as reader:
+        for entry in reader:
+            line_no = entry.line_no
             if len(reservoir) < size:
                 slot = len(reservoir)
                 reservoir.append(())
@@ -90,10 +89,11 @@ def sample_scores(path: Path, columns: Sequence[int], size: int, seed: int = 1) 
                 slot = rng.randrange(line_no)
                 if slot >= size:
                     continue
-            scores = _scores_field(line, path, line_no)[2].split()
+            start, end = _scores_span(entry)
+            scores = entry.raw[start:end].split()
             try:
                 reservoir[slot] = tuple(math.log(max(float(scores[c]), 1e-300)) for c in columns)
-            except (IndexError, ValueError):
+            except IndexError:
                 raise PhraseTableFormatError(
                     f"{path}:{line_no}: expected numeric scores at columns {list(columns)}, "
                     f"found {[s.decode() for s in scores]}") from None

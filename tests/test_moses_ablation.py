@@ -18,6 +18,7 @@ from moses_integration.moses_ini import MosesIni
 from moses_integration.phrase_table import read_num_scores, select_score_columns
 from moses_integration.preflight import ParallelSet
 from moses_integration.results_table import COLUMNS
+from rescorer.errors import PhraseTableFormatError
 
 pytestmark = needs_fixtures
 
@@ -65,6 +66,18 @@ def test_select_columns_keeps_other_fields(tmp_path):
         b, a = before.split(b" ||| "), after.split(b" ||| ")
         assert a[:2] + a[3:] == b[:2] + b[3:]
         assert a[2].split() == [b[2].split()[i] for i in (0, 1, 2, 3, 5)]
+
+
+def test_select_columns_names_a_bad_line_and_leaves_no_output(tmp_path):
+    table = tmp_path / "pt.txt"
+    table.write_bytes(b"a ||| b ||| 0.1 0.2 ||| 0-0\r\nc ||| d ||| 0.3 x ||| 0-0\r\n")
+    out = tmp_path / "out.gz"
+    with pytest.raises(PhraseTableFormatError, match=r"pt.txt:2: non-numeric score"):
+        select_score_columns(table, out, [1])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pt.txt"]
+    table.write_bytes(b"a ||| b ||| 0.1 0.2 ||| 0-0\r\nc ||| d |||  0.3  0.4  ||| 0-0\r\n")
+    assert select_score_columns(table, out, [1]) == 2
+    assert gzip.open(out, "rb").read() == b"a ||| b ||| 0.2 ||| 0-0\r\nc ||| d |||  0.4  ||| 0-0\r\n"
 
 
 PLANS = [(4, 6, None, ["Baseline", "+RNN", "+WP", "+RNN+WP"]),

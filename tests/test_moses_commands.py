@@ -116,3 +116,15 @@ def test_rescore_nbest_uses_the_rescorer_library(tmp_path, monkeypatch):
     assert loaded == [model]
     lines = gzip.open(tmp_path / "out.nbest.gz", "rt").read().splitlines()
     assert len(lines) == 5 and all(" RNN0= -2.5 ||| " in line for line in lines)
+
+
+@pytest.mark.parametrize("quiet", [False, True])
+def test_messages_follow_rescore_quiet(quiet, tmp_path):
+    from cli import main
+
+    args = ["-q"] * quiet + ["moses", "add-feature", FIXTURES / "model/moses.ini", "--table",
+                             rescored_table(tmp_path), "-o", tmp_path / "out.ini", "--base-dir", FIXTURES]
+    result = CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert (result.output == "") == quiet
+    assert ("num-features=6 (+2 column(s))" in result.output) != quiet

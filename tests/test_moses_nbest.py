@@ -8,6 +8,7 @@ import pytest
 
 from fake_moses import FIXTURES, needs_fixtures
 from moses_integration.errors import NbestFormatError
+from rescorer.errors import RescorerError
 from moses_integration.nbest import iter_feature_values, parse_segmentation, rescore_nbest
 from moses_integration.textio import read_lines
 
@@ -111,3 +112,19 @@ def test_phrase_mode_without_segmentation_is_an_error(tmp_path):
     with pytest.raises(NbestFormatError, match=r"one:1: mode 'phrase' needs an n-best list written "
                                                r"with -include-segmentation-in-n-best"):
         rescore_nbest(nbest, tmp_path / "out", DEV_SRC, FakeScorer(), mode="phrase")
+
+
+def test_output_is_atomic_and_replaced_only_with_force(tmp_path):
+    nbest = first_lines(NBEST, 3, tmp_path / "three")
+    out = tmp_path / "out.gz"
+    with pytest.raises(NbestFormatError):  # a failed run leaves nothing at or beside the output
+        rescore_nbest(nbest, out, DEV_SRC, FakeScorer(), mode="phrase")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["three"]
+    out.write_bytes(b"old\n")
+    with pytest.raises(RescorerError, match="out.gz: the output exists; refusing to overwrite it"):
+        rescore_nbest(nbest, out, DEV_SRC, FakeScorer())
+    assert out.read_bytes() == b"old\n"
+    assert rescore_nbest(nbest, out, DEV_SRC, FakeScorer(), force=True) == 3
+    assert len(gzip.open(out, "rb").read().splitlines()) == 3
+    with pytest.raises(RescorerError, match="the output is the input"):
+        rescore_nbest(nbest, nbest, DEV_SRC, FakeScorer(), force=True)
