@@ -8,7 +8,8 @@ import torch
 # Test models are tiny: one thread is as fast, repeatable, and immune to a busy machine.
 torch.set_num_threads(1)
 
-SHARED_PATH = Path(__file__).resolve().parents[1].parent / "shared"
+# Resolved, so a shared/ that is a symbolic link compares equal to the paths the code resolves.
+SHARED_PATH = (Path(__file__).resolve().parents[1].parent / "shared").resolve()
 
 
 @pytest.fixture(scope="session")

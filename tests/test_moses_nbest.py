@@ -121,7 +121,7 @@ def test_output_is_atomic_and_replaced_only_with_force(tmp_path):
         rescore_nbest(nbest, out, DEV_SRC, FakeScorer(), mode="phrase")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["three"]
     out.write_bytes(b"old\n")
-    with pytest.raises(RescorerError, match="out.gz: the output exists; refusing to overwrite it"):
+    with pytest.raises(RescorerError, match="out.gz: the output exists; pass --force"):
         rescore_nbest(nbest, out, DEV_SRC, FakeScorer())
     assert out.read_bytes() == b"old\n"
     assert rescore_nbest(nbest, out, DEV_SRC, FakeScorer(), force=True) == 3
