@@ -134,8 +134,8 @@ def score_options(command):
         click.option("--force", is_flag=True, help="Overwrite an existing output."),
         click.option("--chunk-size", type=click.IntRange(1), default=20000, show_default=True,
                      help="Lines read, sorted and scored together."),
-        click.option("--token-budget", type=click.IntRange(1), default=6000, show_default=True,
-                     help="Padded tokens per scoring batch."),
+        click.option("--token-budget", type=click.IntRange(1), default=None,
+                     help="Padded tokens per scoring batch [default: 6000 on the CPU, 131072 on CUDA]."),
     ]
     for option in reversed(options):
         command = option(command)
@@ -335,12 +335,14 @@ def score_job(reporter: Reporter, phrase_table: Path, output: Path, model_path: 
     from rescorer.checkpoint import load_model
     from rescorer.device import resolve_device, resolve_precision
     from rescorer.rescoring import rescore_table
+    from rescorer.scoring import default_token_budget
 
     torch_device = resolve_device(device)
     precision = resolve_precision(precision, torch_device)
     bundle = load_model(model_path, torch_device)
     reporter.say(signature("score", model=model_path.name, format=score_format,
-                           unk_penalty="yes" if unk_penalty else "no", budget=token_budget,
+                           unk_penalty="yes" if unk_penalty else "no",
+                           budget=token_budget or default_token_budget(torch_device),
                            chunk=chunk_size, device=torch_device.type, precision=precision))
     with reporter.bar(desc="scoring", unit=" lines", unit_scale=True) as bar:
         summary = rescore_table(phrase_table, output, bundle, unk_penalty=unk_penalty,

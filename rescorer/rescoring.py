@@ -22,7 +22,7 @@ from rescorer.errors import RescorerError
 from rescorer.phrase_table import PhraseTableReader, append_scores
 from rescorer.preparation import Progress, no_progress
 from rescorer.score_format import format_count_scores, format_log_scores, format_moses_scores
-from rescorer.scoring import DEFAULT_TOKEN_BUDGET, score_encoded
+from rescorer.scoring import score_encoded
 from rescorer.table_output import AtomicOutput
 from rescorer.vocabulary import Vocabulary
 
@@ -119,7 +119,7 @@ def _in_background(items: Iterable, depth: int = 2) -> Iterator:
 def rescore_table(table_path: Path, output_path: Path, bundle: ModelBundle, *,
                   unk_penalty: bool = False, score_format: str = "prob", force: bool = False,
                   reject_path: Optional[Path] = None, chunk_size: int = 20000,
-                  token_budget: int = DEFAULT_TOKEN_BUDGET, precision: str = "fp32",
+                  token_budget: Optional[int] = None, precision: str = "fp32",
                   progress: Progress = no_progress) -> RescoreSummary:
     """Write `table_path` to `output_path` with log p(tgt | src) appended to every line's scores.
 

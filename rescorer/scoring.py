@@ -7,7 +7,7 @@ chunks its pairs (up to float rounding, far below 1e-4 nats in fp32).
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Optional, Sequence
 
 import numpy as np
 import torch
@@ -17,11 +17,19 @@ from rescorer.checkpoint import ModelBundle
 from rescorer.device import autocast, resolve_device, resolve_precision
 from rescorer.model import EncoderDecoder
 
-DEFAULT_TOKEN_BUDGET = 6000
+# Padded tokens per batch. On the CPU a few thousand keep the activations in cache; a GPU needs
+# far more rows per matmul to fill its cores (the paper model's logits for 131k tokens in bf16
+# take 4 GB).
+TOKEN_BUDGETS = {"cpu": 6000, "cuda": 131072}
+DEFAULT_TOKEN_BUDGET = TOKEN_BUDGETS["cpu"]
+
+
+def default_token_budget(device: torch.device) -> int:
+    return TOKEN_BUDGETS.get(device.type, DEFAULT_TOKEN_BUDGET)
 
 
 def score_encoded(model: EncoderDecoder, src_seqs: Sequence[Sequence[int]],
-                  tgt_seqs: Sequence[Sequence[int]], token_budget: int = DEFAULT_TOKEN_BUDGET,
+                  tgt_seqs: Sequence[Sequence[int]], token_budget: Optional[int] = None,
                   precision: str = "fp32") -> np.ndarray:
     """log p(tgt | src) in nats for encoded pairs, float64 array in input order.
 
@@ -29,6 +37,7 @@ def score_encoded(model: EncoderDecoder, src_seqs: Sequence[Sequence[int]],
     (pinned and non-blocking on CUDA, so the copy overlaps the previous batch's compute).
     """
     device = next(model.parameters()).device
+    token_budget = token_budget or default_token_budget(device)
     scores = np.zeros(len(src_seqs), dtype=np.float64)
     if not len(src_seqs):
         return scores
@@ -50,7 +59,7 @@ def score_encoded(model: EncoderDecoder, src_seqs: Sequence[Sequence[int]],
 
 
 def score_pairs(bundle: ModelBundle, pairs: Sequence[tuple[str, str]], device: str = "auto",
-                precision: str = "auto", token_budget: int = DEFAULT_TOKEN_BUDGET) -> np.ndarray:
+                precision: str = "auto", token_budget: Optional[int] = None) -> np.ndarray:
     """log p(tgt | src) in nats for whitespace-tokenized (src, tgt) phrase pairs."""
     torch_device = resolve_device(device)
     bundle.model.to(torch_device).eval()
