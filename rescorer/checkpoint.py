@@ -1,0 +1,106 @@
+"""One self-contained model file: format version, config, vocabularies, weights, training state.
+
+Only plain Python types and tensors are stored, so `torch.load(weights_only=True)` reads it and
+a file from elsewhere cannot run code on load. Written to a temporary file, then renamed.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+import torch
+
+from rescorer import __version__
+from rescorer.errors import ModelFileError
+from rescorer.model import EncoderDecoder, ModelConfig
+from rescorer.vocabulary import Vocabulary
+
+FORMAT_NAME = "rescorer-model"
+FORMAT_VERSION = 1
+REQUIRED_KEYS = ("format", "format_version", "package_version", "config", "src_vocab",
+                 "tgt_vocab", "weights", "training")
+
+
+@dataclass
+class ModelBundle:
+    """A model with everything needed to score text: its vocabularies and how it was trained."""
+
+    model: EncoderDecoder
+    src_vocab: Vocabulary
+    tgt_vocab: Vocabulary
+    training: dict = field(default_factory=dict)
+
+    @property
+    def config(self) -> ModelConfig:
+        return self.model.config
+
+
+def save_model(bundle: ModelBundle, path: Path, extra: Optional[dict] = None) -> None:
+    """Write the bundle atomically; `extra` adds entries such as optimizer state."""
+    path = Path(path)
+    payload = {
+        "format": FORMAT_NAME,
+        "format_version": FORMAT_VERSION,
+        "package_version": __version__,
+        "config": bundle.config.to_dict(),
+        "src_vocab": list(bundle.src_vocab.tokens),
+        "tgt_vocab": list(bundle.tgt_vocab.tokens),
+        "weights": {name: t.detach().cpu() for name, t in bundle.model.state_dict().items()},
+        "training": dict(bundle.training),
+        **(extra or {}),
+    }
+    temporary = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        torch.save(payload, temporary)
+        os.replace(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)
+
+
+def read_model_file(path: Path) -> dict:
+    """The checked payload of a model file; ModelFileError naming the file for anything wrong."""
+    path = Path(path)
+    if not path.is_file():
+        raise ModelFileError(f"{path}: model file not found")
+    try:
+        payload = torch.load(path, map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError:
+        raise ModelFileError(f"{path}: not a rescorer model file (it holds objects other than "
+                             f"tensors and plain data, refused for safety)") from None
+    except (RuntimeError, EOFError, zipfile.BadZipFile, OSError, ValueError) as error:
+        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+        raise ModelFileError(f"{path}: not a readable model file, truncated or corrupt ({reason})") from None
+    if not isinstance(payload, dict) or payload.get("format") != FORMAT_NAME:
+        raise ModelFileError(f"{path}: not a rescorer model file (no '{FORMAT_NAME}' header)")
+    if payload.get("format_version") != FORMAT_VERSION:
+        raise ModelFileError(f"{path}: model format version {payload.get('format_version')!r}, "
+                             f"this rescorer {__version__} reads version {FORMAT_VERSION}")
+    missing = [key for key in REQUIRED_KEYS if key not in payload]
+    if missing:
+        raise ModelFileError(f"{path}: model file lacks {', '.join(missing)}")
+    return payload
+
+
+def load_model(path: Path, device: Optional[torch.device] = None) -> ModelBundle:
+    """Load a model file for scoring (eval mode, on `device`, default CPU)."""
+    payload = read_model_file(path)
+    try:
+        config = ModelConfig.from_dict(payload["config"])
+        model = EncoderDecoder(config)
+        model.load_state_dict(payload["weights"])
+        bundle = ModelBundle(model, Vocabulary(payload["src_vocab"]),
+                             Vocabulary(payload["tgt_vocab"]), dict(payload["training"]))
+    except (ValueError, TypeError, RuntimeError, KeyError) as error:
+        reason = str(error).splitlines()[0]
+        raise ModelFileError(f"{path}: model file does not match its own config ({reason})") from None
+    if len(bundle.src_vocab) != config.src_vocab_size or len(bundle.tgt_vocab) != config.tgt_vocab_size:
+        raise ModelFileError(f"{path}: vocabulary sizes differ from the model config")
+    model.eval()
+    if device is not None:
+        model.to(device)
+    return bundle
