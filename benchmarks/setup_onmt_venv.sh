@@ -20,9 +20,13 @@ constraints="$(mktemp)"
 trap 'rm -f "$constraints"' EXIT
 echo "torch==$torch_version" > "$constraints"
 "$pip" install --quiet --no-deps "OpenNMT-py==3.5.1"
-# OpenNMT-py 3.5.1's install_requires, less torch (pinned above); spacy is imported by onmt.
-"$pip" install --quiet -c "$constraints" \
-    "configargparse" "ctranslate2>=3.17,<4" "tensorboard>=2.3" "flask" "waitress" \
-    "pyonmttok>=1.37,<2" "pyyaml" "sacrebleu" "rapidfuzz" "pyahocorasick" "fasttext-wheel" \
-    "spacy" "six"
+# OpenNMT-py's own install_requires, read from its metadata, less torch (pinned above);
+# spacy among them is imported by onmt.
+mapfile -t requirements < <("$venv/bin/python" -c '
+import importlib.metadata as m, re
+for r in m.requires("OpenNMT-py") or []:
+    if re.match(r"torch\b", r) is None and "extra ==" not in r:
+        print(r.replace(" ", ""))
+')
+"$pip" install --quiet -c "$constraints" "${requirements[@]}"
 "$venv/bin/python" -c "import torch, onmt; print('OpenNMT-py venv ready:', '$venv', 'torch', torch.__version__)" >&2
