@@ -251,22 +251,30 @@ def train_job(reporter: Reporter, phrase_table: Path, model_path: Path, *, prese
                            max_updates=max_updates, seed=seed, device=torch_device.type,
                            precision=precision))
     started = time.perf_counter()
-    with reporter.bar(desc="reading pairs", unit=" lines", unit_scale=True) as lines_bar, \
-            reporter.bar(desc="training", total=max_updates, unit=" upd") as updates_bar:
+    bars = {"lines": reporter.bar(desc="reading table", unit=" lines", unit_scale=True)}
 
-        def on_update(state, ppl):
-            updates_bar.n = state.updates
-            postfix = {"best_ppl": f"{state.best_valid_ppl:.2f}"}
-            if ppl is not None:
-                postfix["valid_ppl"] = f"{ppl:.2f}"
-            updates_bar.set_postfix(postfix, refresh=False)
-            updates_bar.refresh()
+    def on_update(state, ppl):
+        if "updates" not in bars:  # reading is over once updates start
+            bars["lines"].close()
+            bars["updates"] = reporter.bar(desc="training", total=max_updates, unit=" upd",
+                                           initial=state.updates - 1)
+        bar = bars["updates"]
+        bar.n = state.updates
+        postfix = {"best_valid_ppl": f"{state.best_valid_ppl:.2f}"}
+        if ppl is not None:
+            postfix["valid_ppl"] = f"{ppl:.2f}"
+        bar.set_postfix(postfix, refresh=False)
+        bar.refresh()
 
+    try:
         report = train_on_table(
             phrase_table, model_path, preset=preset, settings=settings, shortlist_size=shortlist_size,
             src_corpus=src_corpus, tgt_corpus=tgt_corpus, device=torch_device, precision=precision,
             resume=resume, cache_dir=cache_dir, reset_after=gru_form == "cudnn",
-            progress=lines_bar.update, on_update=on_update)
+            progress=bars["lines"].update, on_update=on_update)
+    finally:
+        for bar in bars.values():
+            bar.close()
     state = report.state
     if report.vocabularies is not None:
         vocab = report.vocabularies

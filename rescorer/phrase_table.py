@@ -110,7 +110,10 @@ class PhraseTableReader:
 
     With reject_path set, unparseable lines are written there verbatim (with a newline) and counted,
     and reading goes on; without it the first bad line raises PhraseTableFormatError. A truncated or
-    corrupt gzip stream, an empty table and a table with no good line are errors either way.
+    corrupt gzip stream, an empty table and a table with no good line are errors either way; gzip
+    damage is found a decompressed block (1 MiB) at a time, and its error names the last line read.
+    Lines read before a damage is found have already been yielded: write through AtomicOutput and
+    let the error propagate, so that no table made from them is kept.
     Counters are readable during and after iteration. The table can be iterated once.
     """
 

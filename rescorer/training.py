@@ -181,7 +181,7 @@ class Trainer:
         self.optimizer.step()
         self.state.updates += 1
         self.state.train_tokens += int(tensors[3].sum()) + len(indices)
-        return float(loss)
+        return loss.item()
 
     def validate(self) -> float:
         ppl = evaluate_perplexity(self.model, self.cache, self.split.valid, self.device, self.precision)
