@@ -134,18 +134,20 @@ def score_naive(model: NaiveEncoderDecoder, ids: Sequence[Tuple[List[int], List[
     return torch.cat(scores)
 
 
-def measure(pairs: Sequence[Pair], sizes, batch_size: int = 64, seed: int = 0) -> Dict[str, float]:
-    torch.manual_seed(seed)
-    model = NaiveEncoderDecoder(sizes).eval()
-    ids = build_ids(pairs, sizes)
-    score_naive(model, ids[: 2 * batch_size], batch_size)  # warm-up
+def measure(ids: Sequence[Tuple[List[int], List[int]]], sizes, batch_size: int = 64, seed: int = 0,
+            model: Optional[NaiveEncoderDecoder] = None) -> Dict[str, float]:
+    """Pairs/s and target tokens/s of :func:`score_naive` on encoded pairs (ids < vocabulary sizes)."""
+    if model is None:
+        torch.manual_seed(seed)
+        model = NaiveEncoderDecoder(sizes).eval()
+        score_naive(model, ids[: 2 * batch_size], batch_size)  # warm-up
     start = time.perf_counter()
     scores = score_naive(model, ids, batch_size)
     seconds = time.perf_counter() - start
-    if scores.shape[0] != len(pairs) or not torch.isfinite(scores).all():
+    if scores.shape[0] != len(ids) or not torch.isfinite(scores).all():
         raise RuntimeError("naive baseline produced missing or non-finite scores")
     tgt_tokens = sum(len(t) + 1 for _, t in ids)
-    return {"pairs": len(pairs), "seconds": seconds, "pairs_per_s": len(pairs) / seconds,
+    return {"pairs": len(ids), "seconds": seconds, "pairs_per_s": len(ids) / seconds,
             "tgt_tokens_per_s": tgt_tokens / seconds}
 
 
@@ -154,7 +156,8 @@ def main(argv=None) -> int:
     parser.add_argument("--pairs", type=int, default=2000)
     parser.add_argument("--batch-size", type=int, default=64)
     args = parser.parse_args(argv)
-    result = measure(sample_pairs(args.pairs), PRESETS["paper"], args.batch_size)
+    sizes = PRESETS["paper"]
+    result = measure(build_ids(sample_pairs(args.pairs), sizes), sizes, args.batch_size)
     print(f"naive baseline, paper sizes: {result['pairs_per_s']:.1f} pairs/s, "
           f"{result['tgt_tokens_per_s']:.1f} target tokens/s ({result['pairs']} pairs, {result['seconds']:.1f} s)")
     return 0
