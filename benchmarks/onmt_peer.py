@@ -108,7 +108,8 @@ def run_direct(model: Path, src_path: Path, tgt_path: Path, batch_size: int = 64
                threads: int = 0) -> Dict[str, float]:
     """OpenNMT-py's scoring functions without decoding (onmt_direct.py in the venv)."""
     cmd = [str(VENV / "bin" / "python"), str(HERE / "onmt_direct.py"), "-model", str(model),
-           "-src", str(src_path), "-tgt", str(tgt_path), "-batch_size", str(batch_size)]
+           "-src", str(src_path), "-tgt", str(tgt_path), "-batch_size", str(batch_size),
+           "-output", os.devnull]
     env = _env()
     if threads:
         env["OMP_NUM_THREADS"] = str(threads)
