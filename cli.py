@@ -88,8 +88,8 @@ def device_options(command):
 
 def train_options(command):
     options = [
-        click.option("--preset", type=click.Choice(["small", "paper"]), default="small", show_default=True,
-                     help="Model sizes: 'paper' is Cho et al. (2014) Appendix A; 'small' trains on a CPU."),
+        click.option("--preset", type=click.Choice(["small", "paper", "tiny"]), default="small", show_default=True,
+                     help="Model sizes: 'paper' is Cho et al. (2014) Appendix A; 'small' trains on a CPU in minutes; 'tiny' is for smoke tests."),
         click.option("--shortlist-size", type=click.IntRange(1), default=None,
                      help="Words per side in the shortlist [default: 15000]."),
         click.option("--src-corpus", type=EXISTING, help="Tokenized source corpus to count the shortlist on."),
@@ -314,6 +314,14 @@ def score_job(reporter: Reporter, phrase_table: Path, output: Path, model_path: 
                  f"{summary.seconds:.1f} s, {summary.pairs_per_second:.0f} pairs/s; "
                  f"wrote {output}")
 
+
+def _add_moses_commands() -> None:
+    from moses_integration.commands import moses
+
+    main.add_command(moses)
+
+
+_add_moses_commands()
 
 if __name__ == "__main__":
     main()

@@ -69,9 +69,11 @@ def read_model_file(path: Path) -> dict:
         raise ModelFileError(f"{path}: model file not found")
     try:
         payload = torch.load(path, map_location="cpu", weights_only=True)
-    except pickle.UnpicklingError:
-        raise ModelFileError(f"{path}: not a rescorer model file (it holds objects other than "
-                             f"tensors and plain data, refused for safety)") from None
+    except pickle.UnpicklingError as error:
+        if "Unsupported global" in str(error):  # a pickle of classes: could run code when loaded
+            raise ModelFileError(f"{path}: not a rescorer model file (it holds objects other than "
+                                 f"tensors and plain data, refused for safety)") from None
+        raise ModelFileError(f"{path}: not a readable model file, truncated or corrupt") from None
     except (RuntimeError, EOFError, zipfile.BadZipFile, OSError, ValueError) as error:
         reason = str(error).splitlines()[0] if str(error) else type(error).__name__
         raise ModelFileError(f"{path}: not a readable model file, truncated or corrupt ({reason})") from None

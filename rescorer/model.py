@@ -34,6 +34,9 @@ PRESETS: dict[str, dict] = {
     # The same architecture shrunk so a CPU trains it on a small table in minutes.
     "small": dict(embed_dim=128, embed_rank=64, hidden_size=256, maxout_units=128,
                   output_rank=128, shortlist_size=15000),
+    # For tests and smoke runs: seconds, not minutes.
+    "tiny": dict(embed_dim=32, embed_rank=16, hidden_size=48, maxout_units=32,
+                 output_rank=32, shortlist_size=2000),
 }
 
 

@@ -31,7 +31,7 @@ STDIN_NAME = "<stdin>"
 _SEP = b"|||"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class PhraseEntry:
     """One good phrase-table line: the pair to score, and where new scores go in its bytes."""
 
@@ -123,7 +123,6 @@ class PhraseTableReader:
         self.lines_read = 0
         self.lines_rejected = 0
         self.num_scores: int | None = None
-        self._first_good_line: int | None = None
         self._started = False
         self._file: BinaryIO | None = None
         self._gzip_stream: BinaryIO | None = None
@@ -172,7 +171,6 @@ class PhraseTableReader:
                     continue
                 if self.num_scores is None:
                     self.num_scores = entry.num_scores
-                    self._first_good_line = line_no
                 yield entry
         except EOFError:
             raise PhraseTableFormatError(

@@ -14,3 +14,32 @@ def shared_data() -> Path:
     if not path.is_dir():
         pytest.skip(f"real data not found at {path} (needs ../shared beside the repository)")
     return path
+
+
+REPO_PATH = Path(__file__).resolve().parents[1]
+EXAMPLE_TABLE = REPO_PATH / "examples" / "phrase-table.gz"
+
+
+@pytest.fixture(scope="session")
+def example_table() -> Path:
+    """The bundled 4,000-line slice of the real bible-en-fr phrase table."""
+    return EXAMPLE_TABLE
+
+
+@pytest.fixture(scope="session")
+def tiny_model_path(tmp_path_factory, example_table) -> Path:
+    """A tiny model trained briefly (seeded) on the example table: saved once per test session."""
+    from rescorer.preparation import train_on_table
+    from rescorer.training import TrainSettings
+
+    model_path = tmp_path_factory.mktemp("model") / "tiny.pt"
+    settings = TrainSettings(max_updates=60, valid_every=30, valid_pairs=200, seed=3)
+    train_on_table(example_table, model_path, preset="tiny", settings=settings)
+    return model_path
+
+
+@pytest.fixture()
+def tiny_bundle(tiny_model_path):
+    from rescorer.checkpoint import load_model
+
+    return load_model(tiny_model_path)

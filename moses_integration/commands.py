@@ -1,0 +1,309 @@
+"""`rescore moses ...`: the click group of the Moses integration. It only parses options,
+calls the library and reports; library errors become one-line ClickExceptions (exit 1)."""
+
+from __future__ import annotations
+
+import functools
+import logging
+import sys
+from pathlib import Path
+from typing import Optional
+
+import click
+
+from rescorer.errors import RescorerError
+
+from .moses_install import find_moses
+from .moses_ini import MosesIni
+from .phrase_table import binarize_compact, read_num_scores
+from .preflight import ParallelSet, run_preflight
+
+__all__ = ["moses"]
+
+PATH = click.Path(path_type=Path)
+EXISTING = click.Path(path_type=Path, exists=True, dir_okay=False)
+
+
+def _errors_to_click(func):
+    """Turn library exceptions into `Error: <one line>` and exit status 1."""
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        try:
+            return func(*args, **kwargs)
+        except RescorerError as exc:
+            raise click.ClickException(str(exc)) from exc
+    return wrapper
+
+
+def _say(message: str) -> None:
+    click.echo(message, err=True)
+
+
+def _signature(**settings) -> None:
+    """One line of every setting, so a run can be reproduced from its log."""
+    _say("settings: " + "|".join(f"{k}:{v}" for k, v in settings.items()))
+
+
+moses_dir_option = click.option("--moses-dir", type=PATH, default=None,
+                                help="Moses root (holding bin/ and scripts/); default $MOSES_HOME, then PATH.")
+base_dir_option = click.option("--base-dir", type=PATH, default=Path("."), show_default=True,
+                               help="Directory relative moses.ini paths are resolved against "
+                                    "(where the decoder runs).")
+threads_option = click.option("--threads", type=click.IntRange(1), default=4, show_default=True)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def moses() -> None:
+    """Use the RNN score in a Moses system: edit moses.ini, check, tune, evaluate, ablate."""
+    logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
+
+
+@moses.command("add-feature")
+@click.argument("ini_path", metavar="MOSES_INI", type=EXISTING)
+@click.option("--table", "table_path", type=EXISTING, required=True,
+              help="The rescored phrase table (text, from `rescore score`).")
+@click.option("-o", "--output", "out_path", type=PATH, required=True, help="moses.ini to write.")
+@click.option("--feature", default=None, help="Phrase-table feature name if there are several.")
+@click.option("--initial-weight", type=float, default=0.2, show_default=True,
+              help="Starting weight of each new column (MERT re-tunes it).")
+@click.option("--force/--no-force", default=False, help="Overwrite the output.")
+@base_dir_option
+@moses_dir_option
+@threads_option
+@_errors_to_click
+def add_feature(ini_path: Path, table_path: Path, out_path: Path, feature: Optional[str],
+                initial_weight: float, force: bool, base_dir: Path, moses_dir: Optional[Path],
+                threads: int) -> None:
+    """Point MOSES_INI's phrase table at the rescored table and add the new columns' weights.
+
+    Nothing else in the file changes. A PhraseDictionaryCompact table is re-binarized."""
+    if out_path.exists() and not force:
+        raise click.ClickException(f"{out_path} exists; pass --force to overwrite it")
+    ini = MosesIni.read(ini_path)
+    table = ini.phrase_table(feature)
+    old = table.int_arg("num-features", ini.origin)
+    found = read_num_scores(table_path)
+    if found <= old:
+        raise click.ClickException(
+            f"{table_path}:1: expected more than {old} scores (num-features={old} in "
+            f"{ini_path}:{table.line_no + 1}), found {found}: is it the rescored table?")
+    new_path = table_path
+    if table.kind == "PhraseDictionaryCompact":
+        prefix = table_path.with_name(table_path.name.removesuffix(".gz"))
+        new_path = binarize_compact(find_moses(moses_dir), table_path, prefix, found, threads,
+                                    prefix.with_name(prefix.name + ".binarize.log"))
+    try:  # keep the path relative when the table lies under base_dir, like the rest of the ini
+        shown = str(new_path.resolve().relative_to(base_dir.resolve()))
+    except ValueError:
+        shown = str(new_path.resolve())
+    ini.add_score_columns(table, shown, found - old, [initial_weight] * (found - old))
+    ini.write(out_path)
+    _say(f"{out_path}: {table.name} path={shown} num-features={found} (+{found - old} column(s))")
+
+
+@moses.command("preflight")
+@click.argument("ini_path", metavar="MOSES_INI", type=PATH)
+@click.option("--dev", nargs=2, type=PATH, default=None, metavar="SRC REF")
+@click.option("--test", nargs=2, type=PATH, default=None, metavar="SRC REF")
+@click.option("--check-install/--no-check-install", default=True, show_default=True,
+              help="Also check the Moses installation.")
+@base_dir_option
+@moses_dir_option
+@_errors_to_click
+def preflight(ini_path: Path, dev, test, check_install: bool, base_dir: Path,
+              moses_dir: Optional[Path]) -> None:
+    """Check in seconds what would fail a long run; one line per problem, exit 1 if any."""
+    data = [ParallelSet(label, Path(pair[0]), Path(pair[1]))
+            for label, pair in (("dev", dev), ("test", test)) if pair]
+    problems = run_preflight(ini_path, base_dir, moses_dir, data, check_install)
+    for problem in problems:
+        _say(f"FAIL {problem}")
+    if problems:
+        raise click.ClickException(f"preflight: {len(problems)} problem(s)")
+    _say("preflight: all checks passed")
+
+
+@moses.command("tune")
+@click.argument("ini_path", metavar="MOSES_INI", type=PATH)
+@click.option("--dev", nargs=2, type=PATH, required=True, metavar="SRC REF")
+@click.option("--work-dir", type=PATH, required=True, help="mert-moses.pl working directory.")
+@click.option("--nbest", type=click.IntRange(1), default=100, show_default=True)
+@click.option("--seed", type=int, default=None, help="Optimizer seed (mert/kbmira -r).")
+@click.option("--batch-mira/--mert", default=False, help="Optimizer: batch MIRA or MERT.")
+@click.option("--continue/--restart", "resume", default=True, show_default=True,
+              help="Continue an interrupted run in --work-dir.")
+@click.option("--max-iterations", type=click.IntRange(1), default=None)
+@base_dir_option
+@moses_dir_option
+@threads_option
+@_errors_to_click
+def tune_command(ini_path: Path, dev, work_dir: Path, nbest: int, seed: Optional[int],
+                 batch_mira: bool, resume: bool, max_iterations: Optional[int], base_dir: Path,
+                 moses_dir: Optional[Path], threads: int) -> None:
+    """Tune MOSES_INI's weights with mert-moses.pl; prints the tuned moses.ini path."""
+    from .mert import TuningConfig, tune
+
+    install = find_moses(moses_dir)
+    _signature(moses=install.root, ini=ini_path, dev=",".join(map(str, dev)), nbest=nbest,
+               seed=seed, optimizer="batch-mira" if batch_mira else "mert", threads=threads)
+    # Paths given on the command line are relative to the cwd; those inside moses.ini are
+    # relative to --base-dir: resolve the former now so the library can join the latter.
+    config = TuningConfig(ini_path=ini_path.resolve(), dev_src=dev[0].resolve(),
+                          dev_ref=dev[1].resolve(),
+                          work_dir=work_dir, base_dir=base_dir, threads=threads, nbest=nbest,
+                          seed=seed, batch_mira=batch_mira, resume=resume,
+                          max_iterations=max_iterations)
+    result = tune(install, config, progress=lambda i, b: _say(
+        f"iteration {i}: dev BLEU {'?' if b is None else f'{b:.2f}'}"))
+    for warning in result.warnings:
+        _say(f"warning: {warning}")
+    _say(f"tuned after {result.iterations} iteration(s), dev BLEU "
+         f"{'?' if result.dev_bleu is None else f'{result.dev_bleu:.2f}'}")
+    click.echo(str(result.ini_path))
+
+
+@moses.command("evaluate")
+@click.option("--system", "systems", multiple=True, required=True, metavar="NAME=MOSES_INI",
+              help="A tuned system; repeat; the first is the baseline.")
+@click.option("--test", nargs=2, type=PATH, required=True, metavar="SRC REF")
+@click.option("--out-dir", type=PATH, required=True)
+@click.option("--detokenize", "detokenize_lang", default=None, metavar="LANG",
+              help="Detokenize (sacremoses) and score with 13a; default: tokenized BLEU.")
+@click.option("--test-type", type=click.Choice(["ar", "bs"]), default="ar", show_default=True,
+              help="Paired approximate randomization or bootstrap.")
+@base_dir_option
+@moses_dir_option
+@threads_option
+@_errors_to_click
+def evaluate_command(systems, test, out_dir: Path, detokenize_lang: Optional[str], test_type: str,
+                     base_dir: Path, moses_dir: Optional[Path], threads: int) -> None:
+    """Decode the test set with each system, score BLEU and chrF, test against the baseline."""
+    from .evaluation import compare, decode, evaluate_file
+    from .textio import read_lines
+
+    install = find_moses(moses_dir)
+    named = []
+    for item in systems:
+        name, sep, ini = item.partition("=")
+        if not sep or not name:
+            raise click.BadParameter(f"expected NAME=MOSES_INI, found {item!r}", param_hint="--system")
+        named.append((name, Path(ini)))
+    hyps, results = [], {}
+    for name, ini in named:
+        hyp = decode(install, ini.resolve(), test[0].resolve(), out_dir / f"{name}.hyp",
+                     threads, base_dir)
+        results[name] = evaluate_file(hyp, test[1], detokenize_lang)
+        hyps.append((name, read_lines(hyp)))
+    p_values = compare(hyps, read_lines(test[1]), test_type,
+                       detokenize_lang=detokenize_lang) if len(hyps) > 1 else {}
+    click.echo("system\tBLEU\tchrF\tp_BLEU\tp_chrF")
+    for name, result in results.items():
+        p = p_values.get(name, {})
+        click.echo(f"{name}\t{result.bleu:.2f}\t{result.chrf:.2f}\t"
+                   f"{p.get('bleu') if p.get('bleu') is not None else '-'}\t"
+                   f"{p.get('chrf') if p.get('chrf') is not None else '-'}")
+    _say(f"signature: {next(iter(results.values())).bleu_signature}")
+
+
+@moses.command("ablation")
+@click.argument("ini_path", metavar="MOSES_INI", type=PATH)
+@click.option("--rescored-table", type=PATH, default=None,
+              help="Table with the RNN (and word-penalty) columns, from `rescore score --unk-penalty`.")
+@click.option("--model", type=PATH, default=None,
+              help="Instead of --rescored-table: a model to score the ini's (text) table with.")
+@click.option("--dev", nargs=2, type=PATH, required=True, metavar="SRC REF")
+@click.option("--test", nargs=2, type=PATH, required=True, metavar="SRC REF")
+@click.option("--out-dir", type=PATH, required=True)
+@click.option("--replicates", type=click.IntRange(1), default=3, show_default=True)
+@click.option("--system", "systems", multiple=True,
+              type=click.Choice(["Baseline", "+RNN", "+WP", "+RNN+WP"]),
+              help="Only these systems (Baseline is always built). Default: all possible.")
+@click.option("--feature", default=None, help="Phrase-table feature name if there are several.")
+@click.option("--nbest", type=click.IntRange(1), default=100, show_default=True)
+@click.option("--seed", type=int, default=1, show_default=True,
+              help="Replicate r uses seed + r (same seeds in every system).")
+@click.option("--batch-mira/--mert", default=False)
+@click.option("--max-iterations", type=click.IntRange(1), default=None)
+@click.option("--initial-weight", type=float, default=0.2, show_default=True)
+@click.option("--detokenize", "detokenize_lang", default=None, metavar="LANG")
+@click.option("--test-type", type=click.Choice(["ar", "bs"]), default="ar", show_default=True)
+@click.option("--plot/--no-plot", default=True, show_default=True,
+              help="Write fig3-rnn-vs-direct.png (paper Fig. 3).")
+@base_dir_option
+@moses_dir_option
+@threads_option
+@_errors_to_click
+def ablation_command(ini_path: Path, rescored_table: Optional[Path], model: Optional[Path], dev,
+                     test, out_dir: Path, replicates: int, systems, feature: Optional[str],
+                     nbest: int, seed: int, batch_mira: bool, max_iterations: Optional[int],
+                     initial_weight: float, detokenize_lang: Optional[str], test_type: str,
+                     plot: bool, base_dir: Path, moses_dir: Optional[Path], threads: int) -> None:
+    """Baseline, +RNN, +WP, +RNN+WP: R tuning replicates each, test scores, results table."""
+    from .ablation import AblationConfig, rescore_table, run_ablation
+    from .figure import plot_rnn_vs_direct
+    from .results_table import to_markdown
+
+    if (rescored_table is None) == (model is None):
+        raise click.UsageError("give exactly one of --rescored-table and --model")
+    install = find_moses(moses_dir)
+    if model is not None:
+        ini = MosesIni.read(ini_path)
+        table = ini.phrase_table(feature)
+        rescored_table = rescore_table(base_dir / table.args["path"], model,
+                                       out_dir / "tables" / "rescored.phrase-table.gz")
+    _signature(moses=install.root, ini=ini_path, table=rescored_table, replicates=replicates,
+               seed=seed, nbest=nbest, optimizer="batch-mira" if batch_mira else "mert",
+               test=test_type, detok=detokenize_lang or "no")
+    config = AblationConfig(
+        ini_path=ini_path.resolve(), rescored_table=rescored_table.resolve(),
+        dev=ParallelSet("dev", dev[0].resolve(), dev[1].resolve()),
+        test=ParallelSet("test", test[0].resolve(), test[1].resolve()), out_dir=out_dir.resolve(),
+        base_dir=base_dir, feature=feature, replicates=replicates, threads=threads, nbest=nbest,
+        seed=seed, batch_mira=batch_mira, initial_weight=initial_weight, test_type=test_type,
+        detokenize_lang=detokenize_lang, max_iterations=max_iterations,
+        systems=list(systems) or None)
+    summary = run_ablation(config, install, report=_say)
+    if plot:
+        ini = MosesIni.read(ini_path)
+        num_base = ini.phrase_table(feature).int_arg("num-features", ini.origin)
+        figure = out_dir / "fig3-rnn-vs-direct.png"
+        if not figure.is_file():
+            plot_rnn_vs_direct(rescored_table, num_base, figure)
+    click.echo(to_markdown(summary), nl=False)
+
+
+@moses.command("rescore-nbest")
+@click.argument("nbest_path", metavar="NBEST", type=EXISTING)
+@click.option("--source", "source_path", type=EXISTING, required=True,
+              help="The decoder's input; line i is sentence id i.")
+@click.option("--model", type=EXISTING, required=True)
+@click.option("-o", "--output", "out_path", type=PATH, required=True,
+              help="Output n-best list (gzipped if it ends in .gz).")
+@click.option("--feature-name", default="RNN0", show_default=True)
+@click.option("--mode", type=click.Choice(["auto", "sentence", "phrase"]), default="auto",
+              show_default=True, help="phrase: sum over the segmentation's phrase pairs.")
+@click.option("--device", default="auto", show_default=True)
+@_errors_to_click
+def rescore_nbest_command(nbest_path: Path, source_path: Path, model: Path, out_path: Path,
+                          feature_name: str, mode: str, device: str) -> None:
+    """Add the RNN log-probability as a feature to every line of a Moses n-best list."""
+    from .nbest import model_scorer, rescore_nbest
+
+    count = rescore_nbest(nbest_path, out_path, source_path, model_scorer(model, device),
+                          feature_name, mode)
+    _say(f"{out_path}: {count} lines with {feature_name}=")
+
+
+@moses.command("plot-scores")
+@click.argument("table_path", metavar="RESCORED_TABLE", type=EXISTING)
+@click.option("-o", "--output", "out_path", type=PATH, required=True)
+@click.option("--rnn-column", type=click.IntRange(1), default=5, show_default=True,
+              help="1-based column of the RNN score.")
+@click.option("--sample-size", type=click.IntRange(1), default=10000, show_default=True)
+@_errors_to_click
+def plot_scores(table_path: Path, out_path: Path, rnn_column: int, sample_size: int) -> None:
+    """Scatter the RNN score against φ(e|f) for a sample of pairs (paper Fig. 3)."""
+    from .figure import plot_rnn_vs_direct
+
+    plot_rnn_vs_direct(table_path, rnn_column - 1, out_path, sample_size)
+    _say(f"wrote {out_path}")

@@ -1,0 +1,137 @@
+"""Decode a test set with a tuned moses.ini, score it with sacrebleu (BLEU, chrF) and
+compare systems with sacrebleu's paired significance tests, baseline first.
+
+Scores on tokenized text use sacrebleu's `tokenize="none"`, which reproduces
+multi-bleu.perl (38.27 on the fixture's test output); with `detokenize_lang` hypotheses and
+references are detokenized with sacremoses first and scored with the standard 13a."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Optional, Sequence
+
+from .errors import MosesRunError, PreflightError
+from .moses_install import MosesInstall
+from .textio import open_binary_read, read_lines
+
+__all__ = ["EvalResult", "decode", "score", "compare", "detokenize", "write_result", "read_result"]
+
+
+@dataclass
+class EvalResult:
+    """Scores of one system's output; saved as JSON next to the output."""
+
+    bleu: float
+    chrf: float
+    bleu_signature: str
+    chrf_signature: str
+    num_lines: int
+    hyp_path: str
+    dev_bleu: Optional[float] = None
+
+
+def decode(moses: MosesInstall, ini_path: Path, src_path: Path, hyp_path: Path,
+           threads: int, base_dir: Path, log_path: Optional[Path] = None) -> Path:
+    """`moses -f ini -threads N < src > hyp`, run in base_dir so relative paths resolve."""
+    argv = [str(moses.binary("moses")), "-f", str(ini_path.resolve()), "-threads", str(threads)]
+    hyp_path.parent.mkdir(parents=True, exist_ok=True)
+    log_path = log_path or hyp_path.with_name(hyp_path.name + ".log")
+    partial = hyp_path.with_name(hyp_path.name + ".partial")
+    with open_binary_read(src_path) as src, open(partial, "wb") as out, open(log_path, "wb") as log:
+        process = subprocess.Popen(argv, cwd=base_dir, stdin=subprocess.PIPE, stdout=out, stderr=log)
+        assert process.stdin is not None  # Popen with stdin=PIPE always sets it
+        try:
+            for block in iter(lambda: src.read(1 << 16), b""):
+                process.stdin.write(block)
+        except BrokenPipeError:
+            pass  # the decoder died; its exit status below says so
+        finally:
+            process.stdin.close()
+        code = process.wait()
+    if code != 0:
+        raise MosesRunError(f"moses exited with status {code} decoding {src_path}; see {log_path}")
+    partial.replace(hyp_path)  # a hypothesis file exists only once decoding is complete
+    return hyp_path
+
+
+def detokenize(lines: Sequence[str], lang: str) -> list[str]:
+    """Undo Moses tokenization (sacremoses), e.g. before scoring with a standard tokenizer."""
+    from sacremoses import MosesDetokenizer
+
+    detok = MosesDetokenizer(lang=lang)
+    return [detok.detokenize(line.split()) for line in lines]
+
+
+def _bleu(detokenize_lang: Optional[str]):
+    """BLEU as multi-bleu.perl on tokenized text, or 13a on detokenized text."""
+    from sacrebleu.metrics import BLEU
+
+    # force: the text is Moses-tokenized on purpose; silence sacrebleu's warning about it.
+    return BLEU(tokenize="13a", force=False) if detokenize_lang else BLEU(tokenize="none", force=True)
+
+
+def _check_lengths(hyps: Sequence[str], refs: Sequence[str], what: str) -> None:
+    if len(hyps) != len(refs):
+        raise PreflightError([f"{what}: {len(hyps)} hypotheses but {len(refs)} references; "
+                              "expected one hypothesis per reference line"])
+
+
+def score(hyps: Sequence[str], refs: Sequence[str], hyp_path: str = "",
+          detokenize_lang: Optional[str] = None) -> EvalResult:
+    """Corpus BLEU and chrF of hyps against one reference stream."""
+    from sacrebleu.metrics import CHRF
+
+    _check_lengths(hyps, refs, hyp_path or "hypotheses")
+    if detokenize_lang:
+        hyps, refs = detokenize(hyps, detokenize_lang), detokenize(refs, detokenize_lang)
+    bleu = _bleu(detokenize_lang)
+    chrf = CHRF()
+    bleu_score = bleu.corpus_score(list(hyps), [list(refs)])
+    chrf_score = chrf.corpus_score(list(hyps), [list(refs)])
+    return EvalResult(round(bleu_score.score, 4), round(chrf_score.score, 4),
+                      str(bleu.get_signature()), str(chrf.get_signature()), len(hyps), hyp_path)
+
+
+def compare(systems: Sequence[tuple[str, Sequence[str]]], refs: Sequence[str],
+            test_type: str = "ar", num_samples: int = 0,
+            detokenize_lang: Optional[str] = None) -> dict[str, dict[str, Optional[float]]]:
+    """p-values ({"bleu": p, "chrf": p}, None for the baseline) of each system against the
+    first (the baseline), from sacrebleu's PairedTest:
+    `ar` = approximate randomization (10,000 trials), `bs` = paired bootstrap (1,000)."""
+    from sacrebleu.metrics import CHRF
+    from sacrebleu.significance import PairedTest
+
+    if test_type not in ("ar", "bs"):
+        raise ValueError(f"test type must be 'ar' or 'bs', found {test_type!r}")
+    for name, hyps in systems:
+        _check_lengths(hyps, refs, name)
+    if detokenize_lang:
+        systems = [(name, detokenize(hyps, detokenize_lang)) for name, hyps in systems]
+        refs = detokenize(refs, detokenize_lang)
+    metrics = {"BLEU": _bleu(detokenize_lang), "chrF": CHRF()}
+    test = PairedTest([(name, list(hyps)) for name, hyps in systems], metrics, [list(refs)],
+                      test_type=test_type, n_samples=num_samples)
+    _, results = test()
+    names = results.pop("System")
+    keys = {metric: "chrf" if metric.startswith("chrF") else metric.lower() for metric in results}
+    return {name: {keys[metric]: results[metric][i].p_value for metric in results}
+            for i, name in enumerate(names)}
+
+
+def write_result(result: EvalResult, path: Path) -> None:
+    """Write the result JSON last, via a temporary file: its presence marks finished work."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(asdict(result), indent=2) + "\n")
+    tmp.replace(path)
+
+
+def read_result(path: Path) -> EvalResult:
+    return EvalResult(**json.loads(path.read_text()))
+
+
+def evaluate_file(hyp_path: Path, ref_path: Path, detokenize_lang: Optional[str] = None) -> EvalResult:
+    """Score a hypothesis file against a reference file (either may be gzipped)."""
+    return score(read_lines(hyp_path), read_lines(ref_path), str(hyp_path), detokenize_lang)

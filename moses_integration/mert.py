@@ -1,0 +1,219 @@
+"""Run Moses' own tuning driver, scripts/training/mert-moses.pl, as a subprocess with an
+argument list; stream its log to a file; report each finished iteration with the dev BLEU
+the optimizer found; resume an interrupted run with --continue; check the tuned weights."""
+
+from __future__ import annotations
+
+import logging
+import re
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Optional, Sequence
+
+from .errors import MosesConfigError, MosesRunError
+from .moses_install import MosesInstall
+from .moses_ini import MosesIni
+from .textio import is_gzipped, open_binary_read
+
+__all__ = [
+    "TuningConfig",
+    "TuningResult",
+    "build_mert_argv",
+    "read_iteration_bleu",
+    "read_finished_step",
+    "check_tuned_weights",
+    "tune",
+]
+
+logger = logging.getLogger(__name__)
+
+# mert's log ends "Best point: w1 ... wn  => 0.400271"; kbmira's has "Best BLEU = 0.40".
+# These are the regexes mert-moses.pl itself uses (get_weights_from_mert).
+_MERT_BEST = re.compile(r"Best point:\s*([\s\d.\-e]+?)\s*=> ([\-\d.]+)")
+_MIRA_BEST = re.compile(r"Best BLEU = ([\-\d.]+)")
+_INI_BLEU = re.compile(r"^# BLEU (\S+) on dev")
+
+
+@dataclass
+class TuningConfig:
+    """One mert-moses.pl run. Paths may be relative to `base_dir`, the system's directory."""
+
+    ini_path: Path
+    dev_src: Path
+    dev_ref: Path
+    work_dir: Path
+    base_dir: Path
+    threads: int = 4
+    nbest: int = 100
+    seed: Optional[int] = None
+    batch_mira: bool = False
+    resume: bool = True
+    max_iterations: Optional[int] = None
+    extra_args: Sequence[str] = field(default_factory=tuple)
+
+
+@dataclass
+class TuningResult:
+    """Where the tuned moses.ini is, and the dev BLEU (0-100) of its last iteration."""
+
+    ini_path: Path
+    dev_bleu: Optional[float]
+    iterations: int
+    warnings: list = field(default_factory=list)
+
+
+def read_finished_step(work_dir: Path) -> Optional[int]:
+    """The last iteration mert-moses.pl finished (finished_step.txt), or None."""
+    path = work_dir / "finished_step.txt"
+    if not path.is_file():
+        return None
+    text = path.read_text().strip()
+    if not text:
+        return None  # being written right now (mert-moses.pl does not write it atomically)
+    if not text.isdigit():
+        raise MosesConfigError(f"{path}:1: expected an iteration number, found {text!r}")
+    return int(text)
+
+
+def read_iteration_bleu(work_dir: Path, iteration: int) -> Optional[float]:
+    """Dev BLEU (0-100) the optimizer reached at `iteration`, from runN.mert.log; None if absent.
+
+    This is BLEU on the pooled n-best lists, which mert-moses.pl also prints as "BEST at N"."""
+    path = work_dir / f"run{iteration}.mert.log"
+    if not path.is_file():
+        return None
+    bleu = None
+    for line in path.read_text(errors="replace").splitlines():
+        match = _MERT_BEST.search(line) or _MIRA_BEST.search(line)
+        if match:
+            bleu = float(match.groups()[-1])
+    return None if bleu is None else 100.0 * bleu
+
+
+def read_ini_bleu(ini_path: Path) -> Optional[float]:
+    """The `# BLEU 0.40 on dev` header mert-moses.pl writes into a tuned moses.ini (0-100)."""
+    for line in ini_path.read_text(errors="replace").splitlines()[:10]:
+        match = _INI_BLEU.match(line)
+        if match:
+            try:
+                return 100.0 * float(match.group(1))
+            except ValueError:
+                return None  # "--not-estimated--"
+    return None
+
+
+def _plain_copy(path: Path, target: Path) -> Path:
+    """mert-moses.pl and the extractor want plain text: decompress gzipped dev files once."""
+    if not is_gzipped(path):
+        return path.resolve()
+    if not target.exists():
+        with open_binary_read(path) as src, open(target, "wb") as out:
+            out.write(src.read())
+    return target.resolve()
+
+
+def build_mert_argv(moses: MosesInstall, config: TuningConfig, ini_for_run: Path,
+                    dev_src: Path, dev_ref: Path, resume: bool) -> list[str]:
+    """The mert-moses.pl command line, as a list (no shell), with absolute paths."""
+    argv = [
+        str(moses.script("training/mert-moses.pl")),
+        str(dev_src), str(dev_ref), str(moses.binary("moses")), str(ini_for_run),
+        f"--working-dir={config.work_dir.resolve()}",
+        f"--mertdir={moses.bin_dir}",
+        f"--rootdir={moses.scripts_dir}",
+        f"--decoder-flags=-threads {config.threads}",
+        f"--nbest={config.nbest}",
+    ]
+    # --predictable-seeds would seed every replicate alike (seed = 1000 * iteration), so a
+    # replicate's seed goes straight to the optimizer: mert and kbmira both take `-r SEED`.
+    # The trailing space matters: mert-moses.pl appends "--sctype BLEU" to mertmertargs
+    # without a separator ("$mertargs $mertmertargs" . "$sctype ..."), see its source.
+    if config.seed is not None:
+        if config.batch_mira:
+            argv.append(f"--batch-mira-args=-r {config.seed} ")
+        else:
+            argv.append(f"--mertmertargs=-r {config.seed} ")
+    if config.batch_mira:
+        argv.append("--batch-mira")
+    if config.max_iterations is not None:
+        argv.append(f"--maximum-iterations={config.max_iterations}")
+    if resume:
+        argv.append("--continue")
+    argv.extend(config.extra_args)
+    return argv
+
+
+def tune(moses: MosesInstall, config: TuningConfig,
+         progress: Callable[[int, Optional[float]], None] = lambda i, b: None,
+         poll_seconds: float = 5.0) -> TuningResult:
+    """Run (or resume, or skip if finished) one tuning run; returns the tuned moses.ini."""
+    work_dir = config.work_dir
+    final_ini = work_dir / "moses.ini"
+    if final_ini.is_file():
+        done = read_finished_step(work_dir) or 0
+        logger.info("%s: already tuned, not re-running", work_dir)
+        return _result(final_ini, done, config)
+    work_dir.mkdir(parents=True, exist_ok=True)
+    # The decoder runs inside work_dir, so the ini it gets names files by absolute path.
+    ini = MosesIni.read(config.base_dir / config.ini_path)
+    ini.make_paths_absolute(config.base_dir)
+    ini_for_run = work_dir / "input.moses.ini"
+    ini.write(ini_for_run)
+    dev_src = _plain_copy(config.base_dir / config.dev_src, work_dir / "dev.src")
+    dev_ref = _plain_copy(config.base_dir / config.dev_ref, work_dir / "dev.ref")
+    finished = read_finished_step(work_dir)
+    resume = config.resume and finished is not None
+    argv = build_mert_argv(moses, config, ini_for_run.resolve(), dev_src, dev_ref, resume)
+    log_path = work_dir / "mert-moses.log"
+    logger.info("running %s", " ".join(argv))
+    reported = finished or 0
+    with open(log_path, "ab") as log:
+        process = subprocess.Popen(argv, cwd=config.base_dir, stdout=log, stderr=subprocess.STDOUT)
+        while True:
+            code = process.poll()
+            step = read_finished_step(work_dir) or 0
+            for iteration in range(reported + 1, step + 1):
+                progress(iteration, read_iteration_bleu(work_dir, iteration))
+            reported = max(reported, step)
+            if code is not None:
+                break
+            try:  # wake up at once when it exits, else poll the working directory again
+                process.wait(timeout=poll_seconds)
+            except subprocess.TimeoutExpired:
+                pass
+    if code != 0 or not final_ini.is_file():
+        raise MosesRunError(
+            f"mert-moses.pl exited with status {code} after {reported} finished iteration(s)"
+            f"{'' if final_ini.is_file() else ' without writing moses.ini'}; see {log_path} "
+            "(rerun to continue from the last finished iteration)")
+    return _result(final_ini, reported, config)
+
+
+def _result(final_ini: Path, iterations: int, config: TuningConfig) -> TuningResult:
+    bleu = read_iteration_bleu(config.work_dir, iterations) if iterations else None
+    if bleu is None:
+        bleu = read_ini_bleu(final_ini)
+    return TuningResult(final_ini, bleu, iterations, check_tuned_weights(MosesIni.read(final_ini)))
+
+
+def check_tuned_weights(tuned: MosesIni, feature: Optional[str] = None,
+                        new_columns: Sequence[int] = (),
+                        initial_weights: Sequence[float] = ()) -> list[str]:
+    """Warnings about weights that suggest tuning did not work: all near zero, or a new
+    column's weight still exactly its initial value (the optimizer never moved it)."""
+    warnings = []
+    weights = tuned.all_weights()
+    tunable = [w for name, values in weights.items() if not name.startswith("UnknownWordPenalty")
+               for w in values]
+    if tunable and max(abs(w) for w in tunable) < 1e-6:
+        warnings.append(f"{tuned.origin}: all tuned weights are near zero; tuning likely failed")
+    if feature is not None and new_columns:
+        values = weights.get(feature, [])
+        for column, initial in zip(new_columns, initial_weights):
+            if column < len(values) and values[column] == initial:
+                warnings.append(
+                    f"{tuned.origin}: {feature} column {column + 1} weight is still its initial "
+                    f"value {initial}; the optimizer never moved it (suspicious: is the column "
+                    "constant, e.g. a word penalty that is always 0?)")
+    return warnings

@@ -1,0 +1,135 @@
+"""Add the RNN score to a Moses n-best list as a named dense feature (`RNN0= -12.34`), so
+that an n-best reranker or mert's extractor can use it, keeping every other byte.
+
+Line format (moses/Manager.cpp OutputNBest): `id ||| hyp ||| features ||| total`, then, with
+-include-segmentation-in-n-best, ` ||| 0-1=0-1 2=2 ...` (source range=target range per
+phrase). With a segmentation the feature is the sum of log p over the hypothesis' phrase
+pairs (what the phrase-table column gives the decoder); without one it is log p of the whole
+hypothesis given its source sentence. The total (field 4) is left as the decoder wrote it."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Callable, Iterable, Sequence
+
+import numpy as np
+
+from .errors import NbestFormatError
+from .textio import open_binary_read, open_binary_write, read_lines
+
+__all__ = ["Scorer", "parse_segmentation", "rescore_nbest", "LOG_FLOOR"]
+
+Scorer = Callable[[Sequence[tuple[str, str]]], np.ndarray]
+SEP = b" ||| "
+LOG_FLOOR = -100.0  # as in the phrase-table column: exp(-100) is the smallest score written
+_SEGMENTATION = re.compile(rb"^\s*\d+(-\d+)?=\d+(-\d+)?(\s+\d+(-\d+)?=\d+(-\d+)?)*\s*$")
+
+
+def _span(text: bytes) -> tuple[int, int]:
+    start, _, end = text.partition(b"-")
+    return int(start), int(end or start) + 1
+
+
+def parse_segmentation(field: bytes) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """`0-1=0-1 2=2` -> [((0, 2), (0, 2)), ((2, 3), (2, 3))]: half-open source/target spans."""
+    return [tuple(_span(part) for part in item.split(b"=")) for item in field.split()]  # type: ignore[misc]
+
+
+def _pairs_of(fields: list[bytes], source: str, mode: str) -> tuple[bool, list[tuple[str, str]]]:
+    """(per_phrase, pairs) for one n-best line."""
+    hyp = fields[1].decode("utf-8")
+    segmentation = next((f for f in fields[4:] if _SEGMENTATION.match(f)), None)
+    if mode == "sentence" or (mode == "auto" and segmentation is None):
+        return False, [(source, hyp.strip())]
+    if segmentation is None:
+        raise NbestFormatError("mode 'phrase' needs an n-best list written with "
+                               "-include-segmentation-in-n-best")
+    src_words, tgt_words = source.split(), hyp.split()
+    return True, [(" ".join(src_words[s0:s1]), " ".join(tgt_words[t0:t1]))
+            for (s0, s1), (t0, t1) in parse_segmentation(segmentation)]
+
+
+def _floor(scores: np.ndarray, pairs: Sequence[tuple[str, str]], per_phrase: bool) -> np.ndarray:
+    """Phrase pairs are floored at LOG_FLOOR exactly as the table column is (what the decoder
+    sees); a sentence score is kept as is unless not finite, then LOG_FLOOR per target token."""
+    if per_phrase:
+        return np.maximum(np.nan_to_num(scores, nan=LOG_FLOOR, neginf=LOG_FLOOR), LOG_FLOOR)
+    bad = ~np.isfinite(scores)
+    floors = np.array([LOG_FLOOR * (len(t.split()) + 1) for _, t in pairs], dtype=float)
+    return np.where(bad, floors, scores) if len(scores) else scores
+
+
+def _flush(chunk: list, scorer: Scorer, name: bytes, out, per_phrase: bool) -> None:
+    pairs = [pair for _, group in chunk for pair in group]
+    scores = np.asarray(scorer(pairs), dtype=float) if pairs else np.zeros(0)
+    scores = _floor(scores, pairs, per_phrase)
+    position = 0
+    for (fields, ending), group in chunk:
+        value = float(scores[position:position + len(group)].sum())
+        position += len(group)
+        fields[2] = fields[2].rstrip(b" ") + b" " + name + b"= " + f"{value:.6g}".encode() \
+            + fields[2][len(fields[2].rstrip(b" ")):]
+        out.write(SEP.join(fields) + ending)
+    chunk.clear()
+
+
+def rescore_nbest(nbest_path: Path, out_path: Path, source_path: Path, scorer: Scorer,
+                  feature_name: str = "RNN0", mode: str = "auto", chunk_lines: int = 5000) -> int:
+    """Write `nbest_path` to `out_path` with `feature_name= value` added to each line's features.
+
+    `source_path` is the decoder's input (line i = sentence id i); gzip in/out is handled by
+    magic bytes / `.gz` name. Returns the number of lines written."""
+    if mode not in ("auto", "sentence", "phrase"):
+        raise ValueError(f"mode must be auto, sentence or phrase, found {mode!r}")
+    sources = read_lines(source_path)
+    name = feature_name.encode()
+    chunk: list = []
+    count = 0
+    per_phrase = False
+    with open_binary_read(nbest_path) as src, open_binary_write(out_path) as out:
+        for count, line in enumerate(src, start=1):
+            body = line.rstrip(b"\r\n")
+            fields = body.split(SEP)
+            where = f"{nbest_path}:{count}"
+            if len(fields) < 4 or not fields[0].strip().isdigit():
+                raise NbestFormatError(
+                    f"{where}: expected 'id ||| hypothesis ||| features ||| total', "
+                    f"found {len(fields)} field(s)")
+            if re.search(rb"(^|\s)" + re.escape(name) + rb"=", fields[2]):
+                raise NbestFormatError(f"{where}: the features already contain {feature_name}=")
+            sentence_id = int(fields[0])
+            if sentence_id >= len(sources):
+                raise NbestFormatError(f"{where}: sentence id {sentence_id} but {source_path} "
+                                       f"has only {len(sources)} lines")
+            try:
+                line_per_phrase, group = _pairs_of(fields, sources[sentence_id], mode)
+            except NbestFormatError as exc:
+                raise NbestFormatError(f"{where}: {exc}") from None
+            if chunk and line_per_phrase != per_phrase:
+                _flush(chunk, scorer, name, out, per_phrase)
+            per_phrase = line_per_phrase
+            chunk.append(((fields, line[len(body):]), group))
+            if len(chunk) >= chunk_lines:
+                _flush(chunk, scorer, name, out, per_phrase)
+        _flush(chunk, scorer, name, out, per_phrase)
+    return count
+
+
+def model_scorer(model_path: Path, device: str = "auto") -> Scorer:
+    """A Scorer backed by the rescorer library (imported here, so this module needs no torch)."""
+    from rescorer.checkpoint import load_model
+    from rescorer.scoring import score_pairs
+
+    bundle = load_model(model_path)
+    return lambda pairs: score_pairs(bundle, pairs, device=device)
+
+
+def iter_feature_values(path: Path, feature_name: str) -> Iterable[float]:
+    """Values of one dense feature in an n-best list (for checks and tests)."""
+    pattern = re.compile(re.escape(feature_name) + r"= (\S+)")
+    with open_binary_read(path) as handle:
+        for line in handle:
+            match = pattern.search(line.decode("utf-8").split(" ||| ")[2])
+            if match:
+                yield float(match.group(1))
