@@ -73,3 +73,23 @@ def test_batch_is_the_sum_over_pairs():
 def test_bad_lengths_are_rejected(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+@pytest.mark.parametrize("reset_after", [False, True])
+def test_count_matches_the_matmuls_the_model_runs(reset_after):
+    """PyTorch's own FLOP counter on rescorer's model agrees exactly when nothing is padded."""
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from rescorer.model import EncoderDecoder, ModelConfig
+
+    config = ModelConfig(src_vocab_size=23, tgt_vocab_size=29, embed_dim=8, embed_rank=4, hidden_size=12,
+                         maxout_units=6, output_rank=5, reset_after=reset_after)
+    model = EncoderDecoder(config).eval()
+    batch, src_len, tgt_len = 3, 4, 5
+    generator = torch.Generator().manual_seed(0)
+    src = torch.randint(3, config.src_vocab_size, (batch, src_len), generator=generator)
+    tgt = torch.randint(3, config.tgt_vocab_size, (batch, tgt_len), generator=generator)
+    with torch.inference_mode(), FlopCounterMode(display=False) as counter:
+        model(src, torch.full((batch,), src_len), tgt, torch.full((batch,), tgt_len))
+    assert counter.get_total_flops() == flops_per_batch(config, [src_len] * batch, [tgt_len] * batch)
