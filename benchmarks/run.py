@@ -37,9 +37,9 @@ from roofline import measure_matmul  # noqa: E402
 FULL = dict(pairs_small=20000, peer_pairs=4000, rounds=3, e2e_lines_small=200000, e2e_lines_paper=12000,
             e2e_rounds=2, io_lines=0, memory_lines="0.1M,1M,10M", train_updates_small=40,
             train_updates_paper=8, onmt_batch_size=64)
-QUICK = dict(pairs_small=4000, peer_pairs=800, rounds=2, e2e_lines_small=40000, e2e_lines_paper=3000,
-             e2e_rounds=1, io_lines=200000, memory_lines="0.1M,1M", train_updates_small=10,
-             train_updates_paper=3, onmt_batch_size=64)
+QUICK = dict(pairs_small=2000, peer_pairs=600, rounds=2, e2e_lines_small=20000, e2e_lines_paper=2000,
+             e2e_rounds=1, io_lines=200000, memory_lines="0.1M,1M", train_updates_small=6,
+             train_updates_paper=2, onmt_batch_size=64)
 
 
 def parse_count(text: str) -> int:
@@ -191,9 +191,11 @@ def memory(args, vocabs, results) -> None:
         lines = parse_count(text)
         log(f"memory: {lines} lines (making the table if needed)")
         table = repeated_table(lines)
-        run = ours.run_cli_score(table, model)
+        # One thread: with two, the tiny model's thousands of microscopic ops per chunk wait on
+        # OpenMP barriers whenever the other core is busy, and 10M lines would take hours.
+        run = ours.run_cli_score(table, model, threads=1)
         rows[text] = {**run, "lines_per_s": run["lines"] / run["seconds"]}
-    results["memory"] = {"model": "tiny stand-in (100-word shortlists, 16 units)", "rows": rows}
+    results["memory"] = {"model": "tiny stand-in (100-word shortlists, 16 units), 1 thread", "rows": rows}
 
 
 def training(args, vocabs, results) -> None:
@@ -206,14 +208,22 @@ def training(args, vocabs, results) -> None:
 
 
 def roofline_for(results) -> None:
-    peak2 = results["roofline"]["float32/2"]["peak_gflops"]
-    peak1 = results["roofline"]["float32/1"]["peak_gflops"]
-    for preset, res in results["model_only"].items():
-        for precision in ("fp32", "bf16"):
+    """Achieved GFLOP/s of each model-only figure, as a share of the matmul rate measured in this
+    run for the same dtype and thread count (and of one core's fp32 rate)."""
+    roof, threads = results["roofline"], results["environment"]["threads"]
+    dtypes = {"fp32": "float32", "bf16": "bfloat16"}
+    for res in results["model_only"].values():
+        for precision, dtype in dtypes.items():
             if precision in res:
                 achieved = res["flops_per_pair"] * res[precision]["pairs_per_s"] / 1e9
-                res[precision].update(gflops=achieved, of_peak_2_threads=achieved / peak2,
-                                      of_peak_1_thread=achieved / peak1)
+                peak = roof.get(f"{dtype}/{threads}", roof[f"{dtype}/2"])["peak_gflops"]
+                res[precision].update(gflops=achieved, of_peak=achieved / peak,
+                                      of_fp32_peak_1_thread=achieved / roof["float32/1"]["peak_gflops"])
+        fp32_peak = roof.get(f"float32/{threads}", roof["float32/2"])["peak_gflops"]
+        for peer in ("onmt_translate", "onmt_direct"):  # their own model's FLOPs, for comparison
+            if peer in res and "onmt_flops_per_pair" in res:
+                achieved = res["onmt_flops_per_pair"] * res[peer]["pairs_per_s"] / 1e9
+                res[peer].update(gflops=achieved, of_peak=achieved / fp32_peak)
 
 
 def cuda_figures(args, vocabs, results) -> None:
@@ -236,6 +246,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small samples, no 10M table (about 3-5 min)")
     parser.add_argument("--json", type=Path, help="where to write the JSON (default benchmarks/results/bench-*.json)")
+    parser.add_argument("--threads", type=int, default=0,
+                        help="torch threads for every measurement, subprocesses included (default: torch's, one per core)")
     for name, value in FULL.items():
         kind = str if isinstance(value, str) else int
         parser.add_argument("--" + name.replace("_", "-"), type=kind, default=None,
@@ -247,35 +259,46 @@ def main(argv=None) -> int:
         if getattr(args, name) is None:
             setattr(args, name, value)
 
+    if args.threads:
+        torch.set_num_threads(args.threads)
+        os.environ["OMP_NUM_THREADS"] = str(args.threads)
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+    out = args.json or RESULTS_DIR / f"bench-{time.strftime('%Y%m%d-%H%M%S')}.json"
     results = {"environment": environment(), "settings": {k: getattr(args, k) for k in FULL},
                "quick": args.quick, "model_only": {}, "end_to_end": {}, "training": {}}
     started = time.perf_counter()
     if not args.skip_roofline:
         log("roofline: fp32 and bf16 matmul, 1 and 2 threads")
-        results["roofline"] = measure_matmul(threads=(1, 2), dtypes=("float32", "bfloat16"),
+        results["roofline"] = measure_matmul(threads=sorted({1, 2, torch.get_num_threads()}), dtypes=("float32", "bfloat16"),
                                              repeats=3 if args.quick else 5)
     log("shortlists of the real table")
     vocabs = ours.load_shortlists(DEFAULT_TABLE, RESULTS_DIR)
+    def save() -> None:  # after every part, so an interrupted run keeps what it measured
+        out.write_text(json.dumps(results, indent=1))
+
     if not args.skip_small:
         log("model-only, small")
         model_only_small(args, vocabs, results)
+        save()
     if not args.skip_paper:
         model_only_paper(args, vocabs, results)
+        save()
     if "roofline" in results:
         roofline_for(results)
     if not args.skip_e2e:
         end_to_end(args, vocabs, results)
+        save()
     if not args.skip_memory:
         memory(args, vocabs, results)
+        save()
     if not args.skip_training:
         training(args, vocabs, results)
+        save()
     cuda_figures(args, vocabs, results)
     results["environment"]["load_avg_at_end"] = os.getloadavg()
     results["total_seconds"] = time.perf_counter() - started
     results["targets"] = check_targets(results)
-    out = args.json or RESULTS_DIR / f"bench-{time.strftime('%Y%m%d-%H%M%S')}.json"
-    out.write_text(json.dumps(results, indent=1))
+    save()
     print(format_report(results))
     print(f"\nJSON: {out}")
     return 0
