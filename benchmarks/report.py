@@ -45,7 +45,7 @@ def format_report(results: dict) -> str:
     out: List[str] = []
     env = results["environment"]
     out.append(f"rescorer benchmark{' (--quick)' if results.get('quick') else ''}: torch {env['torch']}, "
-               f"{env['threads']} threads, {env['cores']} cores, load average at start "
+               f"{env['threads']} threads {env.get('omp') or ''}, {env['cores']} cores, load average at start "
                f"{env['load_avg_at_start'][0]:.2f}, at end {env.get('load_avg_at_end', (0,))[0]:.2f}; "
                f"{results.get('total_seconds', 0):.0f} s in all")
     roof = results.get("roofline")

@@ -62,6 +62,7 @@ def environment() -> dict:
             "threads": torch.get_num_threads(), "cpu": platform.processor() or platform.machine(),
             "cores": os.cpu_count(), "load_avg_at_start": os.getloadavg(),
             "cuda": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
+            "omp": {k: os.environ[k] for k in ("OMP_NUM_THREADS", "OMP_WAIT_POLICY") if k in os.environ},
             "table": str(DEFAULT_TABLE), "date": time.strftime("%Y-%m-%d %H:%M:%S")}
 
 
