@@ -34,7 +34,7 @@ from report import check_targets, format_report  # noqa: E402
 from rescorer.flops import flops_per_batch  # noqa: E402
 from roofline import measure_matmul  # noqa: E402
 
-FULL = dict(pairs_small=20000, peer_pairs=4000, rounds=3, e2e_lines_small=200000, e2e_lines_paper=12000,
+FULL = dict(pairs_small=20000, peer_pairs=4000, rounds=3, e2e_lines_small=100000, e2e_lines_paper=12000,
             e2e_rounds=2, io_lines=0, memory_lines="0.1M,1M,10M", train_updates_small=40,
             train_updates_paper=8, onmt_batch_size=64)
 QUICK = dict(pairs_small=2000, peer_pairs=600, rounds=2, e2e_lines_small=20000, e2e_lines_paper=2000,
