@@ -21,7 +21,6 @@ from dataclasses import asdict, dataclass, fields
 from typing import Optional
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from rescorer.vocabulary import EOS_ID, PAD_ID
@@ -132,6 +131,9 @@ class GRULayer(nn.Module):
 class EncoderDecoder(nn.Module):
     """Scores log p(target phrase | source phrase) with teacher forcing, one batched pass."""
 
+    # Target positions whose logits are computed together: (on an accelerator, on the CPU)
+    OUTPUT_BLOCK_ROWS = (16384, 512)
+
     def __init__(self, config: ModelConfig):
         super().__init__()
         self.config = config
@@ -184,12 +186,34 @@ class EncoderDecoder(nn.Module):
         hidden = torch.tanh(self.decoder_init(context))
         return self.decoder.run(inputs, tgt_lengths, hidden), prev_embed
 
-    def output_logits(self, states: torch.Tensor, prev_embed: torch.Tensor,
+    def output_hidden(self, states: torch.Tensor, prev_embed: torch.Tensor,
                       context_part: torch.Tensor) -> torch.Tensor:
-        """Deep output and low-rank softmax logits for (tokens, ...) rows -> (tokens, vocab)."""
+        """Deep output s (maxout), projected by G_r: (tokens, H), (tokens, E) -> (tokens, rank)."""
         pre_maxout = self.deep_hidden(states) + self.deep_prev(prev_embed) + context_part
         maxout = pre_maxout.view(-1, self.config.maxout_units, 2).amax(dim=-1)
-        return self.output_left(self.output_right(maxout))
+        return self.output_right(maxout)
+
+    def output_logits(self, states: torch.Tensor, prev_embed: torch.Tensor,
+                      context_part: torch.Tensor) -> torch.Tensor:
+        """Softmax logits G_l G_r s for (tokens, ...) rows -> (tokens, vocab)."""
+        return self.output_left(self.output_hidden(states, prev_embed, context_part))
+
+    def gold_log_probs(self, hidden: torch.Tensor, gold: torch.Tensor) -> torch.Tensor:
+        """log p(gold) = logit[gold] - logsumexp(logits), a block of rows at a time.
+
+        The (rows, vocab) logits never exist all at once, so memory stays bounded however large
+        the batch (a GPU batch of 131k tokens would otherwise need 8 GB of fp32 logits), and no
+        full log-softmax is written. On the CPU it is as fast as cross-entropy.
+        """
+        block = self.OUTPUT_BLOCK_ROWS[hidden.device.type == "cpu"]
+        pieces = []
+        for start in range(0, hidden.size(0), block):
+            logits = self.output_left(hidden[start:start + block])
+            if logits.dtype not in (torch.float32, torch.float64):
+                logits = logits.float()  # the softmax in full precision, also under bf16 autocast
+            block_gold = gold[start:start + block].unsqueeze(1)
+            pieces.append(logits.gather(1, block_gold).squeeze(1) - torch.logsumexp(logits, dim=1))
+        return torch.cat(pieces) if pieces else hidden.new_zeros(0, dtype=torch.float32)
 
     def token_log_probs(self, src: torch.Tensor, src_lengths: torch.Tensor,
                         tgt: torch.Tensor, tgt_lengths: torch.Tensor) -> torch.Tensor:
@@ -213,10 +237,8 @@ class EncoderDecoder(nn.Module):
         rows = mask.nonzero(as_tuple=True)
         # O_c c once per pair, then broadcast to that pair's real positions
         context_part = self.deep_context(context)[rows[0]]
-        logits = self.output_logits(states[rows], prev_embed[rows], context_part)
-        if logits.dtype not in (torch.float32, torch.float64):
-            logits = logits.float()  # the softmax in full precision, also under bf16 autocast
-        picked = -F.cross_entropy(logits, gold[rows], reduction="none")
+        hidden = self.output_hidden(states[rows], prev_embed[rows], context_part)
+        picked = self.gold_log_probs(hidden, gold[rows])
         out = torch.zeros(batch, tgt_len + 1, device=tgt.device, dtype=picked.dtype)
         out[rows] = picked
         return out
