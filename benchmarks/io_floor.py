@@ -14,7 +14,6 @@ import argparse
 import gzip
 import io
 import json
-import os
 import sys
 import time
 from pathlib import Path

@@ -48,3 +48,17 @@ def tiny_bundle(tiny_model_path):
     from rescorer.checkpoint import load_model
 
     return load_model(tiny_model_path)
+
+
+@pytest.fixture(params=["isal", "zlib"])
+def gzip_backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Run a test with python-isal (when installed) and with the standard-library fallback."""
+    from rescorer import gzip_io
+
+    if request.param == "isal":
+        if gzip_io._igzip is None:
+            pytest.skip("python-isal is not installed")
+    else:
+        monkeypatch.setattr(gzip_io, "_igzip", None)
+    assert gzip_io.gzip_backend() == request.param
+    return request.param

@@ -1,27 +1,13 @@
 """The roofline's FLOP count, checked against counts done by hand."""
 
-from dataclasses import dataclass
-from typing import Optional
-
 import pytest
 
 from rescorer.flops import flops_per_batch, flops_per_pair
+from rescorer.model import ModelConfig
 
-
-@dataclass
-class Sizes:
-    src_vocab_size: int
-    tgt_vocab_size: int
-    embed_dim: int
-    embed_rank: Optional[int]
-    hidden_size: int
-    maxout_units: int
-    output_rank: Optional[int]
-
-
-TINY = Sizes(src_vocab_size=7, tgt_vocab_size=11, embed_dim=3, embed_rank=2, hidden_size=4,
-             maxout_units=5, output_rank=6)
-PAPER = Sizes(src_vocab_size=15000, tgt_vocab_size=15000, embed_dim=500, embed_rank=100,
+TINY = ModelConfig(src_vocab_size=7, tgt_vocab_size=11, embed_dim=3, embed_rank=2, hidden_size=4,
+                   maxout_units=5, output_rank=6)
+PAPER = ModelConfig(src_vocab_size=15000, tgt_vocab_size=15000, embed_dim=500, embed_rank=100,
               hidden_size=1000, maxout_units=500, output_rank=500)
 
 
@@ -45,7 +31,7 @@ def test_tiny_config_matches_hand_count(src_len, tgt_len, expected):
 
 
 def test_full_rank_embedding_is_a_lookup_and_full_output_is_one_matrix():
-    sizes = Sizes(**{**TINY.__dict__, "embed_rank": None, "output_rank": None})
+    sizes = ModelConfig(**{**TINY.__dict__, "embed_rank": None, "output_rank": None})
     # per source token 72 + 96; per pair 240; per target step 72 + 96 + 80 + 60 + 2*5*11=110
     assert flops_per_pair(sizes, 2, 3) == 2 * 168 + 240 + 4 * 418
 

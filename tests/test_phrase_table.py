@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from rescorer import gzip_io
 from rescorer.errors import PhraseTableFormatError, RescorerError
 from rescorer.phrase_table import PhraseEntry, PhraseTableReader, append_scores, read_chunks
 from rescorer.table_output import AtomicOutput
@@ -33,18 +32,6 @@ def write_table(path: Path, lines: list[bytes], gz: bool = False) -> Path:
 def read_all(path: Path, reject_path: Path | None = None) -> list[PhraseEntry]:
     with PhraseTableReader(path, reject_path) as reader:
         return list(reader)
-
-
-@pytest.fixture(params=["isal", "zlib"])
-def gzip_backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Run a test with python-isal (when installed) and with the standard-library fallback."""
-    if request.param == "isal":
-        if gzip_io._igzip is None:
-            pytest.skip("python-isal is not installed")
-    else:
-        monkeypatch.setattr(gzip_io, "_igzip", None)
-    assert gzip_io.gzip_backend() == request.param
-    return request.param
 
 
 # ---------------------------------------------------------------- parsing good lines

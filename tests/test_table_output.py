@@ -8,23 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from rescorer import gzip_io
 from rescorer.errors import RescorerError
 from rescorer.table_output import AtomicOutput
 
 LINES = [b"a ||| b ||| 0.5 0.1", b"caf\xe9 ||| c ||| 1 1", b""]
 CONTENT = b"a ||| b ||| 0.5 0.1\ncaf\xe9 ||| c ||| 1 1\n\n"
-
-
-@pytest.fixture(params=["isal", "zlib"])
-def gzip_backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Run a test with python-isal (when installed) and with the standard-library fallback."""
-    if request.param == "isal":
-        if gzip_io._igzip is None:
-            pytest.skip("python-isal is not installed")
-    else:
-        monkeypatch.setattr(gzip_io, "_igzip", None)
-    return request.param
 
 
 def write(path: Path, lines: list[bytes], **kwargs: object) -> AtomicOutput:
