@@ -17,7 +17,7 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Dict, Optional
+from typing import Dict
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
