@@ -119,7 +119,7 @@ def checkpoint_path_for(model_path: Path) -> Path:
 
 
 def train_on_table(table_path: Path, model_path: Path, *, preset: str = "small",
-                   settings: TrainSettings = TrainSettings(), shortlist_size: Optional[int] = None,
+                   settings: Optional[TrainSettings] = None, shortlist_size: Optional[int] = None,
                    src_corpus: Optional[Path] = None, tgt_corpus: Optional[Path] = None,
                    device: torch.device = torch.device("cpu"), precision: str = "fp32",
                    resume: bool = False, cache_dir: Optional[Path] = None,
@@ -129,6 +129,7 @@ def train_on_table(table_path: Path, model_path: Path, *, preset: str = "small",
 
     A checkpoint with optimizer state is kept beside it (`<model>.checkpoint`) for `resume`.
     """
+    settings = settings or TrainSettings()
     checkpoint = checkpoint_path_for(model_path)
     cache_dir = cache_dir or model_path.with_name(model_path.name + ".cache")
     vocabularies = None
