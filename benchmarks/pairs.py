@@ -25,16 +25,21 @@ def count_lines(path: Path) -> int:
         return sum(1 for _ in f)
 
 
+def evenly_spaced_line_numbers(table_path: Path, count: int) -> set:
+    """0-based numbers of `count` lines spread evenly over the table (sorted tables vary along)."""
+    total = count_lines(table_path)
+    if count > total:
+        raise ValueError(f"{table_path}: asked for {count} lines but the table has {total}")
+    stride = total / count
+    return {int(i * stride) for i in range(count)}
+
+
 def sample_pairs(num_pairs: int, table_path: Path = DEFAULT_TABLE, cache_dir: Path = RESULTS_DIR) -> List[Pair]:
     """``num_pairs`` (source tokens, target tokens) taken at an even stride, in file order."""
     cache = cache_dir / f"pairs-{num_pairs}.tsv"
     if not cache.exists():
         cache_dir.mkdir(parents=True, exist_ok=True)
-        total = count_lines(table_path)
-        if num_pairs > total:
-            raise ValueError(f"{table_path}: asked for {num_pairs} pairs but the table has {total} lines")
-        stride = total / num_pairs
-        wanted = {int(i * stride) for i in range(num_pairs)}
+        wanted = evenly_spaced_line_numbers(table_path, num_pairs)
         tmp = cache.with_suffix(".tmp")
         with gzip.open(table_path, "rt", encoding="utf-8") as f, open(tmp, "w", encoding="utf-8") as out:
             for number, line in enumerate(f):
@@ -73,11 +78,7 @@ def sample_table(num_lines: int, table_path: Path = DEFAULT_TABLE, cache_dir: Pa
     if out.exists():
         return out
     cache_dir.mkdir(parents=True, exist_ok=True)
-    total = count_lines(table_path)
-    if num_lines > total:
-        raise ValueError(f"{table_path}: asked for {num_lines} lines but the table has {total}")
-    stride = total / num_lines
-    wanted = {int(i * stride) for i in range(num_lines)}
+    wanted = evenly_spaced_line_numbers(table_path, num_lines)
     tmp = out.with_suffix(".tmp")
     with gzip.open(table_path, "rb") as f, _open_out(tmp) as o:
         o.writelines(line for number, line in enumerate(f) if number in wanted)
