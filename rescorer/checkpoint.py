@@ -90,7 +90,14 @@ def read_model_file(path: Path) -> dict:
 
 def load_model(path: Path, device: Optional[torch.device] = None) -> ModelBundle:
     """Load a model file for scoring (eval mode, on `device`, default CPU)."""
-    payload = read_model_file(path)
+    bundle = bundle_from_payload(read_model_file(path), path)
+    if device is not None:
+        bundle.model.to(device)
+    return bundle
+
+
+def bundle_from_payload(payload: dict, path: Path) -> ModelBundle:
+    """The model (eval mode, CPU) of a payload read by `read_model_file`; `path` names errors."""
     try:
         config = ModelConfig.from_dict(payload["config"])
         model = EncoderDecoder(config)
@@ -103,6 +110,4 @@ def load_model(path: Path, device: Optional[torch.device] = None) -> ModelBundle
     if len(bundle.src_vocab) != config.src_vocab_size or len(bundle.tgt_vocab) != config.tgt_vocab_size:
         raise ModelFileError(f"{path}: vocabulary sizes differ from the model config")
     model.eval()
-    if device is not None:
-        model.to(device)
     return bundle

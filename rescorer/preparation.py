@@ -11,7 +11,7 @@ from typing import Callable, Iterator, Optional
 
 import torch
 
-from rescorer.checkpoint import ModelBundle, load_model, save_model
+from rescorer.checkpoint import ModelBundle, bundle_from_payload, read_model_file, save_model
 from rescorer.errors import RescorerError
 from rescorer.model import PRESETS, EncoderDecoder, ModelConfig
 from rescorer.pair_cache import PairCache, build_pair_cache, open_matching_cache
@@ -136,7 +136,8 @@ def train_on_table(table_path: Path, model_path: Path, *, preset: str = "small",
     if resume:
         if not checkpoint.is_file():
             raise RescorerError(f"{checkpoint}: no checkpoint to resume from")
-        bundle = load_model(checkpoint)
+        payload = read_model_file(checkpoint)  # read once: weights, optimizer, state
+        bundle = bundle_from_payload(payload, checkpoint)
         bundle.model.train()
     else:
         torch.manual_seed(settings.seed)
@@ -147,7 +148,7 @@ def train_on_table(table_path: Path, model_path: Path, *, preset: str = "small",
     cache = encode_table(table_path, bundle.src_vocab, bundle.tgt_vocab, cache_dir, progress)
     trainer = Trainer(bundle, cache, settings, device, precision, checkpoint, on_update)
     if resume:
-        trainer.resume(checkpoint)
+        trainer.resume(payload, checkpoint)
     unigram = unigram_perplexity(cache, trainer.split, len(bundle.tgt_vocab))
     state = trainer.train()
     save_model(bundle, model_path)

@@ -20,7 +20,7 @@ import numpy as np
 import torch
 
 from rescorer.batching import length_sorted_batches, pad_sequences
-from rescorer.checkpoint import ModelBundle, read_model_file, save_model
+from rescorer.checkpoint import ModelBundle, save_model
 from rescorer.device import autocast
 from rescorer.errors import RescorerError
 from rescorer.pair_cache import PairCache
@@ -149,12 +149,11 @@ class Trainer:
         self.state = TrainState()
         self.best_weights = copy.deepcopy(self.model.state_dict())
 
-    def resume(self, path: Path) -> None:
-        """Continue from a checkpoint written by `save_checkpoint`."""
-        payload = read_model_file(path)
+    def resume(self, payload: dict, path: Path) -> None:
+        """Continue from a checkpoint written by `save_checkpoint`, whose weights the bundle's
+        model already holds; `payload` is that file as `read_model_file` returned it."""
         if "optimizer" not in payload or "best_weights" not in payload:
             raise RescorerError(f"{path}: holds no training checkpoint (no optimizer state)")
-        self.model.load_state_dict(payload["weights"])
         self.optimizer.load_state_dict(payload["optimizer"])
         self.best_weights = payload["best_weights"]
         self.state = TrainState(**payload["training"]["state"])
