@@ -257,3 +257,34 @@ class RunPaths:
                     directory.rmdir()  # only when empty: it may hold a checkpoint worth keeping
                 except OSError:
                     pass
+
+
+def output_targets(output: Optional[Path], reject_path: Optional[Path]) -> list[Target]:
+    """The targets of a scoring run: the rescored table and the reject file (both may be a FIFO
+    or a device, written into; `-` is stdout)."""
+    targets = []
+    if output is not None:
+        targets.append(Target(Path(output), "output", streamable=True))
+    if reject_path is not None:
+        targets.append(Target(Path(reject_path), "reject file", streamable=True))
+    return targets
+
+
+def training_targets(model_path: Path, cache_dir: Optional[Path], resume: bool) -> list[Target]:
+    """The targets of a training run: the model, its checkpoint and the pair cache.
+
+    Under --resume the model and checkpoint are expected to exist (the run continues them);
+    otherwise an existing one needs --force. A pair cache may exist: it is reused when it
+    matches the table, rebuilt when not.
+    """
+    from rescorer.preparation import checkpoint_path_for  # torch: imported only for training
+
+    checkpoint = checkpoint_path_for(model_path)
+    cache = cache_dir or model_path.with_name(model_path.name + ".cache")
+    return [
+        Target(model_path, "model", may_exist=resume,
+               hint="or --model to score with it, or --resume to continue its training"),
+        Target(checkpoint, "checkpoint", may_exist=resume,
+               hint="or --resume to continue the training it holds"),
+        Target(cache, "pair cache", kind="dir", may_exist=True),
+    ]

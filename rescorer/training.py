@@ -167,7 +167,8 @@ class Trainer:
         self.checkpoint_update = self.state.updates
 
     def training_record(self) -> dict:
-        return {"settings": asdict(self.settings), "state": asdict(self.state),
+        return {"options": self.bundle.training.get("options", {}),
+                "settings": asdict(self.settings), "state": asdict(self.state),
                 "num_pairs": self.cache.num_pairs, "valid_pairs": len(self.split.valid),
                 **{k: v for k, v in self.cache.meta.items() if k.startswith("table")}}
 
