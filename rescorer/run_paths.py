@@ -97,10 +97,12 @@ class RunPaths:
     # ---- checks (no side effects) ----------------------------------------------------
     def check(self) -> None:
         """Raise RescorerError for the first target this run must not write."""
+        for target in self.writes:
+            if str(target.path) != STDIO:
+                self._check_against_inputs(target)
         for index, target in enumerate(self.writes):
             if str(target.path) == STDIO:
                 continue
-            self._check_against_inputs(target)
             for other in self.writes[index + 1:]:
                 if str(other.path) != STDIO:
                     self._check_pair(target, other)
@@ -148,7 +150,7 @@ class RunPaths:
                                     f"{_describe_kind(path)}")
             return
         if not (self.force or target.may_exist):
-            hint = f"; {target.hint}" if target.hint else ""
+            hint = f", {target.hint}" if target.hint else ""
             raise RescorerError(f"{path}: the {target.role} exists; pass --force to replace it{hint}")
 
     def _check_directory(self, target: Target) -> None:
@@ -283,7 +285,7 @@ def training_targets(model_path: Path, cache_dir: Optional[Path], resume: bool) 
     cache = cache_dir or model_path.with_name(model_path.name + ".cache")
     return [
         Target(model_path, "model", may_exist=resume,
-               hint="or --model to score with it, or --resume to continue its training"),
+               hint="or --resume to continue its training"),
         Target(checkpoint, "checkpoint", may_exist=resume,
                hint="or --resume to continue the training it holds"),
         Target(cache, "pair cache", kind="dir", may_exist=True),
