@@ -58,16 +58,38 @@ def save_model(bundle: ModelBundle, path: Path, extra: Optional[dict] = None) ->
         **(extra or {}),
     }
     temporary = path.with_name(f"{temporary_prefix(path)}{os.getpid()}")
+    file = None
     try:
-        with open(temporary, "wb") as file:
+        with open(temporary, "wb") as raw:
+            file = _RecordingWriter(raw)
             torch.save(payload, file)
-            file.flush()
-            os.fsync(file.fileno())
+            raw.flush()
+            os.fsync(raw.fileno())
         os.replace(temporary, path)
     except (OSError, RuntimeError) as error:
-        raise ModelFileError(f"{path}: cannot write the model file ({_write_reason(error)})") from None
+        # torch turns an OSError of the file's write() into its own RuntimeError: report the OSError
+        cause = file.error if file is not None and file.error is not None else error
+        raise ModelFileError(f"{path}: cannot write the model file ({_write_reason(cause)})") from None
     finally:
         temporary.unlink(missing_ok=True)
+
+
+class _RecordingWriter:
+    """A file's write() that remembers the OSError it raised (a full disk) for the message."""
+
+    def __init__(self, file):
+        self.file = file
+        self.error: Optional[OSError] = None
+
+    def write(self, data) -> int:
+        try:
+            return self.file.write(data)
+        except OSError as error:
+            self.error = error
+            raise
+
+    def flush(self) -> None:
+        self.file.flush()
 
 
 def _write_reason(error: BaseException) -> str:

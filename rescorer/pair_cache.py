@@ -83,8 +83,9 @@ class _SideWriter:
             self.flush()
 
     def flush(self) -> None:
-        np.asarray(self.ids, dtype=ID_DTYPE).tofile(self.ids_file)
-        np.asarray(self.offsets, dtype=OFFSET_DTYPE).tofile(self.offsets_file)
+        # write(), not ndarray.tofile(): a full disk then raises OSError(ENOSPC), which says so
+        self.ids_file.write(np.asarray(self.ids, dtype=ID_DTYPE).tobytes())
+        self.offsets_file.write(np.asarray(self.offsets, dtype=OFFSET_DTYPE).tobytes())
         self.ids, self.offsets = [], []
 
     def close(self) -> None:

@@ -105,7 +105,7 @@ class AtomicOutput:
             self._file = sys.stdout.buffer
         elif self.is_stream:
             try:
-                self._file = open(self.path, "wb", buffering=0)
+                self._file = open(self.path, "wb")  # buffered: a short write is retried, never lost
             except OSError as exc:
                 raise RescorerError(f"{self.path}: cannot write the output ({_reason(exc)})") from None
         else:
@@ -116,7 +116,7 @@ class AtomicOutput:
                 raise RescorerError(f"{self.path}: cannot write the output ({_reason(exc)})") from None
             self.tmp_path = Path(tmp_name)
             os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; the table should get normal permissions
-            self._file = os.fdopen(fd, "wb", buffering=0)
+            self._file = os.fdopen(fd, "wb")  # buffered: a short write is retried, never lost
         if self.path.name.endswith(".gz"):
             self._stream = gzip_writer(self._file, self.compresslevel, name=str(self.path))
         else:
@@ -186,6 +186,7 @@ class AtomicOutput:
             if self.is_stdout:
                 self._file.flush()
                 return
+            self._file.flush()
             if not self.is_stream:
                 os.fsync(self._file.fileno())
             self._file.close()
