@@ -219,6 +219,8 @@ def test_failure_case(case, args, status, message, unchanged, absent, workspace,
     before = {name: (workspace / name).read_bytes() for name in unchanged}
     result = rescore(*args, cwd=workspace)
     stderr = result.stderr.decode("utf-8", "replace")
+    print(f"CASE\t{case}\trescore {' '.join(map(str, args))}\t{result.returncode}\t"
+          f"{stderr.strip().splitlines()[-1] if stderr.strip() else ''}")  # for the note (-rP)
     assert result.returncode == status, stderr
     assert message in stderr, stderr
     assert "Traceback" not in stderr
