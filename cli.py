@@ -28,6 +28,7 @@ import click  # noqa: E402
 import torch  # noqa: E402
 
 from rescorer import __version__
+from rescorer.cli_options import model_options
 from rescorer.errors import RescorerError
 
 PATH = click.Path(path_type=Path, dir_okay=False)
@@ -94,8 +95,6 @@ def device_options(command):
 
 def train_options(command):
     options = [
-        click.option("--preset", type=click.Choice(["small", "paper", "tiny"]), default="small", show_default=True,
-                     help="Model sizes: 'paper' is Cho et al. (2014) Appendix A; 'small' trains on a CPU in minutes; 'tiny' is for smoke tests."),
         click.option("--shortlist-size", type=click.IntRange(1), default=None,
                      help="Words per side in the shortlist [default: 15000]."),
         click.option("--src-corpus", type=EXISTING, help="Tokenized source corpus to count the shortlist on."),
@@ -121,8 +120,6 @@ def train_options(command):
         click.option("--resume", is_flag=True, help="Continue from MODEL.checkpoint."),
         click.option("--cache-dir", type=click.Path(path_type=Path, file_okay=False),
                      help="Where the encoded pairs go [default: MODEL.cache]."),
-        click.option("--gru-form", type=click.Choice(["paper", "cudnn"]), default="paper", show_default=True,
-                     help="cudnn applies the reset gate after U h (one fused matmul)."),
     ]
     for option in reversed(options):
         command = option(command)
@@ -177,29 +174,32 @@ def default_model(output_path: Path) -> Path:
 @click.argument("phrase_table", type=EXISTING)
 @click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False, allow_dash=True),
               help="Output table ('-' for stdout) [default: NAME.rnn.gz beside the input].")
-@click.option("--model", "model_path", type=PATH,
-              help="Score with this model instead of training one (saved as OUT.model.pt).")
+@click.option("--model", "model_paths", type=PATH, multiple=True,
+              help="Score with this model instead of training one (saved as OUT.model.pt); "
+                   "repeat for one column per model.")
+@model_options
 @train_options
 @score_options
 @device_options
 @click.pass_obj
 @reports_errors
 def run_command(reporter: Reporter, phrase_table: Path, output: Optional[Path],
-                model_path: Optional[Path], **options) -> None:
+                model_paths: tuple, **options) -> None:
     """Train on PHRASE_TABLE (unless --model is given), then write it back with the new column."""
-    if str(phrase_table) == "-" and model_path is None:
+    if str(phrase_table) == "-" and not model_paths:
         raise click.UsageError("training reads the table several times: give a file, not '-', or --model")
     output = output or default_output(phrase_table)
     prepare_output(output, options["force"], phrase_table)
-    if model_path is None:
-        model_path = default_model(output if str(output) != "-" else default_output(phrase_table))
-        train_job(reporter, phrase_table, model_path, **pick(options, TRAIN_KEYS))
-    score_job(reporter, phrase_table, output, model_path, **pick(options, SCORE_KEYS))
+    if not model_paths:
+        model_paths = (default_model(output if str(output) != "-" else default_output(phrase_table)),)
+        train_job(reporter, phrase_table, model_paths[0], **pick(options, TRAIN_KEYS))
+    score_job(reporter, phrase_table, output, list(model_paths), **pick(options, SCORE_KEYS))
 
 
 @main.command("train")
 @click.argument("phrase_table", type=EXISTING)
 @click.option("-o", "--output", "model_path", type=PATH, required=True, help="Model file to write.")
+@model_options
 @train_options
 @device_options
 @click.pass_obj
@@ -211,19 +211,21 @@ def train_command(reporter: Reporter, phrase_table: Path, model_path: Path, **op
 
 @main.command("score")
 @click.argument("phrase_table", type=EXISTING)
-@click.option("--model", "model_path", type=EXISTING, required=True)
+@click.option("--model", "model_paths", type=EXISTING, required=True, multiple=True,
+              help="Model file; repeat it for one column per model, in the order given.")
 @click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False, allow_dash=True),
               help="Output table ('-' for stdout) [default: NAME.rnn.gz beside the input].")
 @score_options
 @device_options
 @click.pass_obj
 @reports_errors
-def score_command(reporter: Reporter, phrase_table: Path, model_path: Path,
+def score_command(reporter: Reporter, phrase_table: Path, model_paths: tuple,
                   output: Optional[Path], **options) -> None:
-    """Write PHRASE_TABLE back with log p(target | source) appended to every line's scores."""
+    """Write PHRASE_TABLE back with each model's log p(target | source) appended to every line's
+    scores (then the word penalty with --unk-penalty)."""
     output = output or default_output(phrase_table)
     prepare_output(output, options["force"], phrase_table)
-    score_job(reporter, phrase_table, output, model_path, **options)
+    score_job(reporter, phrase_table, output, list(model_paths), **options)
 
 
 @main.command("top-targets")
@@ -250,10 +252,9 @@ def top_targets_command(rescored_table: Path, sources: int, top: int, column: in
             click.echo(f"  {rnn:10.3f}  {direct:11.3f}  {rank:10d}  {tgt}")
 
 
-TRAIN_KEYS = ("preset", "shortlist_size", "src_corpus", "tgt_corpus", "batch_size", "optimizer",
+TRAIN_KEYS = ("model_settings", "shortlist_size", "src_corpus", "tgt_corpus", "batch_size", "optimizer",
               "learning_rate", "clip_norm", "max_updates", "max_time", "valid_pairs", "valid_every",
-              "patience", "checkpoint_every", "seed", "resume", "cache_dir", "gru_form", "device",
-              "precision")
+              "patience", "checkpoint_every", "seed", "resume", "cache_dir", "device", "precision")
 SCORE_KEYS = ("unk_penalty", "score_format", "reject_path", "force", "chunk_size", "token_budget",
               "device", "precision")
 
@@ -279,10 +280,10 @@ def signature(job: str, **settings) -> str:
     return "|".join(fields + [f"torch:{torch.__version__}"])
 
 
-def train_job(reporter: Reporter, phrase_table: Path, model_path: Path, *, preset, shortlist_size,
-              src_corpus, tgt_corpus, batch_size, optimizer, learning_rate, clip_norm, max_updates,
-              max_time, valid_pairs, valid_every, patience, checkpoint_every, seed, resume,
-              cache_dir, gru_form, device, precision) -> None:
+def train_job(reporter: Reporter, phrase_table: Path, model_path: Path, *, model_settings,
+              shortlist_size, src_corpus, tgt_corpus, batch_size, optimizer, learning_rate, clip_norm,
+              max_updates, max_time, valid_pairs, valid_every, patience, checkpoint_every, seed, resume,
+              cache_dir, device, precision) -> None:
     from rescorer.device import resolve_device, resolve_precision
     from rescorer.preparation import train_on_table
     from rescorer.training import TrainSettings
@@ -293,7 +294,7 @@ def train_job(reporter: Reporter, phrase_table: Path, model_path: Path, *, prese
                              clip_norm=clip_norm, max_updates=max_updates, max_seconds=max_time,
                              valid_pairs=valid_pairs, valid_every=valid_every, patience=patience,
                              checkpoint_every=checkpoint_every, seed=seed)
-    reporter.say(signature("train", preset=preset, gru=gru_form, optimizer=optimizer, batch=batch_size,
+    reporter.say(signature("train", **model_settings.describe(), optimizer=optimizer, batch=batch_size,
                            max_updates=max_updates, seed=seed, device=torch_device.type,
                            precision=precision))
     started = time.perf_counter()
@@ -314,10 +315,9 @@ def train_job(reporter: Reporter, phrase_table: Path, model_path: Path, *, prese
 
     try:
         report = train_on_table(
-            phrase_table, model_path, preset=preset, settings=settings, shortlist_size=shortlist_size,
+            phrase_table, model_path, model=model_settings, settings=settings, shortlist_size=shortlist_size,
             src_corpus=src_corpus, tgt_corpus=tgt_corpus, device=torch_device, precision=precision,
-            resume=resume, cache_dir=cache_dir, reset_after=gru_form == "cudnn",
-            progress=bars["lines"].update, on_update=on_update)
+            resume=resume, cache_dir=cache_dir, progress=bars["lines"].update, on_update=on_update)
     finally:
         for bar in bars.values():
             bar.close()
@@ -335,7 +335,7 @@ def train_job(reporter: Reporter, phrase_table: Path, model_path: Path, *, prese
                  f"target tokens/s; {elapsed:.1f} s; model {model_path}")
 
 
-def score_job(reporter: Reporter, phrase_table: Path, output: Path, model_path: Path, *,
+def score_job(reporter: Reporter, phrase_table: Path, output: Path, model_paths: list, *,
               unk_penalty, score_format, reject_path, force, chunk_size, token_budget, device,
               precision) -> None:
     from rescorer.checkpoint import load_model
@@ -345,22 +345,20 @@ def score_job(reporter: Reporter, phrase_table: Path, output: Path, model_path: 
 
     torch_device = resolve_device(device)
     precision = resolve_precision(precision, torch_device)
-    bundle = load_model(model_path, torch_device)
-    reporter.say(signature("score", model=model_path.name, format=score_format,
-                           unk_penalty="yes" if unk_penalty else "no",
+    bundles = [load_model(path, torch_device) for path in model_paths]
+    names = [path.name for path in model_paths]
+    reporter.say(signature("score", model=",".join(f"{name}({bundle.config.arch})"
+                                                   for name, bundle in zip(names, bundles)),
+                           format=score_format, unk_penalty="yes" if unk_penalty else "no",
                            budget=token_budget or default_token_budget(torch_device),
                            chunk=chunk_size, device=torch_device.type, precision=precision))
     with reporter.bar(desc="scoring", unit=" lines", unit_scale=True) as bar:
-        summary = rescore_table(phrase_table, output, bundle, unk_penalty=unk_penalty,
+        summary = rescore_table(phrase_table, output, bundles, unk_penalty=unk_penalty,
                                 score_format=score_format, force=force, reject_path=reject_path,
                                 chunk_size=chunk_size, token_budget=token_budget,
                                 precision=precision, progress=bar.update)
-    rejected = f", {summary.lines_rejected} rejected to {reject_path}" if summary.lines_rejected else ""
-    reporter.say(f"lines in {summary.lines_read}, out {summary.lines_written}{rejected}; "
-                 f"mean log p {summary.mean_log_prob:.3f}; shortlist coverage "
-                 f"{summary.src_coverage:.1%} source, {summary.tgt_coverage:.1%} target tokens; "
-                 f"{summary.seconds:.1f} s, {summary.pairs_per_second:.0f} pairs/s; "
-                 f"wrote {output}")
+    reporter.say(summary.report(names, reject_path, unk_penalty, output))
+
 
 
 def _add_moses_commands() -> None:

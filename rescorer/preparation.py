@@ -13,7 +13,7 @@ import torch
 
 from rescorer.checkpoint import ModelBundle, bundle_from_payload, read_model_file, save_model
 from rescorer.errors import RescorerError
-from rescorer.model import PRESETS, EncoderDecoder, ModelConfig
+from rescorer.models import ModelSettings, PhraseScorer, build_model
 from rescorer.pair_cache import PairCache, build_pair_cache, open_matching_cache
 from rescorer.phrase_table import PhraseTableReader
 from rescorer.training import Trainer, TrainSettings, TrainState, unigram_perplexity
@@ -93,15 +93,9 @@ def hash_vocabularies(src_vocab: Vocabulary, tgt_vocab: Vocabulary) -> str:
     return digest.hexdigest()[:16]
 
 
-def new_model(preset: str, src_vocab: Vocabulary, tgt_vocab: Vocabulary,
-              reset_after: bool = False) -> EncoderDecoder:
-    if preset not in PRESETS:
-        raise RescorerError(f"unknown preset {preset!r}; valid: {', '.join(PRESETS)}")
-    sizes = {k: v for k, v in PRESETS[preset].items() if k != "shortlist_size"}
-    config = ModelConfig(len(src_vocab), len(tgt_vocab), reset_after=reset_after, **sizes)
-    return EncoderDecoder(config)
-
-
+def new_model(settings: ModelSettings, src_vocab: Vocabulary, tgt_vocab: Vocabulary) -> PhraseScorer:
+    """A freshly initialised model of `settings` for these shortlists."""
+    return build_model(settings.config(len(src_vocab), len(tgt_vocab)))
 
 
 @dataclass
@@ -119,17 +113,20 @@ def checkpoint_path_for(model_path: Path) -> Path:
 
 
 def train_on_table(table_path: Path, model_path: Path, *, preset: str = "small",
+                   model: Optional[ModelSettings] = None,
                    settings: Optional[TrainSettings] = None, shortlist_size: Optional[int] = None,
                    src_corpus: Optional[Path] = None, tgt_corpus: Optional[Path] = None,
                    device: torch.device = torch.device("cpu"), precision: str = "fp32",
                    resume: bool = False, cache_dir: Optional[Path] = None,
-                   reset_after: bool = False, progress: Progress = no_progress,
-                   on_update=None) -> TrainReport:
+                   progress: Progress = no_progress, on_update=None) -> TrainReport:
     """Train a model on the table's unique pairs and save the best one at `model_path`.
 
-    A checkpoint with optimizer state is kept beside it (`<model>.checkpoint`) for `resume`.
+    `model` gives the architecture, preset and settings (default: cho2014 at `preset`); on
+    `resume` the checkpoint's own are used. A checkpoint with optimizer state is kept beside
+    the model (`<model>.checkpoint`) for `resume`.
     """
     settings = settings or TrainSettings()
+    model = model or ModelSettings.make(preset=preset)
     checkpoint = checkpoint_path_for(model_path)
     cache_dir = cache_dir or model_path.with_name(model_path.name + ".cache")
     vocabularies = None
@@ -140,11 +137,12 @@ def train_on_table(table_path: Path, model_path: Path, *, preset: str = "small",
         bundle = bundle_from_payload(payload, checkpoint)
         bundle.model.train()
     else:
+        model.check()  # before the table is read
         torch.manual_seed(settings.seed)
-        size = shortlist_size or PRESETS.get(preset, {}).get("shortlist_size", 15000)
+        size = shortlist_size or model.shortlist_size
         vocabularies = build_vocabularies(table_path, size, src_corpus, tgt_corpus, progress)
-        model = new_model(preset, vocabularies.src_vocab, vocabularies.tgt_vocab, reset_after)
-        bundle = ModelBundle(model, vocabularies.src_vocab, vocabularies.tgt_vocab)
+        bundle = ModelBundle(new_model(model, vocabularies.src_vocab, vocabularies.tgt_vocab),
+                             vocabularies.src_vocab, vocabularies.tgt_vocab)
     cache = encode_table(table_path, bundle.src_vocab, bundle.tgt_vocab, cache_dir, progress)
     trainer = Trainer(bundle, cache, settings, device, precision, checkpoint, on_update)
     if resume:
