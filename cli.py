@@ -96,7 +96,7 @@ def device_options(command):
 def train_options(command):
     options = [
         click.option("--shortlist-size", type=click.IntRange(1), default=None,
-                     help="Words per side in the shortlist [default: 15000]."),
+                     help="Words per side in the shortlist [default: the preset's, 15000 for small]."),
         click.option("--src-corpus", type=EXISTING, help="Tokenized source corpus to count the shortlist on."),
         click.option("--tgt-corpus", type=EXISTING, help="Tokenized target corpus to count the shortlist on."),
         click.option("--batch-size", type=click.IntRange(1), default=64, show_default=True,
