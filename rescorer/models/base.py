@@ -18,6 +18,8 @@ from torch import nn
 
 from rescorer.models.cells import RecurrentLayer
 from rescorer.models.config import ModelConfig
+from rescorer.models.embeddings import FactoredEmbedding
+from rescorer.models.encoders import RecurrentEncoder
 from rescorer.vocabulary import EOS_ID, PAD_ID
 
 
@@ -76,7 +78,15 @@ class PhraseScorer(nn.Module):
         super().__init__()
         self.config = config
 
-    # -- built by subclasses, in this order of registration at the end of __init__ ------------
+    # -- built by subclasses: embeddings and encoder first, deep output and softmax last --------
+    def add_embeddings_and_encoder(self) -> None:
+        """Source and target embeddings, and the encoder of the config's cell, layers and directions."""
+        config = self.config
+        self.src_embed = FactoredEmbedding(config.src_vocab_size, config.embed_dim, config.embed_rank)
+        self.tgt_embed = FactoredEmbedding(config.tgt_vocab_size, config.embed_dim, config.embed_rank)
+        self.encoder = RecurrentEncoder(config.cell, config.embed_dim, config.hidden_size, config.encoder_layers,
+                                        config.bidirectional, config.reverse_source, config.reset_after)
+
     def add_deep_output(self, hidden_size: int, context_size: int) -> None:
         """s' = O_h h + O_y e(y_{t-1}) + O_c c, then maxout (Cho et al., Bahdanau et al.)."""
         pre_maxout, embed = 2 * self.config.maxout_units, self.config.embed_dim

@@ -23,8 +23,7 @@ from rescorer import flops
 from rescorer.models.base import DecoderState, PhraseScorer
 from rescorer.models.cells import build_layer
 from rescorer.models.config import ModelConfig
-from rescorer.models.embeddings import FactoredEmbedding, previous_word_embeddings
-from rescorer.models.encoders import RecurrentEncoder
+from rescorer.models.embeddings import previous_word_embeddings
 from rescorer.models.registry import Architecture, register
 from rescorer.models.settings import require
 
@@ -48,10 +47,7 @@ class Cho2014(PhraseScorer):
     def __init__(self, config: ModelConfig):
         super().__init__(config)
         H, E = config.hidden_size, config.embed_dim
-        self.src_embed = FactoredEmbedding(config.src_vocab_size, E, config.embed_rank)
-        self.tgt_embed = FactoredEmbedding(config.tgt_vocab_size, E, config.embed_rank)
-        self.encoder = RecurrentEncoder(config.cell, E, H, config.encoder_layers, config.bidirectional,
-                                        config.reverse_source, config.reset_after)
+        self.add_embeddings_and_encoder()
         self.context = nn.Linear(config.annotation_size, H)  # V: c = tanh(V h_N)
         self.decoder_init = nn.Linear(H, H)  # V': h'_0 = tanh(V' c)
         self.decoder = build_layer(config.cell, E, H, config.reset_after)

@@ -25,8 +25,8 @@ from rescorer.models.attention import LuongAttention, attend
 from rescorer.models.base import DecoderState, PhraseScorer
 from rescorer.models.cells import build_layer
 from rescorer.models.config import ATTENTION_SCORES, ATTENTIONS, ModelConfig
-from rescorer.models.embeddings import FactoredEmbedding, previous_word_embeddings
-from rescorer.models.encoders import EncoderOutput, RecurrentEncoder
+from rescorer.models.embeddings import previous_word_embeddings
+from rescorer.models.encoders import EncoderOutput
 from rescorer.models.registry import Architecture, register
 from rescorer.models.settings import require
 
@@ -49,10 +49,7 @@ class Luong(PhraseScorer):
     def __init__(self, config: ModelConfig):
         super().__init__(config)
         H, E, A = config.hidden_size, config.embed_dim, config.annotation_size
-        self.src_embed = FactoredEmbedding(config.src_vocab_size, E, config.embed_rank)
-        self.tgt_embed = FactoredEmbedding(config.tgt_vocab_size, E, config.embed_rank)
-        self.encoder = RecurrentEncoder(config.cell, E, H, config.encoder_layers, config.bidirectional,
-                                        config.reverse_source, config.reset_after)
+        self.add_embeddings_and_encoder()
         first_input = E + (H if config.input_feeding else 0)  # [e(y_{t-1}); h~_{t-1}]
         self.decoder = nn.ModuleList(build_layer(config.cell, first_input if layer == 0 else H, H,
                                                  config.reset_after)

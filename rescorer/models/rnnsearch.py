@@ -22,8 +22,7 @@ from rescorer.models.attention import AdditiveAttention, attend, masked_softmax,
 from rescorer.models.base import DecoderState, PhraseScorer
 from rescorer.models.cells import build_layer
 from rescorer.models.config import ModelConfig
-from rescorer.models.embeddings import FactoredEmbedding, previous_word_embeddings
-from rescorer.models.encoders import RecurrentEncoder
+from rescorer.models.embeddings import previous_word_embeddings
 from rescorer.models.registry import Architecture, register
 from rescorer.models.settings import require
 
@@ -47,10 +46,7 @@ class RNNsearch(PhraseScorer):
     def __init__(self, config: ModelConfig):
         super().__init__(config)
         H, E, A = config.hidden_size, config.embed_dim, config.annotation_size
-        self.src_embed = FactoredEmbedding(config.src_vocab_size, E, config.embed_rank)
-        self.tgt_embed = FactoredEmbedding(config.tgt_vocab_size, E, config.embed_rank)
-        self.encoder = RecurrentEncoder(config.cell, E, H, config.encoder_layers, config.bidirectional,
-                                        config.reverse_source, config.reset_after)
+        self.add_embeddings_and_encoder()
         self.attention = AdditiveAttention(H, A, config.attention_size)
         self.decoder_init = nn.Linear(H, H)  # W_s: s_0 = tanh(W_s <-h_1)
         self.decoder = build_layer(config.cell, E, H, config.reset_after)
