@@ -105,12 +105,9 @@ def _distinct_vocabularies(bundles: Sequence[ModelBundle]) -> tuple[list, list[i
     index = []
     for bundle in bundles:
         pair = (bundle.src_vocab, bundle.tgt_vocab)
-        found = next((i for i, seen in enumerate(distinct)
-                      if seen[0] is pair[0] and seen[1] is pair[1] or seen == pair), None)
-        if found is None:
+        if pair not in distinct:
             distinct.append(pair)
-            found = len(distinct) - 1
-        index.append(found)
+        index.append(distinct.index(pair))
     return distinct, index
 
 
