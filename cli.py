@@ -36,6 +36,7 @@ import click  # noqa: E402
 from click.core import ParameterSource  # noqa: E402
 
 from rescorer import __version__  # noqa: E402
+from rescorer.cli_options import MODEL_KEYS, model_options, model_settings_from  # noqa: E402
 
 PATH = click.Path(path_type=Path, dir_okay=False)
 EXISTING = click.Path(path_type=Path, dir_okay=False, exists=True, allow_dash=True)
@@ -85,10 +86,8 @@ def device_options(command):
 
 def train_options(command):
     options = [
-        click.option("--preset", type=click.Choice(["small", "paper", "tiny"]), default="small", show_default=True,
-                     help="Model sizes: 'paper' is Cho et al. (2014) Appendix A; 'small' trains on a CPU in minutes; 'tiny' is for smoke tests."),
         click.option("--shortlist-size", type=click.IntRange(1), default=None,
-                     help="Words per side in the shortlist [default: 15000]."),
+                     help="Words per side in the shortlist [default: the preset's, 15000 for small]."),
         click.option("--src-corpus", type=EXISTING, help="Tokenized source corpus to count the shortlist on."),
         click.option("--tgt-corpus", type=EXISTING, help="Tokenized target corpus to count the shortlist on."),
         click.option("--batch-size", type=click.IntRange(1), default=64, show_default=True,
@@ -112,8 +111,6 @@ def train_options(command):
         click.option("--resume", is_flag=True, help="Continue from MODEL.checkpoint."),
         click.option("--cache-dir", type=click.Path(path_type=Path, file_okay=False),
                      help="Where the encoded pairs go [default: MODEL.cache]."),
-        click.option("--gru-form", type=click.Choice(["paper", "cudnn"]), default="paper", show_default=True,
-                     help="cudnn applies the reset gate after U h (one fused matmul)."),
     ]
     for option in reversed(options):
         command = option(command)
@@ -178,40 +175,42 @@ def default_model(output_path: Path) -> Path:
 @click.argument("phrase_table", type=EXISTING)
 @click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False, allow_dash=True),
               help="Output table ('-' for stdout) [default: NAME.rnn.gz beside the input].")
-@click.option("--model", "model_path", type=PATH,
-              help="Score with this model instead of training one (saved as OUT.model.pt).")
+@click.option("--model", "model_paths", type=PATH, multiple=True,
+              help="Score with this model instead of training one (saved as OUT.model.pt); "
+                   "repeat for one column per model.")
+@model_options
 @train_options
 @score_options
 @device_options
 @click.pass_obj
 @reports_errors
 def run_command(reporter: Reporter, phrase_table: Path, output: Optional[Path],
-                model_path: Optional[Path], **options) -> None:
+                model_paths: tuple, **options) -> None:
     """Train on PHRASE_TABLE (unless --model is given), then write it back with the new column."""
     from rescorer.phrase_table import SKIP_BAD_LINES
     from rescorer.run_paths import RunPaths, output_targets, training_targets
 
-    training = model_path is None
+    training = not model_paths
     if training:
         require_rereadable(phrase_table)
     output = output or default_output(phrase_table)
     if training:
-        model_path = default_model(output if str(output) != "-" else default_output(phrase_table))
+        model_paths = (default_model(output if str(output) != "-" else default_output(phrase_table)),)
     writes = output_targets(output, options["reject_path"])
     if training:
-        writes += training_targets(model_path, options["cache_dir"], options["resume"])
-    reads = [("phrase table", phrase_table), ("model", None if training else model_path),
+        writes += training_targets(model_paths[0], options["cache_dir"], options["resume"])
+    reads = [("phrase table", phrase_table), *(("model", None if training else path) for path in model_paths),
              ("source corpus", options["src_corpus"]), ("target corpus", options["tgt_corpus"])]
     with RunPaths(reads, writes, force=options["force"]):
         if training:
-            train_job(reporter, phrase_table, model_path, pick(options, TRAIN_KEYS), explicit_options(),
-                      reject=SKIP_BAD_LINES if options["reject_path"] else None)
+            train_job(reporter, phrase_table, model_paths[0], pick(options, TRAIN_KEYS),
+                      explicit_options(), reject=SKIP_BAD_LINES if options["reject_path"] else None)
         try:
-            score_job(reporter, phrase_table, output, model_path, **pick(options, SCORE_KEYS))
+            score_job(reporter, phrase_table, output, list(model_paths), **pick(options, SCORE_KEYS))
         except KeyboardInterrupt as interrupt:
             if training:
-                interrupt.note = (f"the model {model_path} is saved; {getattr(interrupt, 'note', '')}"
-                                  f"; `rescore score {phrase_table} --model {model_path}` scores "
+                interrupt.note = (f"the model {model_paths[0]} is saved; {getattr(interrupt, 'note', '')}"
+                                  f"; `rescore score {phrase_table} --model {model_paths[0]}` scores "
                                   f"without training again")
             raise
 
@@ -219,6 +218,7 @@ def run_command(reporter: Reporter, phrase_table: Path, output: Optional[Path],
 @main.command("train")
 @click.argument("phrase_table", type=EXISTING)
 @click.option("-o", "--output", "model_path", type=PATH, required=True, help="Model file to write.")
+@model_options
 @train_options
 @REJECT_OPTION
 @click.option("--force", is_flag=True, help="Replace an existing model (and its checkpoint).")
@@ -246,22 +246,24 @@ def train_command(reporter: Reporter, phrase_table: Path, model_path: Path, reje
 
 @main.command("score")
 @click.argument("phrase_table", type=EXISTING)
-@click.option("--model", "model_path", type=EXISTING, required=True)
+@click.option("--model", "model_paths", type=EXISTING, required=True, multiple=True,
+              help="Model file; repeat it for one column per model, in the order given.")
 @click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False, allow_dash=True),
               help="Output table ('-' for stdout) [default: NAME.rnn.gz beside the input].")
 @score_options
 @device_options
 @click.pass_obj
 @reports_errors
-def score_command(reporter: Reporter, phrase_table: Path, model_path: Path,
+def score_command(reporter: Reporter, phrase_table: Path, model_paths: tuple,
                   output: Optional[Path], **options) -> None:
-    """Write PHRASE_TABLE back with log p(target | source) appended to every line's scores."""
+    """Write PHRASE_TABLE back with each model's log p(target | source) appended to every line's
+    scores (then the word penalty with --unk-penalty)."""
     from rescorer.run_paths import RunPaths, output_targets
 
     output = output or default_output(phrase_table)
-    reads = [("phrase table", phrase_table), ("model", model_path)]
+    reads = [("phrase table", phrase_table), *(("model", path) for path in model_paths)]
     with RunPaths(reads, output_targets(output, options["reject_path"]), force=options["force"]):
-        score_job(reporter, phrase_table, output, model_path, **options)
+        score_job(reporter, phrase_table, output, list(model_paths), **options)
 
 
 @main.command("top-targets")
@@ -288,10 +290,9 @@ def top_targets_command(rescored_table: Path, sources: int, top: int, column: in
             click.echo(f"  {rnn:10.3f}  {direct:11.3f}  {rank:10d}  {tgt}")
 
 
-TRAIN_KEYS = ("preset", "shortlist_size", "src_corpus", "tgt_corpus", "batch_size", "optimizer",
+TRAIN_KEYS = (*MODEL_KEYS, "shortlist_size", "src_corpus", "tgt_corpus", "batch_size", "optimizer",
               "learning_rate", "clip_norm", "max_updates", "max_time", "valid_pairs", "valid_every",
-              "patience", "checkpoint_every", "seed", "resume", "cache_dir", "gru_form", "device",
-              "precision")
+              "patience", "checkpoint_every", "seed", "resume", "cache_dir", "device", "precision")
 SCORE_KEYS = ("unk_penalty", "score_format", "reject_path", "force", "chunk_size", "token_budget",
               "device", "precision")
 
@@ -344,6 +345,7 @@ def train_job(reporter: Reporter, phrase_table: Path, model_path: Path, options:
         options = merge_resumed_options(options, explicit,
                                         payload.get("training", {}).get("options", {}))
     o = options
+    model_settings = model_settings_from(o)
     torch_device = resolve_device(o["device"])
     precision = resolve_precision(o["precision"], torch_device)
     settings = TrainSettings(batch_size=o["batch_size"], optimizer=o["optimizer"],
@@ -353,7 +355,7 @@ def train_job(reporter: Reporter, phrase_table: Path, model_path: Path, options:
                              patience=o["patience"], checkpoint_every=o["checkpoint_every"],
                              seed=o["seed"])
     max_updates = o["max_updates"]
-    reporter.say(signature("train", preset=o["preset"], gru=o["gru_form"], optimizer=o["optimizer"],
+    reporter.say(signature("train", **model_settings.describe(), optimizer=o["optimizer"],
                            lr=o["learning_rate"] or ("1.0" if o["optimizer"] == "adadelta" else "0.001"),
                            batch=o["batch_size"], max_updates=max_updates, seed=o["seed"],
                            resume="yes" if o["resume"] else "no", device=torch_device.type,
@@ -376,10 +378,10 @@ def train_job(reporter: Reporter, phrase_table: Path, model_path: Path, options:
 
     try:
         report = train_on_table(
-            phrase_table, model_path, preset=o["preset"], settings=settings,
+            phrase_table, model_path, model=model_settings, settings=settings,
             shortlist_size=o["shortlist_size"], src_corpus=o["src_corpus"], tgt_corpus=o["tgt_corpus"],
             device=torch_device, precision=precision, resume=o["resume"], cache_dir=o["cache_dir"],
-            reset_after=o["gru_form"] == "cudnn", progress=bars["lines"].update, on_update=on_update,
+            progress=bars["lines"].update, on_update=on_update,
             reject=reject, options=recordable_options(options), checkpoint_payload=payload)
     finally:
         for bar in bars.values():
@@ -398,7 +400,7 @@ def train_job(reporter: Reporter, phrase_table: Path, model_path: Path, options:
                  f"target tokens/s; {elapsed:.1f} s; model {model_path}")
 
 
-def score_job(reporter: Reporter, phrase_table: Path, output: Path, model_path: Path, *,
+def score_job(reporter: Reporter, phrase_table: Path, output: Path, model_paths: list, *,
               unk_penalty, score_format, reject_path, force, chunk_size, token_budget, device,
               precision) -> None:
     from rescorer.checkpoint import load_model
@@ -408,25 +410,20 @@ def score_job(reporter: Reporter, phrase_table: Path, output: Path, model_path: 
 
     torch_device = resolve_device(device)
     precision = resolve_precision(precision, torch_device)
-    bundle = load_model(model_path, torch_device)
-    reporter.say(signature("score", model=model_path.name, format=score_format,
-                           unk_penalty="yes" if unk_penalty else "no",
+    bundles = [load_model(path, torch_device) for path in model_paths]
+    names = [path.name for path in model_paths]
+    reporter.say(signature("score", model=",".join(f"{name}({bundle.config.arch})"
+                                                   for name, bundle in zip(names, bundles)),
+                           format=score_format, unk_penalty="yes" if unk_penalty else "no",
                            budget=token_budget or default_token_budget(torch_device),
                            chunk=chunk_size, device=torch_device.type, precision=precision))
     with reporter.bar(desc="scoring", unit=" lines", unit_scale=True) as bar:
-        summary = rescore_table(phrase_table, output, bundle, unk_penalty=unk_penalty,
+        summary = rescore_table(phrase_table, output, bundles, unk_penalty=unk_penalty,
                                 score_format=score_format, force=force, reject_path=reject_path,
                                 chunk_size=chunk_size, token_budget=token_budget,
                                 precision=precision, progress=bar.update)
-    rejected = f", {summary.lines_rejected} rejected to {reject_path}" if summary.lines_rejected else ""
-    if summary.unk_capped:
-        rejected += (f"; {summary.unk_capped} lines with more than {summary.unk_cap} unknown target "
-                     f"words got the word penalty exp({summary.unk_cap})")
-    reporter.say(f"lines in {summary.lines_read}, out {summary.lines_written}{rejected}; "
-                 f"mean log p {summary.mean_log_prob:.3f}; shortlist coverage "
-                 f"{summary.src_coverage:.1%} source, {summary.tgt_coverage:.1%} target tokens; "
-                 f"{summary.seconds:.1f} s, {summary.pairs_per_second:.0f} pairs/s; "
-                 f"wrote {output}")
+    reporter.say(summary.report(names, reject_path, unk_penalty, output))
+
 
 
 def _add_moses_commands() -> None:

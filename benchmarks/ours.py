@@ -31,7 +31,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from rescorer.checkpoint import ModelBundle, save_model  # noqa: E402
-from rescorer.model import PRESETS, EncoderDecoder, ModelConfig  # noqa: E402
+from rescorer.models import ModelConfig, ModelSettings, build_model  # noqa: E402
 from rescorer.scoring import DEFAULT_TOKEN_BUDGET, score_encoded  # noqa: E402
 from rescorer.vocabulary import Vocabulary  # noqa: E402
 
@@ -58,11 +58,13 @@ def load_shortlists(table: Path, cache_dir: Path, size: int = 15000) -> Tuple[Vo
     return report.src_vocab, report.tgt_vocab
 
 
-def make_bundle(preset: str, src_vocab: Vocabulary, tgt_vocab: Vocabulary, seed: int = 0) -> ModelBundle:
-    sizes = {k: v for k, v in PRESETS[preset].items() if k != "shortlist_size"}
+def make_bundle(preset: str, src_vocab: Vocabulary, tgt_vocab: Vocabulary, seed: int = 0,
+                arch: str = "cho2014", **settings) -> ModelBundle:
+    """A randomly initialised model of `arch` at `preset` (settings: e.g. cell="lstm")."""
+    config = ModelSettings.make(arch, preset, **settings).config(len(src_vocab), len(tgt_vocab))
     torch.manual_seed(seed)
-    model = EncoderDecoder(ModelConfig(len(src_vocab), len(tgt_vocab), **sizes)).eval()
-    return ModelBundle(model, src_vocab, tgt_vocab, {"benchmark": f"random init, preset {preset}"})
+    model = build_model(config).eval()
+    return ModelBundle(model, src_vocab, tgt_vocab, {"benchmark": f"random init, {arch} preset {preset}"})
 
 
 def tiny_bundle(src_vocab: Vocabulary, tgt_vocab: Vocabulary, shortlist: int = 100, seed: int = 0) -> ModelBundle:
@@ -71,7 +73,7 @@ def tiny_bundle(src_vocab: Vocabulary, tgt_vocab: Vocabulary, shortlist: int = 1
     torch.manual_seed(seed)
     config = ModelConfig(len(src), len(tgt), embed_dim=16, embed_rank=None, hidden_size=16,
                          maxout_units=16, output_rank=16)
-    return ModelBundle(EncoderDecoder(config).eval(), src, tgt, {"benchmark": "tiny stand-in"})
+    return ModelBundle(build_model(config).eval(), src, tgt, {"benchmark": "tiny stand-in"})
 
 
 @dataclass

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import List, Optional
 
-__all__ = ["check_targets", "format_report"]
+__all__ = ["check_targets", "format_report", "format_archs"]
 
 
 def _get(results: dict, *keys):
@@ -39,6 +39,17 @@ def check_targets(results: dict) -> List[dict]:
 
 def _fmt(value: Optional[float], spec: str = ".0f") -> str:
     return "-" if value is None else format(value, spec)
+
+
+def format_archs(results: dict) -> list:
+    lines = ["\nArchitectures, paper presets (model-only fp32, random init, the table's 15k shortlists; "
+             "same pairs; medians of interleaved rounds)",
+             f"  {'arch':10s} {'params':>8s} {'pairs/s':>9s} {'MFLOP/pair':>11s} {'GFLOP/s':>8s} {'vs first':>9s}"]
+    for arch, row in results.items():
+        ratio = next(value for key, value in row.items() if key.startswith("speed_over_"))
+        lines.append(f"  {arch:10s} {row['parameters'] / 1e6:7.1f}M {row['pairs_per_s']:9.1f} "
+                     f"{row['flops_per_pair'] / 1e6:11.1f} {row['gflops']:8.1f} {ratio:8.2f}x")
+    return lines
 
 
 def format_report(results: dict) -> str:
@@ -78,6 +89,9 @@ def format_report(results: dict) -> str:
         if "onmt_flops_per_pair" in res:
             out.append(f"    (OpenNMT-py's model costs {res['onmt_flops_per_pair'] / 1e6:.1f} MFLOP/pair: "
                        f"no deep output, a full hidden x vocabulary softmax)")
+
+    if results.get("archs"):
+        out.extend(format_archs(results["archs"]))
 
     e2e = results.get("end_to_end", {})
     if e2e:

@@ -24,6 +24,7 @@ sys.path.insert(1, str(HERE.parent))
 
 import torch  # noqa: E402
 
+import archs  # noqa: E402
 import naive_baseline  # noqa: E402
 import onmt_peer  # noqa: E402
 import ours  # noqa: E402
@@ -36,10 +37,10 @@ from roofline import measure_matmul  # noqa: E402
 
 FULL = dict(pairs_small=20000, peer_pairs=4000, rounds=3, e2e_lines_small=100000, e2e_lines_paper=12000,
             e2e_rounds=2, io_lines=0, memory_lines="0.1M,1M,10M", train_updates_small=40,
-            train_updates_paper=8, onmt_batch_size=64)
+            train_updates_paper=8, onmt_batch_size=64, arch_pairs=2000)
 QUICK = dict(pairs_small=2000, peer_pairs=600, rounds=2, e2e_lines_small=20000, e2e_lines_paper=2000,
              e2e_rounds=1, io_lines=200000, memory_lines="0.1M,1M", train_updates_small=6,
-             train_updates_paper=2, onmt_batch_size=64)
+             train_updates_paper=2, onmt_batch_size=64, arch_pairs=300)
 
 
 def parse_count(text: str) -> int:
@@ -253,7 +254,9 @@ def main(argv=None) -> int:
         kind = str if isinstance(value, str) else int
         parser.add_argument("--" + name.replace("_", "-"), type=kind, default=None,
                             help=f"default {value} ({QUICK[name]} with --quick)")
-    for part in ("roofline", "onmt", "small", "paper", "e2e", "memory", "training"):
+    parser.add_argument("--archs", type=archs.parse_archs, default="all",
+                        help="architectures whose paper presets' model-only speed is measured (comma list; default all)")
+    for part in ("roofline", "onmt", "small", "paper", "archs", "e2e", "memory", "training"):
         parser.add_argument(f"--skip-{part}", action="store_true")
     args = parser.parse_args(argv)
     for name, value in (QUICK if args.quick else FULL).items():
@@ -283,6 +286,9 @@ def main(argv=None) -> int:
         save()
     if not args.skip_paper:
         model_only_paper(args, vocabs, results)
+        save()
+    if not args.skip_archs:
+        results["archs"] = archs.model_only_archs(args.archs, vocabs, args.arch_pairs, args.rounds, log)
         save()
     if "roofline" in results:
         roofline_for(results)

@@ -2,6 +2,11 @@
 
 Only plain Python types and tensors are stored, so `torch.load(weights_only=True)` reads it and
 a file from elsewhere cannot run code on load. Written to a temporary file, then renamed.
+
+Format versions: 2 records the architecture and all its settings in `config`. Version 1 (0.1.0)
+held a cho2014 GRU model, whose config dict is a valid version-2 config (its defaults); on load
+it is upgraded in memory: its encoder's weights move under `encoder.forward_layers.0.`, where
+the stackable encoder keeps its first layer. The scores are unchanged.
 """
 
 from __future__ import annotations
@@ -19,12 +24,13 @@ import torch
 
 from rescorer import __version__
 from rescorer.errors import ModelFileError
-from rescorer.model import EncoderDecoder, ModelConfig
+from rescorer.models import ModelConfig, PhraseScorer, build_model
 from rescorer.paths import temporary_prefix
 from rescorer.vocabulary import Vocabulary
 
 FORMAT_NAME = "rescorer-model"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+READABLE_VERSIONS = (1, 2)
 REQUIRED_KEYS = ("format", "format_version", "package_version", "config", "src_vocab",
                  "tgt_vocab", "weights", "training")
 
@@ -33,7 +39,7 @@ REQUIRED_KEYS = ("format", "format_version", "package_version", "config", "src_v
 class ModelBundle:
     """A model with everything needed to score text: its vocabularies and how it was trained."""
 
-    model: EncoderDecoder
+    model: PhraseScorer
     src_vocab: Vocabulary
     tgt_vocab: Vocabulary
     training: dict = field(default_factory=dict)
@@ -118,13 +124,30 @@ def read_model_file(path: Path) -> dict:
         raise ModelFileError(f"{path}: not a readable model file, truncated or corrupt ({reason})") from None
     if not isinstance(payload, dict) or payload.get("format") != FORMAT_NAME:
         raise ModelFileError(f"{path}: not a rescorer model file (no '{FORMAT_NAME}' header)")
-    if payload.get("format_version") != FORMAT_VERSION:
+    if payload.get("format_version") not in READABLE_VERSIONS:
         raise ModelFileError(f"{path}: model format version {payload.get('format_version')!r}, "
-                             f"this rescorer {__version__} reads version {FORMAT_VERSION}")
+                             f"this rescorer {__version__} reads versions "
+                             f"{', '.join(map(str, READABLE_VERSIONS))}")
     missing = [key for key in REQUIRED_KEYS if key not in payload]
     if missing:
         raise ModelFileError(f"{path}: model file lacks {', '.join(missing)}")
-    return payload
+    return upgrade_payload(payload)
+
+
+def upgrade_payload(payload: dict) -> dict:
+    """A version-1 payload as version 2 (see the module docstring); version 2 as it is."""
+    if payload["format_version"] != 1:
+        return payload
+
+    def renamed(weights: dict) -> dict:
+        return {("encoder.forward_layers.0." + name[len("encoder."):] if name.startswith("encoder.")
+                 else name): tensor for name, tensor in weights.items()}
+
+    upgraded = {**payload, "format_version": FORMAT_VERSION, "upgraded_from": 1,
+                "weights": renamed(payload["weights"])}
+    if isinstance(payload.get("best_weights"), dict):  # a version-1 training checkpoint
+        upgraded["best_weights"] = renamed(payload["best_weights"])
+    return upgraded
 
 
 def unsafe_global(path: Path, message: str) -> Optional[str]:
@@ -168,7 +191,7 @@ def bundle_from_payload(payload: dict, path: Path) -> ModelBundle:
     """The model (eval mode, CPU) of a payload read by `read_model_file`; `path` names errors."""
     try:
         config = ModelConfig.from_dict(payload["config"])
-        model = EncoderDecoder(config)
+        model = build_model(config)
         model.load_state_dict(payload["weights"])
         bundle = ModelBundle(model, Vocabulary(payload["src_vocab"]),
                              Vocabulary(payload["tgt_vocab"]), dict(payload["training"]))

@@ -15,3 +15,8 @@ class ModelFileError(RescorerError, ValueError):
 
 class CorpusError(RescorerError, ValueError):
     """A corpus file (for vocabulary counts) that is missing or unreadable."""
+
+
+class ModelSettingError(RescorerError, ValueError):
+    """Model settings that do not fit together: an unknown architecture or preset, or a setting
+    the chosen architecture does not take; the message names the valid choices."""

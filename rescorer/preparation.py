@@ -12,7 +12,7 @@ import torch
 
 from rescorer.checkpoint import ModelBundle, bundle_from_payload, read_model_file, save_model
 from rescorer.errors import RescorerError
-from rescorer.model import PRESETS, EncoderDecoder, ModelConfig
+from rescorer.models import ModelSettings, PhraseScorer, build_model
 from rescorer.pair_cache import PairCache, build_pair_cache, open_matching_cache
 from rescorer.phrase_table import SKIP_BAD_LINES, PhraseTableReader, RejectSink
 from rescorer.resume import check_resume
@@ -109,18 +109,9 @@ def hash_vocabularies(src_vocab: Vocabulary, tgt_vocab: Vocabulary) -> str:
     return digest.hexdigest()[:16]
 
 
-def model_config(preset: str, src_vocab_size: int, tgt_vocab_size: int,
-                 reset_after: bool = False) -> ModelConfig:
-    """The config a run asks for: a fresh model's, and what `--resume` compares with the checkpoint's."""
-    if preset not in PRESETS:
-        raise RescorerError(f"unknown preset {preset!r}; valid: {', '.join(PRESETS)}")
-    sizes = {k: v for k, v in PRESETS[preset].items() if k != "shortlist_size"}
-    return ModelConfig(src_vocab_size, tgt_vocab_size, reset_after=reset_after, **sizes)
-
-
-def new_model(preset: str, src_vocab: Vocabulary, tgt_vocab: Vocabulary,
-              reset_after: bool = False) -> EncoderDecoder:
-    return EncoderDecoder(model_config(preset, len(src_vocab), len(tgt_vocab), reset_after))
+def new_model(settings: ModelSettings, src_vocab: Vocabulary, tgt_vocab: Vocabulary) -> PhraseScorer:
+    """A freshly initialised model of `settings` for these shortlists."""
+    return build_model(settings.config(len(src_vocab), len(tgt_vocab)))
 
 
 @dataclass
@@ -138,23 +129,26 @@ def checkpoint_path_for(model_path: Path) -> Path:
 
 
 def train_on_table(table_path: Path, model_path: Path, *, preset: str = "small",
+                   model: Optional[ModelSettings] = None,
                    settings: Optional[TrainSettings] = None, shortlist_size: Optional[int] = None,
                    src_corpus: Optional[Path] = None, tgt_corpus: Optional[Path] = None,
                    device: torch.device = torch.device("cpu"), precision: str = "fp32",
                    resume: bool = False, cache_dir: Optional[Path] = None,
-                   reset_after: bool = False, progress: Progress = no_progress,
+                   progress: Progress = no_progress,
                    on_update=None, reject: Optional[RejectSink] = None,
                    options: Optional[dict] = None,
                    checkpoint_payload: Optional[dict] = None) -> TrainReport:
     """Train a model on the table's unique pairs and save the best one at `model_path`.
 
-    A checkpoint with optimizer state is kept beside it (`<model>.checkpoint`) for `resume`,
-    which refuses settings that contradict the checkpoint's (`rescorer.resume`). A bad table
-    line stops the run before training (reject None) or goes to `reject`. `options` (the
+    `model` gives the architecture, preset and settings (default: cho2014 at `preset`). A
+    checkpoint with optimizer state is kept beside the model (`<model>.checkpoint`) for
+    `resume`, which refuses settings that contradict the checkpoint's (`rescorer.resume`). A bad
+    table line stops the run before training (reject None) or goes to `reject`. `options` (the
     command line's) are recorded in the model file. An interrupt (KeyboardInterrupt) leaves
     with `.note` saying what was kept.
     """
     settings = settings or TrainSettings()
+    model = model or ModelSettings.make(preset=preset)
     checkpoint = checkpoint_path_for(model_path)
     cache_dir = cache_dir or model_path.with_name(model_path.name + ".cache")
     rejects = _RejectsOnce(reject)
@@ -166,18 +160,20 @@ def train_on_table(table_path: Path, model_path: Path, *, preset: str = "small",
                 raise RescorerError(f"{checkpoint}: no checkpoint to resume from")
             payload = checkpoint_payload or read_model_file(checkpoint)  # read once
             bundle = bundle_from_payload(payload, checkpoint)
-            asked = model_config(preset, len(bundle.src_vocab), len(bundle.tgt_vocab), reset_after)
-            check_resume(checkpoint, payload, asked.to_dict(), settings, table_identity(table_path))
+            asked = model.config(len(bundle.src_vocab), len(bundle.tgt_vocab))
+            check_resume(checkpoint, payload, bundle.config.to_dict(), asked.to_dict(), settings,
+                         table_identity(table_path))
             if options is not None:  # what this run used (a changed --max-updates, say)
                 bundle.training["options"] = options
             bundle.model.train()
         else:
+            model.check()  # before the table is read
             torch.manual_seed(settings.seed)
-            size = shortlist_size or PRESETS.get(preset, {}).get("shortlist_size", 15000)
+            size = shortlist_size or model.shortlist_size
             vocabularies = build_vocabularies(table_path, size, src_corpus, tgt_corpus, progress,
                                               rejects.next_pass() if src_corpus is None else None)
-            model = new_model(preset, vocabularies.src_vocab, vocabularies.tgt_vocab, reset_after)
-            bundle = ModelBundle(model, vocabularies.src_vocab, vocabularies.tgt_vocab)
+            bundle = ModelBundle(new_model(model, vocabularies.src_vocab, vocabularies.tgt_vocab),
+                                 vocabularies.src_vocab, vocabularies.tgt_vocab)
             if options is not None:
                 bundle.training = {"options": options}
         cache = encode_table(table_path, bundle.src_vocab, bundle.tgt_vocab, cache_dir, progress,

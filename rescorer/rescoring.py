@@ -1,8 +1,13 @@
-"""Streaming a phrase table through a model and writing it back with the new score column(s).
+"""Streaming a phrase table through models and writing it back with the new score column(s).
 
-A three-stage pipeline hides the CPU-side work behind the model: a reader thread parses and
+A three-stage pipeline hides the CPU-side work behind the models: a reader thread parses and
 encodes the next chunk, the main thread scores the current one (PyTorch releases the GIL inside
 its kernels), and a writer thread formats and compresses the previous one.
+
+Several models score in one pass: one column per model, in the order given, then the word
+penalty when asked for. The word penalty counts target words outside the FIRST model's
+shortlist (`RescoreSummary.shortlists_differ` says when the models' target shortlists differ,
+so that the count would depend on the order).
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator, Optional
+from typing import Iterable, Iterator, Optional, Sequence, Union
 
 import numpy as np
 
@@ -24,7 +29,6 @@ from rescorer.preparation import Progress, no_progress
 from rescorer.score_format import MAX_COUNT, format_count_scores, format_log_scores, format_moses_scores
 from rescorer.scoring import score_encoded
 from rescorer.table_output import AtomicOutput, committed_together
-from rescorer.vocabulary import Vocabulary
 
 SCORE_FORMATS = ("prob", "log")
 
@@ -34,52 +38,107 @@ class RescoreSummary:
     lines_read: int
     lines_written: int
     lines_rejected: int
-    mean_log_prob: float
-    src_coverage: float
-    tgt_coverage: float
+    mean_log_probs: list  # one per model, in column order
+    src_coverages: list  # shortlist coverage of running words, one per model
+    tgt_coverages: list
     seconds: float
+    shortlists_differ: bool = False  # the models' target shortlists are not all the same
     unk_capped: int = 0  # lines whose word-penalty count was capped at unk_cap
     unk_cap: int = MAX_COUNT
+
+    @property
+    def mean_log_prob(self) -> float:
+        return self.mean_log_probs[0]
+
+    @property
+    def src_coverage(self) -> float:
+        return self.src_coverages[0]
+
+    @property
+    def tgt_coverage(self) -> float:
+        return self.tgt_coverages[0]
 
     @property
     def pairs_per_second(self) -> float:
         return self.lines_written / self.seconds if self.seconds > 0 else 0.0
 
+    def report(self, names: Sequence[str], reject_path: Optional[Path], unk_penalty: bool,
+               output: Path) -> str:
+        """The one-line summary of a run; `names` names the models (a mean log p for each)."""
+        rejected = f", {self.lines_rejected} rejected to {reject_path}" if self.lines_rejected else ""
+        if self.unk_capped:
+            rejected += (f"; {self.unk_capped} lines with more than {self.unk_cap} unknown target "
+                         f"words got the word penalty exp({self.unk_cap})")
+        if len(names) == 1:
+            means = f"{self.mean_log_prob:.3f}"
+        else:
+            means = ", ".join(f"{name} {mean:.3f}" for name, mean in zip(names, self.mean_log_probs))
+        if len(set(zip(self.src_coverages, self.tgt_coverages))) == 1:
+            coverage = f"{self.src_coverage:.1%} source, {self.tgt_coverage:.1%} target tokens"
+        else:
+            coverage = ", ".join(f"{name} {src:.1%} source, {tgt:.1%} target tokens" for name, src, tgt
+                                 in zip(names, self.src_coverages, self.tgt_coverages))
+        penalty = (f"; the word penalty counts words outside {names[0]}'s target shortlist (the "
+                   f"models' shortlists differ)" if unk_penalty and self.shortlists_differ else "")
+        return (f"lines in {self.lines_read}, out {self.lines_written}{rejected}; "
+                f"mean log p {means}; shortlist coverage {coverage}{penalty}; "
+                f"{self.seconds:.1f} s, {self.pairs_per_second:.0f} pairs/s; wrote {output}")
+
 
 @dataclass
-class _Chunk:
-    entries: list
+class _Encoding:
+    """A chunk's pairs in one pair of shortlists (shared by the models that use them)."""
+
     src_seqs: list
     tgt_seqs: list
     unknown_tgt: np.ndarray  # shortlist-unknown target words per pair (the word penalty)
     unknown_src: int
+    unknown_tgt_total: int
+
+
+@dataclass
+class _Chunk:
+    entries: list
+    encodings: list  # one _Encoding per distinct pair of shortlists
     src_tokens: int
     tgt_tokens: int
 
 
-def _encode_chunks(reader: PhraseTableReader, bundle: ModelBundle,
-                   chunk_size: int) -> Iterator[_Chunk]:
-    src_vocab, tgt_vocab = bundle.src_vocab, bundle.tgt_vocab
+def _distinct_vocabularies(bundles: Sequence[ModelBundle]) -> tuple[list, list[int]]:
+    """The distinct (src, tgt) shortlist pairs, and each model's index among them."""
+    distinct: list = []
+    index = []
+    for bundle in bundles:
+        pair = (bundle.src_vocab, bundle.tgt_vocab)
+        if pair not in distinct:
+            distinct.append(pair)
+        index.append(distinct.index(pair))
+    return distinct, index
+
+
+def _encode_chunks(reader: PhraseTableReader, vocabularies: list, chunk_size: int) -> Iterator[_Chunk]:
     entries: list = []
     for entry in reader:
         entries.append(entry)
         if len(entries) == chunk_size:
-            yield _encode_chunk(entries, src_vocab, tgt_vocab)
+            yield _encode_chunk(entries, vocabularies)
             entries = []
     if entries:
-        yield _encode_chunk(entries, src_vocab, tgt_vocab)
+        yield _encode_chunk(entries, vocabularies)
 
 
-def _encode_chunk(entries: list, src_vocab: Vocabulary, tgt_vocab: Vocabulary) -> _Chunk:
+def _encode_chunk(entries: list, vocabularies: list) -> _Chunk:
     src_words = [entry.src.split() for entry in entries]
     tgt_words = [entry.tgt.split() for entry in entries]
-    src_seqs = [src_vocab.encode(words) for words in src_words]
-    tgt_seqs = [tgt_vocab.encode(words) for words in tgt_words]
-    unknown_tgt = np.fromiter((tgt_vocab.count_unknown(w) for w in tgt_words), dtype=np.int64,
-                              count=len(entries))
-    unknown_src = sum(src_vocab.count_unknown(w) for w in src_words)
-    return _Chunk(entries, src_seqs, tgt_seqs, unknown_tgt, unknown_src,
-                  sum(map(len, src_seqs)), sum(map(len, tgt_seqs)))
+    encodings = []
+    for src_vocab, tgt_vocab in vocabularies:
+        unknown_tgt = np.fromiter((tgt_vocab.count_unknown(w) for w in tgt_words), dtype=np.int64,
+                                  count=len(entries))
+        encodings.append(_Encoding([src_vocab.encode(words) for words in src_words],
+                                   [tgt_vocab.encode(words) for words in tgt_words], unknown_tgt,
+                                   sum(src_vocab.count_unknown(w) for w in src_words),
+                                   int(unknown_tgt.sum())))
+    return _Chunk(entries, encodings, sum(map(len, src_words)), sum(map(len, tgt_words)))
 
 
 def _in_background(items: Iterable, depth: int = 2) -> Iterator:
@@ -118,12 +177,14 @@ def _in_background(items: Iterable, depth: int = 2) -> Iterator:
         worker.join(timeout=5)
 
 
-def rescore_table(table_path: Path, output_path: Path, bundle: ModelBundle, *,
+def rescore_table(table_path: Path, output_path: Path,
+                  bundles: Union[ModelBundle, Sequence[ModelBundle]], *,
                   unk_penalty: bool = False, score_format: str = "prob", force: bool = False,
                   reject_path: Optional[Path] = None, chunk_size: int = 20000,
                   token_budget: Optional[int] = None, precision: str = "fp32",
                   progress: Progress = no_progress) -> RescoreSummary:
-    """Write `table_path` to `output_path` with log p(tgt | src) appended to every line's scores.
+    """Write `table_path` to `output_path` with each model's log p(tgt | src) appended to every
+    line's scores, in the order of `bundles` (one bundle or several).
 
     Nothing appears at `output_path` unless every line was read, scored and written (a FIFO, a
     device or '-' is streamed into). Bad lines go to `reject_path`, which follows the output's
@@ -133,9 +194,15 @@ def rescore_table(table_path: Path, output_path: Path, bundle: ModelBundle, *,
     """
     if score_format not in SCORE_FORMATS:
         raise RescorerError(f"unknown score format {score_format!r}; valid: {', '.join(SCORE_FORMATS)}")
+    bundles = [bundles] if isinstance(bundles, ModelBundle) else list(bundles)
+    if not bundles:
+        raise RescorerError("no model to score with")
+    vocabularies, vocab_index = _distinct_vocabularies(bundles)
     format_scores = format_moses_scores if score_format == "prob" else format_log_scores
     started = time.perf_counter()
-    total_logp, src_tokens, tgt_tokens, unknown_src, unknown_tgt, capped = 0.0, 0, 0, 0, 0, 0
+    total_logp = np.zeros(len(bundles))
+    src_tokens, tgt_tokens, capped = 0, 0, 0
+    unknown_src, unknown_tgt = np.zeros(len(vocabularies), np.int64), np.zeros(len(vocabularies), np.int64)
     output = AtomicOutput(output_path, force=force, input_path=table_path)
     rejects = (AtomicOutput(reject_path, force=force, input_path=table_path, only_if_written=True)
                if reject_path is not None else None)
@@ -143,17 +210,22 @@ def rescore_table(table_path: Path, output_path: Path, bundle: ModelBundle, *,
         with PhraseTableReader(table_path, reject_path=rejects) as reader, \
                 committed_together(output, rejects), ThreadPoolExecutor(max_workers=1) as writer:
             pending = None
-            for chunk in _in_background(_encode_chunks(reader, bundle, chunk_size)):
-                logp = score_encoded(bundle.model, chunk.src_seqs, chunk.tgt_seqs, token_budget, precision)
-                _check_finite(logp, chunk, table_path)
+            for chunk in _in_background(_encode_chunks(reader, vocabularies, chunk_size)):
+                logps = []
+                for bundle, encoding in zip(bundles, (chunk.encodings[i] for i in vocab_index)):
+                    logp = score_encoded(bundle.model, encoding.src_seqs, encoding.tgt_seqs,
+                                         token_budget, precision)
+                    _check_finite(logp, chunk, table_path)
+                    logps.append(logp)
                 if pending is not None:
                     pending.result()
-                pending = writer.submit(_write_chunk, output, chunk, logp, format_scores, unk_penalty)
-                total_logp += float(logp.sum())
+                penalty = chunk.encodings[vocab_index[0]].unknown_tgt if unk_penalty else None
+                pending = writer.submit(_write_chunk, output, chunk, logps, format_scores, penalty)
+                total_logp += [float(logp.sum()) for logp in logps]
                 src_tokens, tgt_tokens = src_tokens + chunk.src_tokens, tgt_tokens + chunk.tgt_tokens
-                unknown_src += chunk.unknown_src
-                unknown_tgt += int(chunk.unknown_tgt.sum())
-                capped += int((chunk.unknown_tgt > MAX_COUNT).sum()) if unk_penalty else 0
+                unknown_src += [encoding.unknown_src for encoding in chunk.encodings]
+                unknown_tgt += [encoding.unknown_tgt_total for encoding in chunk.encodings]
+                capped += int((penalty > MAX_COUNT).sum()) if penalty is not None else 0
                 progress(len(chunk.entries))
             if pending is not None:
                 pending.result()
@@ -167,11 +239,12 @@ def rescore_table(table_path: Path, output_path: Path, bundle: ModelBundle, *,
                           if output.is_stream else
                           f"no output was written ({output_path} is as it was)")
         raise
-    return RescoreSummary(lines_read, written, lines_rejected,
-                          total_logp / written if written else float("nan"),
-                          1 - unknown_src / src_tokens if src_tokens else 1.0,
-                          1 - unknown_tgt / tgt_tokens if tgt_tokens else 1.0,
-                          time.perf_counter() - started, capped)
+    means = [total / written if written else float("nan") for total in total_logp]
+    src_coverage = [1 - unknown_src[i] / src_tokens if src_tokens else 1.0 for i in vocab_index]
+    tgt_coverage = [1 - unknown_tgt[i] / tgt_tokens if tgt_tokens else 1.0 for i in vocab_index]
+    differ = any(tgt_vocab != vocabularies[0][1] for _, tgt_vocab in vocabularies[1:])
+    return RescoreSummary(lines_read, written, lines_rejected, means, src_coverage, tgt_coverage,
+                          time.perf_counter() - started, differ, capped)
 
 
 def _check_finite(logp: np.ndarray, chunk: _Chunk, table_path: Path) -> None:
@@ -183,10 +256,10 @@ def _check_finite(logp: np.ndarray, chunk: _Chunk, table_path: Path) -> None:
                             f"{logp[bad][0]}: its weights are broken (a diverged training?)")
 
 
-def _write_chunk(output: AtomicOutput, chunk: _Chunk, logp: np.ndarray, format_scores,
-                 unk_penalty: bool) -> None:
-    columns = [format_scores(logp)]
-    if unk_penalty:
-        columns.append(format_count_scores(np.minimum(chunk.unknown_tgt, MAX_COUNT)))
+def _write_chunk(output: AtomicOutput, chunk: _Chunk, logps: list, format_scores,
+                 penalty: Optional[np.ndarray]) -> None:
+    columns = [format_scores(logp) for logp in logps]
+    if penalty is not None:
+        columns.append(format_count_scores(np.minimum(penalty, MAX_COUNT)))
     for entry, new_scores in zip(chunk.entries, zip(*columns)):
         output.write_line(append_scores(entry, new_scores))

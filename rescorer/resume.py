@@ -70,11 +70,15 @@ def _differences(section: str, recorded: dict, asked: dict, skip: Iterable[str] 
     return lines
 
 
-def resume_differences(payload: dict, asked_config: dict, asked_settings: object,
-                       table: dict) -> list[str]:
-    """What this run asks for that the checkpoint was not trained with, one item per key."""
+def resume_differences(payload: dict, recorded_config: dict, asked_config: dict,
+                       asked_settings: object, table: dict) -> list[str]:
+    """What this run asks for that the checkpoint was not trained with, one item per key.
+
+    `recorded_config` is the checkpoint's model config as loaded (a version-1 file's upgraded,
+    every setting filled in), so that it compares key by key with `asked_config`.
+    """
     training = payload.get("training", {})
-    differences = _differences("model ", payload.get("config", {}), asked_config)
+    differences = _differences("model ", recorded_config, asked_config)
     differences += _differences("", _effective_settings(training.get("settings", {})),
                                 _effective_settings(asdict(asked_settings)), CHANGEABLE_SETTINGS)
     for key in ("table_name", "table_bytes"):
@@ -83,10 +87,10 @@ def resume_differences(payload: dict, asked_config: dict, asked_settings: object
     return differences
 
 
-def check_resume(checkpoint: Path, payload: dict, asked_config: dict, asked_settings: object,
-                 table: dict) -> None:
+def check_resume(checkpoint: Path, payload: dict, recorded_config: dict, asked_config: dict,
+                 asked_settings: object, table: dict) -> None:
     """Refuse, in one line listing every difference, a resume that contradicts the checkpoint."""
-    differences = resume_differences(payload, asked_config, asked_settings, table)
+    differences = resume_differences(payload, recorded_config, asked_config, asked_settings, table)
     if differences:
         raise RescorerError(
             f"{checkpoint}: --resume asks for other settings than the checkpoint was trained with: "

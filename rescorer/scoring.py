@@ -15,7 +15,7 @@ import torch
 from rescorer.batching import length_sorted_batches, pad_sequences
 from rescorer.checkpoint import ModelBundle
 from rescorer.device import autocast, resolve_device, resolve_precision
-from rescorer.model import EncoderDecoder
+from rescorer.models import PhraseScorer
 
 # Padded tokens per batch. On the CPU a few thousand keep the activations in cache; a GPU needs
 # far more rows per matmul to fill its cores (the paper model's logits for 131k tokens in bf16
@@ -28,7 +28,7 @@ def default_token_budget(device: torch.device) -> int:
     return TOKEN_BUDGETS.get(device.type, DEFAULT_TOKEN_BUDGET)
 
 
-def score_encoded(model: EncoderDecoder, src_seqs: Sequence[Sequence[int]],
+def score_encoded(model: PhraseScorer, src_seqs: Sequence[Sequence[int]],
                   tgt_seqs: Sequence[Sequence[int]], token_budget: Optional[int] = None,
                   precision: str = "fp32") -> np.ndarray:
     """log p(tgt | src) in nats for encoded pairs, float64 array in input order.

@@ -118,3 +118,34 @@ def test_help_and_version():
     for command in ("train", "score", "moses"):
         assert command in result.stdout
     assert rescore("--version").stdout.startswith("rescore, version ")
+
+
+def test_another_architecture_trains_and_several_models_score_in_one_pass(tiny_model_path, small_table, tmp_path):
+    luong = tmp_path / "luong.pt"
+    trained = rescore("train", small_table, "-o", luong, "--arch", "luong", "--attention", "local-p",
+                      "--cell", "gru", *FAST_TRAINING)
+    assert trained.returncode == 0, trained.stderr
+    assert "arch:luong|preset:tiny|cell:gru|" in trained.stderr and "attention:local-p" in trained.stderr
+    out = tmp_path / "two.gz"
+    scored = rescore("score", small_table, "--model", tiny_model_path, "--model", luong, "-o", out,
+                     "--unk-penalty", "--score-format", "log")
+    assert scored.returncode == 0, scored.stderr
+    assert f"model:{tiny_model_path.name}(cho2014),luong.pt(luong)|" in scored.stderr
+    assert f"mean log p {tiny_model_path.name} -" in scored.stderr and ", luong.pt -" in scored.stderr
+    lines, original = gz_lines(out), gz_lines(small_table)
+    assert len(lines) == 600
+    for new, old in zip(lines, original):  # RNN columns in the order given, then the word penalty
+        assert new.split(b" ||| ")[2].split()[:-3] == old.split(b" ||| ")[2].split()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--decoder-layers", "2"], "--decoder-layers does not apply to --arch cho2014 (only to luong)"),
+    (["--arch", "luong", "--attention-window", "2"], "--attention-window applies to --attention local-m or local-p only"),
+    (["--arch", "rnnsearch", "--cell", "lstm", "--gru-form", "cudnn"], "--gru-form applies to --cell gru only"),
+])
+def test_a_setting_the_architecture_does_not_take_is_a_one_line_usage_error(small_table, tmp_path, args, message):
+    result = rescore("train", small_table, "-o", tmp_path / "m.pt", *args)
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"Error: {message}")
+    assert not (tmp_path / "m.pt").exists()

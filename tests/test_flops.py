@@ -1,9 +1,10 @@
-"""The roofline's FLOP count, checked against counts done by hand."""
+"""The FLOP count of every architecture, checked against counts done by hand and against
+PyTorch's own FLOP counter on the models."""
 
 import pytest
 
 from rescorer.flops import flops_per_batch, flops_per_pair
-from rescorer.model import ModelConfig
+from rescorer.models import ModelConfig, ModelSettings
 
 TINY = ModelConfig(src_vocab_size=7, tgt_vocab_size=11, embed_dim=3, embed_rank=2, hidden_size=4,
                    maxout_units=5, output_rank=6)
@@ -42,11 +43,29 @@ def test_paper_sizes():
     assert flops_per_pair(PAPER, 4, 4) == 4 * 9_100_000 + 12_000_000 + 5 * 27_600_000
 
 
-def test_batch_is_the_sum_over_pairs():
+ATTENTION = [("rnnsearch", {}), ("luong", {}), ("luong", {"attention": "local-p", "attention_score": "concat"})]
+
+
+@pytest.mark.parametrize("arch, settings", [("cho2014", {})] + ATTENTION)
+def test_batch_is_the_sum_over_pairs(arch, settings):
+    config = ModelSettings.make(arch, "tiny", **settings).config(50, 60)
     src_lens, tgt_lens = [1, 2, 7, 0], [3, 1, 5, 2]
-    expected = sum(flops_per_pair(TINY, s, t) for s, t in zip(src_lens, tgt_lens))
-    assert flops_per_batch(TINY, src_lens, tgt_lens) == expected
-    assert flops_per_batch(TINY, [], []) == 0
+    expected = sum(flops_per_pair(config, s, t) for s, t in zip(src_lens, tgt_lens))
+    assert flops_per_batch(config, src_lens, tgt_lens) == expected
+    assert flops_per_batch(config, [], []) == 0
+
+
+def test_rnnsearch_by_hand():
+    # E=3 (R=2), H=4 (bidirectional: annotations A=8), attention 5, M=2 (2M=4), rank 6, V=11, GRU.
+    config = ModelConfig(7, 11, embed_dim=3, embed_rank=2, hidden_size=4, maxout_units=2, output_rank=6,
+                         arch="rnnsearch", bidirectional=True, attention_size=5)
+    per_src = 12 + 2 * (2 * 3 * 12 + 2 * 4 * 12) + 2 * 8 * 5  # embedding, two GRUs, U_a h_j: 260
+    per_tgt = 12 + 2 * 3 * 12 + 2 * 4 * 5 + 2 * 4 * 4 + 2 * 3 * 4 + 2 * 8 * 4 + 2 * 2 * 6 + 2 * 6 * 11  # 448
+    per_position_pair = 2 * 5 + 2 * 8  # v_a, alpha_ij h_j
+    per_transition = 2 * 4 * 12 + 2 * 8 * 12  # U s, C c
+    s, t = 3, 2
+    assert flops_per_pair(config, s, t) == (s * per_src + 2 * 4 * 4 + (t + 1) * (per_tgt + s * per_position_pair)
+                                            + t * per_transition)
 
 
 @pytest.mark.parametrize(
@@ -61,17 +80,27 @@ def test_bad_lengths_are_rejected(call, message):
         call()
 
 
-@pytest.mark.parametrize("reset_after", [False, True])
-def test_count_matches_the_matmuls_the_model_runs(reset_after):
+VARIANTS = [("cho2014", {}), ("cho2014", {"reset_after": True}), ("cho2014", {"cell": "lstm"}),
+            ("cho2014", {"bidirectional": True, "encoder_layers": 2, "reverse_source": True}),
+            ("rnnsearch", {}), ("rnnsearch", {"cell": "lstm", "bidirectional": False}),
+            ("luong", {}), ("luong", {"cell": "gru", "input_feeding": False}),
+            ("luong", {"attention": "local-m", "attention_score": "dot"}),
+            ("luong", {"attention": "local-p", "attention_score": "concat", "bidirectional": True}),
+            ("luong", {"attention": "local-p", "input_feeding": False})]
+
+
+@pytest.mark.parametrize("arch, settings", VARIANTS, ids=[f"{a}-{s}" for a, s in VARIANTS])
+def test_count_matches_the_matmuls_the_model_runs(arch, settings):
     """PyTorch's own FLOP counter on rescorer's model agrees exactly when nothing is padded."""
     import torch
     from torch.utils.flop_counter import FlopCounterMode
 
-    from rescorer.model import EncoderDecoder, ModelConfig
+    from rescorer.models import build_model
 
-    config = ModelConfig(src_vocab_size=23, tgt_vocab_size=29, embed_dim=8, embed_rank=4, hidden_size=12,
-                         maxout_units=6, output_rank=5, reset_after=reset_after)
-    model = EncoderDecoder(config).eval()
+    config = ModelSettings.make(arch, "tiny", **settings).config(23, 29)
+    config = config.replace(embed_dim=8, embed_rank=4, hidden_size=12, output_rank=5,
+                            **({"maxout_units": 6} if config.maxout_units else {}))
+    model = build_model(config).eval()
     batch, src_len, tgt_len = 3, 4, 5
     generator = torch.Generator().manual_seed(0)
     src = torch.randint(3, config.src_vocab_size, (batch, src_len), generator=generator)

@@ -82,3 +82,37 @@ def test_rejected_lines_are_accounted_for(tiny_bundle, tmp_path):
     out = (tmp_path / "out.txt").read_bytes().split(b"\n")
     assert out[0].startswith(b"a ||| b ||| 0.5 0.5 ") and out[1].endswith(b" ||| 0-0")
     assert math.isfinite(float(out[1].split(b" ||| ")[2].split()[-1]))
+
+
+def test_several_models_append_one_column_each_in_the_order_given(tiny_bundle, example_table,
+                                                                   example_pairs, tmp_path):
+    from pathlib import Path
+
+    from rescorer.checkpoint import load_model
+
+    other = load_model(Path(__file__).resolve().parent / "data" / "v1-model.pt")  # a 300-word shortlist
+    out = tmp_path / "multi.gz"
+    summary = rescore_table(example_table, out, [other, tiny_bundle, other], unk_penalty=True,
+                            score_format="log", chunk_size=1500)
+    columns = np.array([[float(score) for score in split_scores(line)[1][-4:]] for line in read_lines(out)])
+    assert columns.shape == (4000, 4) and summary.lines_written == 4000
+    want = [score_pairs(bundle, example_pairs, device="cpu") for bundle in (other, tiny_bundle, other)]
+    for column, scores in enumerate(want):
+        np.testing.assert_allclose(columns[:, column], scores, atol=1e-4, rtol=0)
+    assert summary.mean_log_probs == pytest.approx([float(np.mean(scores)) for scores in want], abs=1e-6)
+    # The word penalty (written as exp(count)): target words outside the FIRST model's shortlist.
+    unknown = [sum(not other.tgt_vocab.is_known(w) for w in tgt.split()) for _, tgt in example_pairs]
+    np.testing.assert_allclose(np.log(columns[:, 3]), unknown, atol=1e-4)
+    assert summary.shortlists_differ
+    assert summary.tgt_coverages[0] == summary.tgt_coverages[2] < summary.tgt_coverages[1]
+    report = summary.report(["a.pt", "b.pt", "c.pt"], None, True, out)
+    assert "mean log p a.pt " in report and ", c.pt " in report and "outside a.pt's target shortlist" in report
+
+
+def test_models_sharing_shortlists_share_one_encoding(tiny_bundle, example_table, tmp_path):
+    summary = rescore_table(example_table, tmp_path / "twice.gz", [tiny_bundle, tiny_bundle],
+                            unk_penalty=True, score_format="log")
+    columns = [split_scores(line)[1][-3:] for line in read_lines(tmp_path / "twice.gz")]
+    assert all(scores[0] == scores[1] for scores in columns)
+    assert not summary.shortlists_differ and summary.mean_log_probs[0] == summary.mean_log_probs[1]
+    assert "differ" not in summary.report(["a.pt", "b.pt"], None, True, tmp_path / "twice.gz")

@@ -8,6 +8,7 @@ import torch
 
 from rescorer.checkpoint import ModelBundle, read_model_file
 from rescorer.pair_cache import build_pair_cache
+from rescorer.models import ModelSettings
 from rescorer.preparation import (build_vocabularies, checkpoint_path_for, encode_table, new_model,
                                   train_on_table)
 from rescorer.training import (PairSplit, Trainer, TrainSettings, evaluate_perplexity, heldout_mask,
@@ -25,25 +26,26 @@ def example_cache(example_table, tmp_path_factory):
     return vocabularies, cache
 
 
-def make_trainer(example_cache, tmp_path, **settings):
+def make_trainer(example_cache, tmp_path, arch="cho2014", **settings):
     vocabularies, cache = example_cache
     torch.manual_seed(0)
-    model = new_model("tiny", vocabularies.src_vocab, vocabularies.tgt_vocab)
+    model = new_model(ModelSettings.make(arch, "tiny"), vocabularies.src_vocab, vocabularies.tgt_vocab)
     bundle = ModelBundle(model, vocabularies.src_vocab, vocabularies.tgt_vocab)
     defaults = dict(valid_pairs=300, valid_every=1000, checkpoint_every=1000, seed=5)
     return Trainer(bundle, cache, TrainSettings(**{**defaults, **settings}), CPU, "fp32",
                    tmp_path / "model.checkpoint")
 
 
-def test_short_training_lowers_validation_perplexity_below_unigram(example_cache, tmp_path):
-    trainer = make_trainer(example_cache, tmp_path, optimizer="adam", learning_rate=3e-3,
-                           max_updates=300, valid_every=150)
+@pytest.mark.parametrize("arch, updates", [("cho2014", 150), ("rnnsearch", 150), ("luong", 200)])
+def test_short_training_lowers_validation_perplexity_below_unigram(example_cache, tmp_path, arch, updates):
+    trainer = make_trainer(example_cache, tmp_path, arch, optimizer="adam", learning_rate=1e-2,
+                           max_updates=updates, valid_every=updates // 2)
     vocab_size = len(trainer.bundle.tgt_vocab)
     before = evaluate_perplexity(trainer.model, trainer.cache, trainer.split.valid, CPU, "fp32")
     assert before == pytest.approx(vocab_size, rel=0.05)  # N(0, 0.01) weights: near uniform
     unigram = unigram_perplexity(trainer.cache, trainer.split, vocab_size)
     state = trainer.train()
-    assert state.updates == 300
+    assert state.updates == updates
     assert state.best_valid_ppl < unigram < before / 5
 
 

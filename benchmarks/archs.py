@@ -1,0 +1,85 @@
+"""Model-only scoring speed of every architecture's `paper` preset (issue 8), on the same pairs.
+
+Each architecture is randomly initialised (seed 0) at its paper sizes but with the real table's
+15,000-word shortlists (the papers' own 30k/50k vocabularies would only make the output layers
+larger than this table needs), and scores the same evenly spaced sample of real pairs through
+`rescorer.scoring.score_encoded`. Rounds are interleaved (cho2014, rnnsearch, luong, luong,
+rnnsearch, ...) and each architecture's speed relative to cho2014 is the median of per-round
+ratios, since the machine is shared.
+
+    python benchmarks/archs.py [--archs cho2014,luong] [--pairs 600] [--rounds 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(1, str(HERE.parent))
+
+import ours  # noqa: E402
+from pairs import DEFAULT_TABLE, RESULTS_DIR, sample_pairs  # noqa: E402
+from report import format_archs  # noqa: E402
+from rescorer.errors import ModelSettingError  # noqa: E402
+from rescorer.flops import flops_per_batch  # noqa: E402
+from rescorer.models import architecture_names, count_parameters, get_architecture  # noqa: E402
+
+__all__ = ["parse_archs", "model_only_archs"]
+
+
+def parse_archs(text: str) -> list:
+    """'all' or a comma list of registered architectures (an unknown one is refused naming the valid)."""
+    names = architecture_names() if text == "all" else [name.strip() for name in text.split(",") if name.strip()]
+    try:
+        for name in names:
+            get_architecture(name)
+    except ModelSettingError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return names
+
+
+def model_only_archs(archs: list, vocabs, num_pairs: int, rounds: int, log=print) -> dict:
+    """pairs/s, MFLOP/pair and speed relative to the first architecture, per architecture."""
+    pairs = sample_pairs(num_pairs)
+    bundles = {arch: ours.make_bundle("paper", *vocabs, arch=arch) for arch in archs}
+    data = ours.encode(next(iter(bundles.values())), pairs)  # the same shortlists for all
+    for bundle in bundles.values():
+        ours.warm_up(bundle, data)
+    times = {arch: [] for arch in archs}
+    for index in range(rounds):
+        log(f"architectures, paper presets: round {index + 1}/{rounds}")
+        for arch in (archs if index % 2 == 0 else archs[::-1]):
+            times[arch].append(ours.time_model_only(bundles[arch], data))
+    first = archs[0]
+    results = {}
+    for arch, bundle in bundles.items():
+        seconds = statistics.median(times[arch])
+        flops = flops_per_batch(bundle.config, data.src_lengths, data.tgt_lengths) / len(data.src)
+        results[arch] = {
+            "settings": {k: v for k, v in bundle.config.to_dict().items() if v is not None},
+            "parameters": count_parameters(bundle.model), "pairs": len(data.src), "seconds": seconds,
+            "pairs_per_s": len(data.src) / seconds, "flops_per_pair": flops,
+            "gflops": flops * len(data.src) / seconds / 1e9,
+            f"speed_over_{first}": statistics.median(a / b for a, b in zip(times[first], times[arch])),
+            "rounds": times[arch]}
+        bundle.model.cpu()
+    return results
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--archs", type=parse_archs, default="all", help="comma list, or all (default)")
+    parser.add_argument("--pairs", type=int, default=600)
+    parser.add_argument("--rounds", type=int, default=2)
+    args = parser.parse_args(argv)
+    vocabs = ours.load_shortlists(DEFAULT_TABLE, RESULTS_DIR)
+    print("\n".join(format_archs(model_only_archs(args.archs, vocabs, args.pairs, args.rounds))))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,203 @@
+"""What every architecture shares: gold-token bookkeeping, the output layer, the step interface.
+
+A model scores log p(target | source) with teacher forcing in one batched pass: the subclass
+computes, at the real target positions only (never padding), the features that feed the last
+layer G_l; this class turns them into log p(gold) a block of rows at a time, so the
+(tokens, vocab) logits never exist all at once. The same model also decodes one step at a time
+(`start`, `step`) for beam search and attention maps; summing `step`'s log-probabilities of the
+gold words gives the teacher-forced score.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+import torch
+from torch import nn
+
+from rescorer.models.cells import RecurrentLayer
+from rescorer.models.config import ModelConfig
+from rescorer.models.embeddings import FactoredEmbedding
+from rescorer.models.encoders import RecurrentEncoder
+from rescorer.vocabulary import EOS_ID, PAD_ID
+
+
+@dataclass
+class DecoderState:
+    """Where incremental decoding stands: `position` words consumed, and batch-major tensors."""
+
+    position: int
+    tensors: dict[str, torch.Tensor] = field(default_factory=dict)
+
+    def __getitem__(self, name: str) -> torch.Tensor:
+        return self.tensors[name]
+
+    def select(self, index: torch.Tensor) -> "DecoderState":
+        """The states of rows `index` (beam search keeps, reorders and repeats hypotheses)."""
+        return DecoderState(self.position, {k: v.index_select(0, index) for k, v in self.tensors.items()})
+
+    def advanced(self, **changes: torch.Tensor) -> "DecoderState":
+        """The state after one more word, with some tensors replaced."""
+        return DecoderState(self.position + 1, {**self.tensors, **changes})
+
+
+def teacher_forcing(tgt: torch.Tensor, tgt_lengths: torch.Tensor):
+    """Gold words, decoder inputs, steps and real positions of padded targets without [EOS].
+
+    tgt: (batch, tgt_len). Returns gold (batch, tgt_len + 1) = y_1..y_M, [EOS], then padding;
+    tgt_in (batch, tgt_len + 1) = y_0..y_M (y_0 any id: its embedding is zeroed); steps
+    (batch,) = M + 1; rows, the (pair, step) indices of real positions.
+    """
+    batch = tgt.size(0)
+    steps = tgt_lengths + 1
+    gold = torch.cat([tgt, tgt.new_full((batch, 1), PAD_ID)], dim=1)
+    gold[torch.arange(batch, device=tgt.device), tgt_lengths] = EOS_ID
+    tgt_in = torch.cat([tgt.new_full((batch, 1), PAD_ID), tgt], dim=1)
+    mask = torch.arange(tgt.size(1) + 1, device=tgt.device).unsqueeze(0) < steps.unsqueeze(1)
+    return gold, tgt_in, steps, mask.nonzero(as_tuple=True)
+
+
+def full_precision(values: torch.Tensor) -> torch.Tensor:
+    """fp32 for bf16/fp16 values (softmaxes under autocast); fp32 and fp64 as they are."""
+    return values if values.dtype in (torch.float32, torch.float64) else values.float()
+
+
+def maxout(pre: torch.Tensor, units: int) -> torch.Tensor:
+    """Maxout over adjacent pairs: (tokens, 2 * units) -> (tokens, units)."""
+    return pre.view(-1, units, 2).amax(dim=-1)
+
+
+class PhraseScorer(nn.Module):
+    """Base of every architecture: (src, tgt) id batches -> log p(tgt | src) per pair."""
+
+    # Target positions whose logits are computed together: (on an accelerator, on the CPU)
+    OUTPUT_BLOCK_ROWS = (16384, 512)
+
+    def __init__(self, config: ModelConfig):
+        super().__init__()
+        self.config = config
+
+    # -- built by subclasses: embeddings and encoder first, deep output and softmax last --------
+    def add_embeddings_and_encoder(self) -> None:
+        """Source and target embeddings, and the encoder of the config's cell, layers and directions."""
+        config = self.config
+        self.src_embed = FactoredEmbedding(config.src_vocab_size, config.embed_dim, config.embed_rank)
+        self.tgt_embed = FactoredEmbedding(config.tgt_vocab_size, config.embed_dim, config.embed_rank)
+        self.encoder = RecurrentEncoder(config.cell, config.embed_dim, config.hidden_size, config.encoder_layers,
+                                        config.bidirectional, config.reverse_source, config.reset_after)
+
+    def add_deep_output(self, hidden_size: int, context_size: int) -> None:
+        """s' = O_h h + O_y e(y_{t-1}) + O_c c, then maxout (Cho et al., Bahdanau et al.)."""
+        pre_maxout, embed = 2 * self.config.maxout_units, self.config.embed_dim
+        self.deep_hidden = nn.Linear(hidden_size, pre_maxout)  # O_h
+        self.deep_prev = nn.Linear(embed, pre_maxout, bias=False)  # O_y
+        self.deep_context = nn.Linear(context_size, pre_maxout, bias=False)  # O_c
+
+    def add_output_layer(self, input_size: int) -> None:
+        """Softmax weights G = G_l G_r (G_r absent when output_rank is None)."""
+        rank = self.config.output_rank
+        self.output_right = nn.Linear(input_size, rank, bias=False) if rank else None  # G_r
+        self.output_left = nn.Linear(rank or input_size, self.config.tgt_vocab_size)  # G_l
+
+    def reset_parameters(self) -> None:
+        """Cho et al. Appendix A: weights N(0, 0.01), recurrent matrices orthogonal, biases zero."""
+        for name, param in self.named_parameters():
+            if name.endswith("bias"):
+                nn.init.zeros_(param)
+            else:
+                nn.init.normal_(param, mean=0.0, std=0.01)
+        with torch.no_grad():
+            for layer in self.modules():
+                if isinstance(layer, RecurrentLayer):
+                    for block in layer.recurrent_blocks():
+                        nn.init.orthogonal_(block)
+            for embedding in (self.src_embed, self.tgt_embed):
+                embedding.table.weight[PAD_ID].zero_()
+
+    # -- shared computations -----------------------------------------------------------------
+    def deep_output(self, hidden: torch.Tensor, prev_embed: torch.Tensor,
+                    context_part: torch.Tensor) -> torch.Tensor:
+        """Maxout of the deep output, projected by G_r: features for G_l, (tokens, rank)."""
+        pre_maxout = self.deep_hidden(hidden) + self.deep_prev(prev_embed) + context_part
+        return self.output_features(maxout(pre_maxout, self.config.maxout_units))
+
+    def output_features(self, hidden: torch.Tensor) -> torch.Tensor:
+        return self.output_right(hidden) if self.output_right is not None else hidden
+
+    def gold_log_probs(self, features: torch.Tensor, gold: torch.Tensor) -> torch.Tensor:
+        """log p(gold) = logit[gold] - logsumexp(logits), a block of rows at a time.
+
+        The (rows, vocab) logits never exist all at once, so memory stays bounded however large
+        the batch (a GPU batch of 131k tokens would otherwise need 8 GB of fp32 logits), and no
+        full log-softmax is written. On the CPU it is as fast as cross-entropy.
+        """
+        block = self.OUTPUT_BLOCK_ROWS[features.device.type == "cpu"]
+        pieces = []
+        for start in range(0, features.size(0), block):
+            # the softmax in full precision, also under bf16 autocast
+            logits = full_precision(self.output_left(features[start:start + block]))
+            block_gold = gold[start:start + block].unsqueeze(1)
+            pieces.append(logits.gather(1, block_gold).squeeze(1) - torch.logsumexp(logits, dim=1))
+        return torch.cat(pieces) if pieces else features.new_zeros(0, dtype=torch.float32)
+
+    def token_log_probs(self, src: torch.Tensor, src_lengths: torch.Tensor,
+                        tgt: torch.Tensor, tgt_lengths: torch.Tensor) -> torch.Tensor:
+        """log p(y_t | y_<t, x) for every target position, end of sequence included.
+
+        src: (batch, src_len) padded ids; tgt: (batch, tgt_len) padded ids WITHOUT [EOS];
+        lengths are real lengths. Returns (batch, tgt_len + 1), zero at padding.
+        """
+        gold, tgt_in, steps, rows = teacher_forcing(tgt, tgt_lengths)
+        features = self.teacher_forced_features(src, src_lengths, tgt_in, steps, rows)
+        picked = self.gold_log_probs(features, gold[rows])
+        out = torch.zeros(gold.shape, device=tgt.device, dtype=picked.dtype)
+        out[rows] = picked
+        return out
+
+    def forward(self, src: torch.Tensor, src_lengths: torch.Tensor,
+                tgt: torch.Tensor, tgt_lengths: torch.Tensor) -> torch.Tensor:
+        """log p(target | source) per pair: (batch,)."""
+        return self.token_log_probs(src, src_lengths, tgt, tgt_lengths).sum(dim=1)
+
+    def step(self, state: DecoderState, prev_tokens: torch.Tensor
+             ) -> tuple[torch.Tensor, DecoderState, Optional[torch.Tensor]]:
+        """One decoder step: log p(. | y_<t, x) (batch, vocab) in float32 (float64 for a
+        float64 model), the next state, and the
+        attention weights (batch, src_len) or None. prev_tokens (batch,) holds y_{t-1}; it is
+        ignored at the first step, whose previous-word embedding is 0."""
+        features, state, attention = self.step_features(state, prev_tokens)
+        logits = full_precision(self.output_left(features))
+        return torch.log_softmax(logits, dim=-1), state, attention
+
+    def previous_embedding(self, state: DecoderState, prev_tokens: torch.Tensor) -> torch.Tensor:
+        """e(y_{t-1}) for a step: (batch, E), zero at the first step."""
+        embedded = self.tgt_embed(prev_tokens)
+        return torch.zeros_like(embedded) if state.position == 0 else embedded
+
+    # -- what each architecture provides ---------------------------------------------------------
+    def teacher_forced_features(self, src: torch.Tensor, src_lengths: torch.Tensor, tgt_in: torch.Tensor,
+                                steps: torch.Tensor, rows: tuple) -> torch.Tensor:
+        """Features for G_l at the real target positions `rows`: (tokens, rank)."""
+        raise NotImplementedError
+
+    def start(self, src: torch.Tensor, src_lengths: torch.Tensor) -> DecoderState:
+        """Encode a batch of sources: the decoder state before the first target word."""
+        raise NotImplementedError
+
+    def step_features(self, state: DecoderState, prev_tokens: torch.Tensor
+                      ) -> tuple[torch.Tensor, DecoderState, Optional[torch.Tensor]]:
+        raise NotImplementedError
+
+    @staticmethod
+    def check_config(config: ModelConfig) -> None:
+        """Raise ModelSettingError if `config` lacks a setting this architecture needs."""
+
+    @staticmethod
+    def flops_per_pair(config: ModelConfig, src_len: int, tgt_len: int) -> int:
+        """Matmul FLOPs of scoring one unpadded pair with teacher forcing (see rescorer.flops)."""
+        raise NotImplementedError
+
+
+def count_parameters(model: nn.Module) -> int:
+    return sum(p.numel() for p in model.parameters())

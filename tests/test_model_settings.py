@@ -1,0 +1,95 @@
+"""The registry and the one table of settings: presets, defaults, and refusals naming the valid
+choices."""
+
+import pytest
+
+from rescorer.errors import ModelSettingError
+from rescorer.models import (ARCHITECTURES, ModelConfig, ModelSettings, architecture_names, build_model,
+                             check_config, get_architecture)
+from rescorer.models.settings import SETTINGS, applicable_settings
+
+
+def test_registry_holds_the_three_architectures_with_three_presets_each():
+    assert architecture_names() == ["cho2014", "rnnsearch", "luong"]
+    for architecture in ARCHITECTURES.values():
+        assert set(architecture.presets) == {"paper", "small", "tiny"}
+        for preset in architecture.presets:
+            ModelSettings.make(architecture.name, preset).check()
+    with pytest.raises(ModelSettingError, match="unknown architecture 'transformer'; valid: cho2014, rnnsearch, luong"):
+        get_architecture("transformer")
+
+
+def test_cho2014_defaults_are_version_1_configs():
+    # A 0.1.0 model file's config dict (no arch, no settings) is today's cho2014 GRU model.
+    v1 = dict(src_vocab_size=50, tgt_vocab_size=60, embed_dim=32, embed_rank=16, hidden_size=48,
+              maxout_units=32, output_rank=32, reset_after=False)
+    assert ModelConfig.from_dict(v1) == ModelSettings.make("cho2014", "tiny").config(50, 60)
+
+
+@pytest.mark.parametrize("arch, preset, given, want", [
+    ("cho2014", "small", {}, dict(cell="gru", hidden_size=256, bidirectional=False, decoder_layers=None)),
+    ("rnnsearch", "paper", {}, dict(bidirectional=True, embed_dim=620, attention_size=1000, output_rank=None)),
+    ("rnnsearch", "small", {"bidirectional": False, "cell": "lstm"}, dict(bidirectional=False, cell="lstm")),
+    ("luong", "paper", {}, dict(cell="lstm", encoder_layers=4, decoder_layers=4, attention="global",
+                                attention_score="general", attention_window=None, input_feeding=True,
+                                maxout_units=None)),
+    ("luong", "small", {"attention": "local-p"}, dict(attention_window=3)),
+    ("luong", "tiny", {"attention": "local-m", "attention_window": 2}, dict(attention_window=2)),
+    ("luong", "small", {"attention_score": "concat"}, dict(attention_size=256)),
+    ("luong", "small", {"encoder_layers": 1, "input_feeding": False}, dict(encoder_layers=1, input_feeding=False)),
+    ("cho2014", "tiny", {"reset_after": True}, dict(reset_after=True)),
+])
+def test_presets_defaults_and_choices_resolve(arch, preset, given, want):
+    config = ModelSettings.make(arch, preset, **given).config(100, 200)
+    assert config.arch == arch and (config.src_vocab_size, config.tgt_vocab_size) == (100, 200)
+    assert {key: getattr(config, key) for key in want} == want
+
+
+@pytest.mark.parametrize("arch, given, message", [
+    ("cho2014", {"decoder_layers": 2}, "--decoder-layers does not apply to --arch cho2014 (only to luong); "
+                                       "cho2014's settings are --cell, --encoder-layers, --bidirectional, "
+                                       "--reverse-source, --gru-form"),
+    ("rnnsearch", {"attention": "local-m"}, "--attention does not apply to --arch rnnsearch"),
+    ("cho2014", {"input_feeding": False}, "--input-feeding does not apply"),
+    ("luong", {"attention_window": 3}, "--attention-window applies to --attention local-m or local-p only"),
+    ("luong", {"attention_score": "dot", "bidirectional": True}, "dot needs annotations as wide as the decoder"),
+    ("luong", {"cell": "lstm", "reset_after": True}, "--gru-form applies to --cell gru only"),
+    ("cho2014", {"cell": "lstm", "reset_after": False}, "--gru-form applies to --cell gru only"),
+])
+def test_settings_that_do_not_apply_are_refused(arch, given, message):
+    with pytest.raises(ModelSettingError) as error:
+        ModelSettings.make(arch, "small", **given).check()
+    assert message in str(error.value) and "\n" not in str(error.value)
+
+
+def test_unknown_preset_and_setting():
+    with pytest.raises(ModelSettingError, match="unknown preset 'huge'; valid: paper, small, tiny"):
+        ModelSettings.make("luong", "huge").check()
+    with pytest.raises(ModelSettingError, match="unknown model settings"):
+        ModelSettings.make("luong", "tiny", heads=8)
+
+
+@pytest.mark.parametrize("changes, message", [
+    (dict(arch="luong"), "maxout_units does not apply to architecture luong"),
+    (dict(cell="rnn"), "unknown cell 'rnn'"),
+    (dict(cell="lstm", reset_after=True), "needs cell gru"),
+    (dict(maxout_units=None), "cho2014 needs maxout_units"),
+    (dict(hidden_size=0), "hidden_size must be a positive integer"),
+])
+def test_configs_read_from_files_are_checked(changes, message):
+    config = ModelSettings.make("cho2014", "tiny").config(10, 10).replace(**changes)
+    with pytest.raises(ModelSettingError, match=message):
+        build_model(config)
+    with pytest.raises(ModelSettingError, match=message):
+        check_config(config)
+
+
+def test_every_setting_applies_somewhere_and_describe_names_them():
+    for setting in SETTINGS:
+        assert any(setting in applicable_settings(arch) for arch in architecture_names()), setting.name
+    described = ModelSettings.make("luong", "small", attention="local-p").describe()
+    assert described == {"arch": "luong", "preset": "small", "cell": "lstm", "encoder-layers": 2,
+                         "bidirectional": False, "reverse-source": False, "decoder-layers": 2,
+                         "attention": "local-p", "attention-score": "general", "attention-window": 3,
+                         "input-feeding": True}
+    assert ModelSettings.make("cho2014", "small", reset_after=True).describe()["gru-form"] == "cudnn"
