@@ -110,6 +110,8 @@ def _prepare(config: AblationConfig, moses: MosesInstall, report) -> _Plan:
     # One pass (cached): the columns' magnitudes scale the starting weights and check the layout.
     stats = cached_column_stats(rescored, config.out_dir / "column-stats.json")
     check_layout(stats, layout, num_base, str(rescored))
+    report(f"{rescored.name}: {stats.num_lines} lines; mean |ln v| of its columns "
+           + " ".join(f"{m:.2f}" for m in stats.mean_abs_log) + f" ({', '.join(layout.names)} last)")
     tables = write_system_tables(specs, layout, num_base, rescored, config.out_dir / "tables",
                                  table, moses, config.threads)
     base_weights = base_ini.weights(table.name)
