@@ -11,13 +11,21 @@ one-line messages with exit status 1 (2 for bad usage).
 
 from __future__ import annotations
 
-import functools
 import os
 import signal
 import sys
-import time
-from pathlib import Path
-from typing import Optional
+
+from rescorer.failures import install_signal_handlers, reports_errors
+
+# SIGINT/SIGTERM end the program in one line from here on, even during the imports below
+# (torch itself is imported by the commands, under `reports_errors`).
+if __name__ == "__main__" or os.path.basename(sys.argv[0]) == "rescore":
+    install_signal_handlers()
+
+import logging  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Optional  # noqa: E402
 
 # OpenMP threads that spin at every barrier starve each other when a core is busy with other
 # work (a shared machine, the reader thread): measured 2-5x slower. Passive waiting costs
@@ -25,10 +33,9 @@ from typing import Optional
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import click  # noqa: E402
-import torch  # noqa: E402
+from click.core import ParameterSource  # noqa: E402
 
-from rescorer import __version__
-from rescorer.errors import RescorerError
+from rescorer import __version__  # noqa: E402
 
 PATH = click.Path(path_type=Path, dir_okay=False)
 EXISTING = click.Path(path_type=Path, dir_okay=False, exists=True, allow_dash=True)
@@ -65,22 +72,6 @@ class Reporter:
         from rescorer.progress import progress_bar
 
         return progress_bar(self.quiet, sys.stderr, **kwargs)
-
-
-def reports_errors(command):
-    """Turn library errors into one-line click errors (exit 1) instead of tracebacks."""
-
-    @functools.wraps(command)
-    def wrapper(*args, **kwargs):
-        try:
-            return command(*args, **kwargs)
-        except RescorerError as error:
-            raise click.ClickException(str(error)) from None
-        except KeyboardInterrupt:
-            click.echo("rescore: interrupted; no output was written", err=True)
-            sys.exit(130)
-
-    return wrapper
 
 
 def device_options(command):
@@ -129,15 +120,21 @@ def train_options(command):
     return command
 
 
+REJECT_OPTION = click.option(
+    "--reject", "reject_path", type=PATH,
+    help="Write unparseable lines here verbatim and go on, instead of failing (created only if a "
+         "line is rejected).")
+
+
 def score_options(command):
     options = [
         click.option("--unk-penalty/--no-unk-penalty", default=False, show_default=True,
                      help="Also append the count of target words outside the shortlist (as exp(count))."),
         click.option("--score-format", type=click.Choice(["prob", "log"]), default="prob", show_default=True,
                      help="prob: exp(log p) for Moses, which takes logs; log: raw log p."),
-        click.option("--reject", "reject_path", type=PATH,
-                     help="Write unparseable lines here verbatim and go on, instead of failing."),
-        click.option("--force", is_flag=True, help="Overwrite an existing output."),
+        REJECT_OPTION,
+        click.option("--force", is_flag=True,
+                     help="Replace an existing output, reject file (and model, when training)."),
         click.option("--chunk-size", type=click.IntRange(1), default=20000, show_default=True,
                      help="Lines read, sorted and scored together."),
         click.option("--token-budget", type=click.IntRange(1), default=None,
@@ -154,9 +151,13 @@ def score_options(command):
 @click.pass_context
 def main(ctx: click.Context, quiet: bool) -> None:
     """Score Moses phrase tables with the RNN encoder-decoder of Cho et al. (2014)."""
-    # A closed pipe (`rescore score ... -o - | head`) ends quietly, as Unix tools do.
+    # A closed pipe (`rescore score ... -o - | head`) raises BrokenPipeError, so that temporaries
+    # are removed on the way out; `reports_errors` then ends quietly, as Unix tools do.
     if hasattr(signal, "SIGPIPE"):
-        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+        signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+    # Warnings (trailing garbage, stale temporaries removed) are shown even with -q.
+    logging.basicConfig(level=logging.WARNING if quiet else logging.INFO, format="%(message)s",
+                        stream=sys.stderr)
     ctx.obj = Reporter(quiet)
 
 
@@ -187,26 +188,60 @@ def default_model(output_path: Path) -> Path:
 def run_command(reporter: Reporter, phrase_table: Path, output: Optional[Path],
                 model_path: Optional[Path], **options) -> None:
     """Train on PHRASE_TABLE (unless --model is given), then write it back with the new column."""
-    if str(phrase_table) == "-" and model_path is None:
-        raise click.UsageError("training reads the table several times: give a file, not '-', or --model")
+    from rescorer.phrase_table import SKIP_BAD_LINES
+    from rescorer.run_paths import RunPaths, output_targets, training_targets
+
+    training = model_path is None
+    if training:
+        require_rereadable(phrase_table)
     output = output or default_output(phrase_table)
-    prepare_output(output, options["force"], phrase_table)
-    if model_path is None:
+    if training:
         model_path = default_model(output if str(output) != "-" else default_output(phrase_table))
-        train_job(reporter, phrase_table, model_path, **pick(options, TRAIN_KEYS))
-    score_job(reporter, phrase_table, output, model_path, **pick(options, SCORE_KEYS))
+    writes = output_targets(output, options["reject_path"])
+    if training:
+        writes += training_targets(model_path, options["cache_dir"], options["resume"])
+    reads = [("phrase table", phrase_table), ("model", None if training else model_path),
+             ("source corpus", options["src_corpus"]), ("target corpus", options["tgt_corpus"])]
+    with RunPaths(reads, writes, force=options["force"]):
+        if training:
+            train_job(reporter, phrase_table, model_path, pick(options, TRAIN_KEYS), explicit_options(),
+                      reject=SKIP_BAD_LINES if options["reject_path"] else None)
+        try:
+            score_job(reporter, phrase_table, output, model_path, **pick(options, SCORE_KEYS))
+        except KeyboardInterrupt as interrupt:
+            if training:
+                interrupt.note = (f"the model {model_path} is saved; {getattr(interrupt, 'note', '')}"
+                                  f"; `rescore score {phrase_table} --model {model_path}` scores "
+                                  f"without training again")
+            raise
 
 
 @main.command("train")
 @click.argument("phrase_table", type=EXISTING)
 @click.option("-o", "--output", "model_path", type=PATH, required=True, help="Model file to write.")
 @train_options
+@REJECT_OPTION
+@click.option("--force", is_flag=True, help="Replace an existing model (and its checkpoint).")
 @device_options
 @click.pass_obj
 @reports_errors
-def train_command(reporter: Reporter, phrase_table: Path, model_path: Path, **options) -> None:
+def train_command(reporter: Reporter, phrase_table: Path, model_path: Path, reject_path: Optional[Path],
+                  force: bool, **options) -> None:
     """Train a model on the unique phrase pairs of PHRASE_TABLE."""
-    train_job(reporter, phrase_table, model_path, **options)
+    from rescorer.run_paths import RunPaths, output_targets, training_targets
+    from rescorer.table_output import AtomicOutput, committed_together
+
+    require_rereadable(phrase_table)
+    writes = output_targets(None, reject_path) + training_targets(model_path, options["cache_dir"],
+                                                                   options["resume"])
+    reads = [("phrase table", phrase_table), ("source corpus", options["src_corpus"]),
+             ("target corpus", options["tgt_corpus"])]
+    with RunPaths(reads, writes, force=force):
+        rejects = AtomicOutput(reject_path, force=force, only_if_written=True) if reject_path else None
+        with committed_together(rejects):
+            train_job(reporter, phrase_table, model_path, options, explicit_options(), reject=rejects)
+        if rejects is not None and rejects.lines_written:
+            reporter.say(f"{rejects.lines_written} bad lines rejected to {reject_path}")
 
 
 @main.command("score")
@@ -221,9 +256,12 @@ def train_command(reporter: Reporter, phrase_table: Path, model_path: Path, **op
 def score_command(reporter: Reporter, phrase_table: Path, model_path: Path,
                   output: Optional[Path], **options) -> None:
     """Write PHRASE_TABLE back with log p(target | source) appended to every line's scores."""
+    from rescorer.run_paths import RunPaths, output_targets
+
     output = output or default_output(phrase_table)
-    prepare_output(output, options["force"], phrase_table)
-    score_job(reporter, phrase_table, output, model_path, **options)
+    reads = [("phrase table", phrase_table), ("model", model_path)]
+    with RunPaths(reads, output_targets(output, options["reject_path"]), force=options["force"]):
+        score_job(reporter, phrase_table, output, model_path, **options)
 
 
 @main.command("top-targets")
@@ -258,14 +296,20 @@ SCORE_KEYS = ("unk_penalty", "score_format", "reject_path", "force", "chunk_size
               "device", "precision")
 
 
-def prepare_output(output: Path, force: bool, phrase_table: Path) -> None:
-    """Fail before any work if the output cannot be written; create its directory."""
-    from rescorer.table_output import check_output_target
+def require_rereadable(phrase_table: Path) -> None:
+    """Training reads the table several times: stdin, a FIFO or a device cannot do that."""
+    from rescorer.run_paths import is_stream
 
-    if str(output) == "-":
-        return
-    output.parent.mkdir(parents=True, exist_ok=True)
-    check_output_target(output, force, phrase_table)
+    if is_stream(phrase_table):
+        raise click.UsageError(f"{phrase_table}: training reads the table several times: give a "
+                               f"regular file, not a pipe or '-' (or score with --model)")
+
+
+def explicit_options() -> set:
+    """Names of the options given on the command line (not left at their defaults)."""
+    ctx = click.get_current_context()
+    return {name for name in ctx.params
+            if ctx.get_parameter_source(name) not in (ParameterSource.DEFAULT, None)}
 
 
 def pick(options: dict, keys: tuple) -> dict:
@@ -276,25 +320,43 @@ def signature(job: str, **settings) -> str:
     """One line naming every setting, so a result can be reproduced (as sacrebleu does)."""
     fields = [f"rescore {__version__}", f"job:{job}"] + [f"{k.replace('_', '-')}:{v}"
                                                         for k, v in settings.items()]
+    import torch
+
     return "|".join(fields + [f"torch:{torch.__version__}"])
 
 
-def train_job(reporter: Reporter, phrase_table: Path, model_path: Path, *, preset, shortlist_size,
-              src_corpus, tgt_corpus, batch_size, optimizer, learning_rate, clip_norm, max_updates,
-              max_time, valid_pairs, valid_every, patience, checkpoint_every, seed, resume,
-              cache_dir, gru_form, device, precision) -> None:
+def train_job(reporter: Reporter, phrase_table: Path, model_path: Path, options: dict,
+              explicit: set, reject=None) -> None:
+    """Train; under --resume the options left at their defaults are the checkpoint's, and the
+    settings line shows what is really used."""
+    from rescorer.checkpoint import read_model_file
     from rescorer.device import resolve_device, resolve_precision
-    from rescorer.preparation import train_on_table
+    from rescorer.preparation import checkpoint_path_for, train_on_table
+    from rescorer.resume import merge_resumed_options, recordable_options
     from rescorer.training import TrainSettings
 
-    torch_device = resolve_device(device)
-    precision = resolve_precision(precision, torch_device)
-    settings = TrainSettings(batch_size=batch_size, optimizer=optimizer, learning_rate=learning_rate,
-                             clip_norm=clip_norm, max_updates=max_updates, max_seconds=max_time,
-                             valid_pairs=valid_pairs, valid_every=valid_every, patience=patience,
-                             checkpoint_every=checkpoint_every, seed=seed)
-    reporter.say(signature("train", preset=preset, gru=gru_form, optimizer=optimizer, batch=batch_size,
-                           max_updates=max_updates, seed=seed, device=torch_device.type,
+    payload = None
+    if options["resume"]:
+        checkpoint = checkpoint_path_for(model_path)
+        if not checkpoint.is_file():
+            raise click.ClickException(f"{checkpoint}: no checkpoint to resume from")
+        payload = read_model_file(checkpoint)
+        options = merge_resumed_options(options, explicit,
+                                        payload.get("training", {}).get("options", {}))
+    o = options
+    torch_device = resolve_device(o["device"])
+    precision = resolve_precision(o["precision"], torch_device)
+    settings = TrainSettings(batch_size=o["batch_size"], optimizer=o["optimizer"],
+                             learning_rate=o["learning_rate"], clip_norm=o["clip_norm"],
+                             max_updates=o["max_updates"], max_seconds=o["max_time"],
+                             valid_pairs=o["valid_pairs"], valid_every=o["valid_every"],
+                             patience=o["patience"], checkpoint_every=o["checkpoint_every"],
+                             seed=o["seed"])
+    max_updates = o["max_updates"]
+    reporter.say(signature("train", preset=o["preset"], gru=o["gru_form"], optimizer=o["optimizer"],
+                           lr=o["learning_rate"] or ("1.0" if o["optimizer"] == "adadelta" else "0.001"),
+                           batch=o["batch_size"], max_updates=max_updates, seed=o["seed"],
+                           resume="yes" if o["resume"] else "no", device=torch_device.type,
                            precision=precision))
     started = time.perf_counter()
     bars = {"lines": reporter.bar(desc="reading table", unit=" lines", unit_scale=True)}
@@ -314,10 +376,11 @@ def train_job(reporter: Reporter, phrase_table: Path, model_path: Path, *, prese
 
     try:
         report = train_on_table(
-            phrase_table, model_path, preset=preset, settings=settings, shortlist_size=shortlist_size,
-            src_corpus=src_corpus, tgt_corpus=tgt_corpus, device=torch_device, precision=precision,
-            resume=resume, cache_dir=cache_dir, reset_after=gru_form == "cudnn",
-            progress=bars["lines"].update, on_update=on_update)
+            phrase_table, model_path, preset=o["preset"], settings=settings,
+            shortlist_size=o["shortlist_size"], src_corpus=o["src_corpus"], tgt_corpus=o["tgt_corpus"],
+            device=torch_device, precision=precision, resume=o["resume"], cache_dir=o["cache_dir"],
+            reset_after=o["gru_form"] == "cudnn", progress=bars["lines"].update, on_update=on_update,
+            reject=reject, options=recordable_options(options), checkpoint_payload=payload)
     finally:
         for bar in bars.values():
             bar.close()
@@ -356,6 +419,9 @@ def score_job(reporter: Reporter, phrase_table: Path, output: Path, model_path: 
                                 chunk_size=chunk_size, token_budget=token_budget,
                                 precision=precision, progress=bar.update)
     rejected = f", {summary.lines_rejected} rejected to {reject_path}" if summary.lines_rejected else ""
+    if summary.unk_capped:
+        rejected += (f"; {summary.unk_capped} lines with more than {summary.unk_cap} unknown target "
+                     f"words got the word penalty exp({summary.unk_cap})")
     reporter.say(f"lines in {summary.lines_read}, out {summary.lines_written}{rejected}; "
                  f"mean log p {summary.mean_log_prob:.3f}; shortlist coverage "
                  f"{summary.src_coverage:.1%} source, {summary.tgt_coverage:.1%} target tokens; "

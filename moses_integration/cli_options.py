@@ -25,9 +25,9 @@ class FiniteFloat(click.ParamType):
         try:
             number = float(value)
         except (TypeError, ValueError):
-            self.fail(f"expected a number, found {value!r}", param, ctx)
+            self.fail(f"expected a number, found {value}", param, ctx)
         if not math.isfinite(number):
-            self.fail(f"expected a finite number, found {value!r}", param, ctx)
+            self.fail(f"expected a finite number, found {value}", param, ctx)
         return number
 
 

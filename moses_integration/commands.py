@@ -3,7 +3,6 @@ calls the library and reports; library errors become one-line ClickExceptions (e
 
 from __future__ import annotations
 
-import functools
 import logging
 import sys
 from pathlib import Path
@@ -12,6 +11,8 @@ from typing import Optional
 import click
 
 from rescorer.errors import RescorerError
+from rescorer.failures import reports_errors
+from rescorer.run_paths import RunPaths, Target
 
 from .cli_options import decoder_flags_option, initial_weight_option, new_columns_option
 from .moses_install import find_moses
@@ -27,15 +28,8 @@ PATH = click.Path(path_type=Path)
 EXISTING = click.Path(path_type=Path, exists=True, dir_okay=False)
 
 
-def _errors_to_click(func):
-    """Turn library exceptions into `Error: <one line>` and exit status 1."""
-    @functools.wraps(func)
-    def wrapper(*args, **kwargs):
-        try:
-            return func(*args, **kwargs)
-        except RescorerError as exc:
-            raise click.ClickException(str(exc)) from exc
-    return wrapper
+# One wrapper for both packages: library errors, OSErrors, interrupts become one line.
+_errors_to_click = reports_errors
 
 
 moses_dir_option = click.option("--moses-dir", type=PATH, default=None,
@@ -72,8 +66,15 @@ def add_feature(ini_path: Path, table_path: Path, out_path: Path, feature: Optio
     """Point MOSES_INI's phrase table at the rescored table and add the new columns' weights.
 
     Nothing else in the file changes. A PhraseDictionaryCompact table is re-binarized."""
-    if out_path.exists() and not force:
-        raise click.ClickException(f"{out_path} exists; pass --force to overwrite it")
+    with RunPaths([("moses.ini", ini_path), ("rescored table", table_path)],
+                  [Target(out_path, "moses.ini output")], force=force):
+        _add_feature(ini_path, table_path, out_path, feature, initial_weight, new_columns,
+                     base_dir, moses_dir, threads)
+
+
+def _add_feature(ini_path: Path, table_path: Path, out_path: Path, feature: Optional[str],
+                 initial_weight: Optional[float], new_columns: Optional[tuple], base_dir: Path,
+                 moses_dir: Optional[Path], threads: int) -> None:
     ini = MosesIni.read(ini_path)
     table = ini.phrase_table(feature)
     old = table.int_arg("num-features", ini.origin)
@@ -94,7 +95,8 @@ def add_feature(ini_path: Path, table_path: Path, out_path: Path, feature: Optio
     layout, weights = table_starting_weights(ini, table, table_path, found, new_columns,
                                              initial_weight)
     ini.add_score_columns(table, shown, found - old, weights)
-    ini.write(out_path)
+    ini.check_weights(table.name)  # never write an ini Moses would refuse to load
+    ini.write(out_path, force=True)
     say(f"{out_path}: {table.name} path={shown} num-features={found} (+{found - old} column(s): "
         f"{', '.join(f'{n}={w:g}' for n, w in zip(layout.names, weights))})")
 
@@ -302,8 +304,10 @@ def rescore_nbest_command(nbest_path: Path, source_path: Path, model: Path, out_
     """Add the RNN log-probability as a feature to every line of a Moses n-best list."""
     from .nbest import model_scorer, rescore_nbest
 
-    count = rescore_nbest(nbest_path, out_path, source_path, model_scorer(model, device),
-                          feature_name, mode, force=force)
+    reads = [("n-best list", nbest_path), ("source", source_path), ("model", model)]
+    with RunPaths(reads, [Target(out_path, "output", streamable=True)], force=force):
+        count = rescore_nbest(nbest_path, out_path, source_path, model_scorer(model, device),
+                              feature_name, mode, force=force)
     say(f"{out_path}: {count} lines with {feature_name}=")
 
 
@@ -313,10 +317,13 @@ def rescore_nbest_command(nbest_path: Path, source_path: Path, model: Path, out_
 @click.option("--rnn-column", type=click.IntRange(1), default=5, show_default=True,
               help="1-based column of the RNN score.")
 @click.option("--sample-size", type=click.IntRange(1), default=10000, show_default=True)
+@click.option("--force/--no-force", default=False, help="Overwrite the output.")
 @_errors_to_click
-def plot_scores(table_path: Path, out_path: Path, rnn_column: int, sample_size: int) -> None:
+def plot_scores(table_path: Path, out_path: Path, rnn_column: int, sample_size: int,
+                force: bool) -> None:
     """Scatter the RNN score against φ(e|f) for a sample of pairs (paper Fig. 3)."""
     from .figure import plot_rnn_vs_direct
 
-    plot_rnn_vs_direct(table_path, rnn_column - 1, out_path, sample_size)
+    with RunPaths([("rescored table", table_path)], [Target(out_path, "figure")], force=force):
+        plot_rnn_vs_direct(table_path, rnn_column - 1, out_path, sample_size)
     say(f"wrote {out_path}")

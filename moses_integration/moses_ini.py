@@ -4,6 +4,7 @@ of the file before and after shows exactly the lines that changed."""
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -94,9 +95,30 @@ class MosesIni:
     def text(self) -> str:
         return "".join(self.lines)
 
-    def write(self, path: Path) -> None:
+    def write(self, path: Path, force: bool = True) -> None:
+        """Write atomically (a temporary beside it, renamed): a failed write keeps the old file."""
+        from rescorer.table_output import AtomicOutput
+
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(self.text().encode("utf-8"))
+        with AtomicOutput(path, force=force) as out:
+            out.write(self.text().encode("utf-8"))
+
+    def check_weights(self, name: str) -> None:
+        """Refuse what Moses would refuse to load: a [weight] line for `name` with a value that
+        is not a finite number, or another count of weights than the feature's num-features."""
+        i = self.weight_line(name)
+        values = self.weights(name)
+        bad = [v for v in values if not math.isfinite(v)]
+        if bad:
+            raise MosesConfigError(f"{self.origin}:{i + 1}: expected finite weights after '{name}=', "
+                                   f"found {bad[0]}")
+        feature = self.feature(name)
+        if "num-features" in feature.args:
+            expected = feature.int_arg("num-features", self.origin)
+            if len(values) != expected:
+                raise MosesConfigError(
+                    f"{self.origin}:{i + 1}: expected {expected} weights for {name} (num-features="
+                    f"{expected} on line {feature.line_no + 1}), found {len(values)}")
 
     # ---- structure -------------------------------------------------------------------
     def section_of_lines(self) -> list[Optional[str]]:
@@ -131,8 +153,11 @@ class MosesIni:
         if "feature" not in sections:
             raise MosesConfigError(f"{self.origin}: expected a [feature] section, found none")
 
-    def features(self) -> list[Feature]:
-        """The [feature] lines, named as Moses names them (name=, else Kind + running index)."""
+    def features(self, problems: Optional[list] = None) -> list[Feature]:
+        """The [feature] lines, named as Moses names them (name=, else Kind + running index).
+
+        A token that is not key=value raises MosesConfigError, or, when a `problems` list is
+        given (preflight), is reported there once and skipped so that every other check runs."""
         counts: dict[str, int] = {}
         result = []
         for i in self.section_lines("feature"):
@@ -140,9 +165,13 @@ class MosesIni:
             kind, args = tokens[0], {}
             for token in tokens[1:]:
                 key, sep, value = token.partition("=")
-                if not sep:
-                    raise MosesConfigError(
-                        f"{self.origin}:{i + 1}: expected key=value after {kind}, found {token!r}")
+                if not sep or not key:
+                    message = f"{self.origin}:{i + 1}: expected key=value after {kind}, found {token!r}"
+                    if problems is None:
+                        raise MosesConfigError(message)
+                    if message not in problems:
+                        problems.append(message)
+                    continue
                 args[key] = value
             index = counts.get(kind, 0)
             counts[kind] = index + 1

@@ -5,11 +5,12 @@ sets parallel and non-empty. Each check returns problems as one line each."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Sequence
 
-from rescorer.errors import PhraseTableFormatError
+from rescorer.errors import PhraseTableFormatError, RescorerError
 
 from .errors import MosesConfigError, MosesNotFoundError, PreflightError
 from .moses_install import COMPACT_BINARY, TUNING_BINARIES, TUNING_SCRIPTS, find_moses
@@ -20,6 +21,7 @@ from .textio import count_lines
 __all__ = [
     "ParallelSet",
     "check_moses",
+    "check_ini_syntax",
     "check_ini_files",
     "check_num_features",
     "check_language_models",
@@ -65,10 +67,53 @@ def check_moses(moses_dir: Optional[Path], need_compact: bool = False) -> list[s
     return [f"Moses at {moses.root} (from {moses.found_by}) lacks {name}" for name in missing]
 
 
+def _features(ini: MosesIni) -> list:
+    """The features, bad tokens skipped (run_preflight reports them once)."""
+    return ini.features(problems=[])
+
+
+def check_ini_syntax(ini: MosesIni) -> list[str]:
+    """Feature lines made of key=value tokens, and [weight] lines of finite numbers whose count
+    matches num-features= where the feature gives it: Moses refuses to load anything else."""
+    problems: list[str] = []
+    features = {f.name: f for f in ini.features(problems=problems)}
+    for i in ini.section_lines("weight"):
+        name, sep, rest = ini.lines[i].partition("=")
+        name = name.strip()
+        if not sep:
+            problems.append(f"{ini.origin}:{i + 1}: expected 'name= weights' in [weight], found "
+                            f"{ini.lines[i].strip()!r}")
+            continue
+        try:
+            values = [float(v) for v in rest.split()]
+        except ValueError:
+            bad = next(v for v in rest.split() if not _is_float(v))
+            problems.append(f"{ini.origin}:{i + 1}: expected numbers after '{name}=', found {bad!r}")
+            continue
+        if not all(math.isfinite(v) for v in values):
+            problems.append(f"{ini.origin}:{i + 1}: expected finite weights after '{name}=', "
+                            f"found {rest.split()}")
+            continue
+        feature = features.get(name)
+        count = feature.args.get("num-features") if feature is not None else None
+        if count is not None and count.isdigit() and int(count) != len(values):
+            problems.append(f"{ini.origin}:{i + 1}: expected {count} weights for {name} "
+                            f"(num-features={count} on line {feature.line_no + 1}), found {len(values)}")
+    return problems
+
+
+def _is_float(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 def check_ini_files(ini: MosesIni, base_dir: Path) -> list[str]:
     """Every `path=` of a feature exists, resolved against base_dir as Moses would."""
     problems = []
-    for feature in ini.features():
+    for feature in _features(ini):
         path = feature.args.get("path")
         if path is None or _existing(resolve(path, base_dir)) is not None:
             continue
@@ -87,7 +132,7 @@ def check_ini_files(ini: MosesIni, base_dir: Path) -> list[str]:
 def check_num_features(ini: MosesIni, base_dir: Path) -> list[str]:
     """A text phrase table's first line has as many scores as num-features= says."""
     problems = []
-    for feature in ini.features():
+    for feature in _features(ini):
         if feature.kind != "PhraseDictionaryMemory" or "path" not in feature.args:
             continue
         table = _existing(resolve(feature.args["path"], base_dir))
@@ -108,7 +153,7 @@ def check_num_features(ini: MosesIni, base_dir: Path) -> list[str]:
 
 def check_language_models(ini: MosesIni, base_dir: Path) -> list[str]:
     """Each KENLM model loads with the `kenlm` module and has the order= the ini gives."""
-    models = [f for f in ini.features() if f.kind == "KENLM"]
+    models = [f for f in _features(ini) if f.kind == "KENLM"]
     if not models:
         return []
     try:
@@ -124,7 +169,7 @@ def check_language_models(ini: MosesIni, base_dir: Path) -> list[str]:
             continue  # reported by check_ini_files
         try:
             model = kenlm.Model(str(path))
-        except (OSError, RuntimeError) as exc:
+        except Exception as exc:  # kenlm raises OSError, RuntimeError, UnicodeDecodeError...
             problems.append(f"{where}: {feature.name} {path} does not load with kenlm: "
                             f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
             continue
@@ -146,7 +191,7 @@ def check_parallel(data: ParallelSet) -> list[str]:
             continue
         try:
             count = count_lines(path)
-        except (OSError, EOFError) as exc:
+        except (OSError, RescorerError) as exc:
             problems.append(f"{data.label} {role} {path} is unreadable: {exc}")
             continue
         if count == 0:
@@ -160,18 +205,29 @@ def check_parallel(data: ParallelSet) -> list[str]:
 
 def run_preflight(ini_path: Path, base_dir: Path, moses_dir: Optional[Path] = None,
                   data: Sequence[ParallelSet] = (), check_install: bool = True) -> list[str]:
-    """All checks; returns the problems (empty when ready). Raise them with `PreflightError`."""
+    """All checks; returns the problems (empty when ready). Raise them with `PreflightError`.
+
+    Every check runs whatever the others found: an unreadable ini still leaves the
+    installation and the data sets checked, and a check that fails unexpectedly is one line."""
     try:
-        ini = MosesIni.read(ini_path)
+        ini: Optional[MosesIni] = MosesIni.read(ini_path)
+        problems: list[str] = []
     except MosesConfigError as exc:
-        return [str(exc)]
-    need_compact = any(f.kind == "PhraseDictionaryCompact" for f in ini.features())
-    problems = check_moses(moses_dir, need_compact) if check_install else []
-    problems += check_ini_files(ini, base_dir)
-    problems += check_num_features(ini, base_dir)
-    problems += check_language_models(ini, base_dir)
-    for item in data:
-        problems += check_parallel(item)
+        ini, problems = None, [str(exc)]
+    need_compact = ini is not None and any(f.kind == "PhraseDictionaryCompact" for f in _features(ini))
+    checks = [("Moses installation", check_moses, (moses_dir, need_compact))] if check_install else []
+    if ini is not None:
+        checks += [("moses.ini syntax", check_ini_syntax, (ini,)),
+                   ("moses.ini paths", check_ini_files, (ini, base_dir)),
+                   ("phrase-table scores", check_num_features, (ini, base_dir)),
+                   ("language models", check_language_models, (ini, base_dir))]
+    checks += [(f"{item.label} set", check_parallel, (item,)) for item in data]
+    for label, check, args in checks:
+        try:
+            problems += check(*args)
+        except Exception as exc:  # one check's surprise must not hide the others' results
+            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            problems.append(f"{label}: could not be checked ({first})")
     return problems
 
 

@@ -1,5 +1,5 @@
-"""Read plain or gzipped text the way Moses tools write it, through `rescorer.gzip_io`: gzip is
-told by magic bytes (Moses names gzipped files with and without `.gz`). Tables and n-best lists
+"""Read plain or compressed text the way Moses tools write it, through `rescorer.compression`:
+gzip (and bzip2, xz, zstd) is told by magic bytes (Moses names gzipped files with and without `.gz`). Tables and n-best lists
 are written with `rescorer.table_output.AtomicOutput`."""
 
 from __future__ import annotations
@@ -9,7 +9,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO, Iterator
 
-from rescorer.gzip_io import BUFFER_SIZE, gzip_reader, is_gzip
+from rescorer.compression import decompressing_reader, sniff_compression
+from rescorer.gzip_io import BUFFER_SIZE
 
 __all__ = ["count_lines", "is_gzipped", "open_binary_read", "read_lines"]
 
@@ -17,17 +18,18 @@ __all__ = ["count_lines", "is_gzipped", "open_binary_read", "read_lines"]
 def is_gzipped(path: Path) -> bool:
     """True if the file starts with the gzip magic bytes."""
     with open(path, "rb") as handle:
-        return is_gzip(handle)
+        return sniff_compression(handle) == "gzip"
 
 
 @contextmanager
 def open_binary_read(path: Path) -> Iterator[BinaryIO]:
-    """Open for reading bytes, decompressing if the file is gzipped; closes the file on exit."""
+    """Open for reading bytes, decompressing if the file is compressed; closes the file on exit."""
     with open(path, "rb", buffering=BUFFER_SIZE) as file:
-        if not is_gzip(file):
+        decompressed = decompressing_reader(file, str(path))
+        if decompressed is None:
             yield file
             return
-        with gzip_reader(file) as decompressed:  # closing it leaves `file` open: the outer with closes it
+        with decompressed:  # closing it leaves `file` open: the outer with closes it
             yield decompressed
 
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 import pickle
+import pickletools
+import re
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +20,7 @@ import torch
 from rescorer import __version__
 from rescorer.errors import ModelFileError
 from rescorer.model import EncoderDecoder, ModelConfig
+from rescorer.paths import temporary_prefix
 from rescorer.vocabulary import Vocabulary
 
 FORMAT_NAME = "rescorer-model"
@@ -54,12 +57,47 @@ def save_model(bundle: ModelBundle, path: Path, extra: Optional[dict] = None) ->
         "training": dict(bundle.training),
         **(extra or {}),
     }
-    temporary = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    temporary = path.with_name(f"{temporary_prefix(path)}{os.getpid()}")
+    file = None
     try:
-        torch.save(payload, temporary)
+        with open(temporary, "wb") as raw:
+            file = _RecordingWriter(raw)
+            torch.save(payload, file)
+            raw.flush()
+            os.fsync(raw.fileno())
         os.replace(temporary, path)
+    except (OSError, RuntimeError) as error:
+        # torch turns an OSError of the file's write() into its own RuntimeError: report the OSError
+        cause = file.error if file is not None and file.error is not None else error
+        raise ModelFileError(f"{path}: cannot write the model file ({_write_reason(cause)})") from None
     finally:
         temporary.unlink(missing_ok=True)
+
+
+class _RecordingWriter:
+    """A file's write() that remembers the OSError it raised (a full disk) for the message."""
+
+    def __init__(self, file):
+        self.file = file
+        self.error: Optional[OSError] = None
+
+    def write(self, data) -> int:
+        try:
+            return self.file.write(data)
+        except OSError as error:
+            self.error = error
+            raise
+
+    def flush(self) -> None:
+        self.file.flush()
+
+
+def _write_reason(error: BaseException) -> str:
+    """'no space left on device' from an OSError, or torch's first line for its own writer errors."""
+    if isinstance(error, OSError) and error.strerror:
+        return error.strerror[:1].lower() + error.strerror[1:]
+    text = str(error).splitlines()[0] if str(error) else type(error).__name__
+    return text
 
 
 def read_model_file(path: Path) -> dict:
@@ -70,9 +108,10 @@ def read_model_file(path: Path) -> dict:
     try:
         payload = torch.load(path, map_location="cpu", weights_only=True)
     except pickle.UnpicklingError as error:
-        if "Unsupported global" in str(error):  # a pickle of classes: could run code when loaded
-            raise ModelFileError(f"{path}: not a rescorer model file (it holds objects other than "
-                                 f"tensors and plain data, refused for safety)") from None
+        unsafe = unsafe_global(path, str(error))
+        if unsafe is not None:  # loading it would import (and could call) this: never done
+            raise ModelFileError(f"{path}: refused for safety: the file would load {unsafe}, not only "
+                                 f"tensors and plain data (not a rescorer model file)") from None
         raise ModelFileError(f"{path}: not a readable model file, truncated or corrupt") from None
     except (RuntimeError, EOFError, zipfile.BadZipFile, OSError, ValueError) as error:
         reason = str(error).splitlines()[0] if str(error) else type(error).__name__
@@ -86,6 +125,35 @@ def read_model_file(path: Path) -> dict:
     if missing:
         raise ModelFileError(f"{path}: model file lacks {', '.join(missing)}")
     return payload
+
+
+def unsafe_global(path: Path, message: str) -> Optional[str]:
+    """The first class or function a refused pickle names (e.g. 'posix.system'), or None when
+    it names none (the file is then damaged, not dangerous).
+
+    torch names it for a zip file ("GLOBAL posix.system"); a bare pickle (the old format) is
+    refused before its globals are reached, so its opcodes are scanned here, never executed.
+    """
+    match = re.search(r"GLOBAL ([\w.]+)|[Uu]nsupported global:? (?:GLOBAL )?([\w.]+)", message)
+    if match:
+        return match.group(1) or match.group(2)
+    if zipfile.is_zipfile(path):
+        return None
+    strings: list[str] = []
+    try:
+        with open(path, "rb") as file:
+            for opcode, argument, _ in pickletools.genops(file):
+                if opcode.name in ("GLOBAL", "INST"):
+                    return str(argument).replace(" ", ".")
+                if isinstance(argument, str):
+                    strings.append(argument)
+                if opcode.name == "STACK_GLOBAL":
+                    return ".".join(strings[-2:]) if len(strings) >= 2 else "a global"
+                if opcode.name in ("REDUCE", "OBJ", "NEWOBJ", "NEWOBJ_EX", "BUILD"):
+                    return "an object"
+    except Exception:  # not a pickle at all: damaged
+        return None
+    return None
 
 
 def load_model(path: Path, device: Optional[torch.device] = None) -> ModelBundle:

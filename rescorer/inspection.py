@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
+from rescorer.errors import PhraseTableFormatError
 from rescorer.phrase_table import PhraseTableReader
 
 DIRECT_COLUMN = 2  # phi(e|f) in Moses' naming: p(target | source), the table's third score
@@ -62,6 +63,10 @@ def top_targets(table_path: Path, num_sources: int = 10, column: int = -1,
     with PhraseTableReader(table_path) as reader:
         for entry in reader:
             scores = entry.raw[:entry.scores_end].rsplit(b"|||", 1)[1].split()
+            if not -len(scores) <= column < len(scores) or len(scores) <= DIRECT_COLUMN:
+                raise PhraseTableFormatError(
+                    f"{table_path}:{entry.line_no}: expected scores at columns {column} and "
+                    f"{DIRECT_COLUMN} (0-based), found {len(scores)} scores: is it a rescored table?")
             rnn = float(scores[column])
             rnn = rnn if score_is_log else math.log(max(rnn, 1e-300))
             direct = math.log(max(float(scores[DIRECT_COLUMN]), 1e-300))

@@ -16,6 +16,8 @@ from typing import Iterable, Optional, Sequence
 
 import numpy as np
 
+from rescorer.errors import RescorerError
+from rescorer.paths import temporary_prefix
 from rescorer.vocabulary import Vocabulary
 
 ID_DTYPE = np.int32
@@ -32,6 +34,10 @@ class PairCache:
         self.num_pairs = int(self.meta["num_pairs"])
         self._ids = {side: _load(self.directory / f"{side}.ids", ID_DTYPE) for side in SIDES}
         self._offsets = {side: _load(self.directory / f"{side}.offsets", OFFSET_DTYPE) for side in SIDES}
+        for side in SIDES:  # a damaged cache is rebuilt, never trained on
+            offsets = self._offsets[side]
+            if len(offsets) != self.num_pairs + 1 or (len(offsets) and offsets[-1] != len(self._ids[side])):
+                raise ValueError(f"{self.directory}: {side} offsets do not match the ids")
 
     def lengths(self, side: str) -> np.ndarray:
         return np.diff(self._offsets[side])
@@ -77,8 +83,9 @@ class _SideWriter:
             self.flush()
 
     def flush(self) -> None:
-        np.asarray(self.ids, dtype=ID_DTYPE).tofile(self.ids_file)
-        np.asarray(self.offsets, dtype=OFFSET_DTYPE).tofile(self.offsets_file)
+        # write(), not ndarray.tofile(): a full disk then raises OSError(ENOSPC), which says so
+        self.ids_file.write(np.asarray(self.ids, dtype=ID_DTYPE).tobytes())
+        self.offsets_file.write(np.asarray(self.offsets, dtype=OFFSET_DTYPE).tobytes())
         self.ids, self.offsets = [], []
 
     def close(self) -> None:
@@ -91,27 +98,36 @@ def build_pair_cache(pairs: Iterable[tuple[str, str]], src_vocab: Vocabulary,
                      tgt_vocab: Vocabulary, directory: Path, meta: dict) -> PairCache:
     """Encode every (src, tgt) phrase pair into `directory`, replacing what was there.
 
-    Written under a temporary name and renamed at the end, so an interrupted build never
-    looks finished. `meta` is stored as given (it identifies the table and vocabularies, so a
-    later run can tell whether the cache still fits).
+    Written under a temporary name beside it (`.NAME.tmp-PID`) and renamed at the end, so an
+    interrupted build never looks finished; the temporary is removed on any error. `meta` is
+    stored as given (it identifies the table and vocabularies, so a later run can tell whether
+    the cache still fits). Callers make sure `directory` is a pair cache or empty
+    (`rescorer.run_paths`): it is replaced.
     """
     directory = Path(directory)
-    partial = directory.with_name(directory.name + ".partial")
+    partial = directory.with_name(f"{temporary_prefix(directory)}{os.getpid()}")
     shutil.rmtree(partial, ignore_errors=True)
-    partial.mkdir(parents=True)
-    src_writer, tgt_writer = _SideWriter(partial, "src"), _SideWriter(partial, "tgt")
-    num_pairs = 0
     try:
-        for src, tgt in pairs:
-            src_writer.add(src_vocab.encode(src.split()))
-            tgt_writer.add(tgt_vocab.encode(tgt.split()))
-            num_pairs += 1
+        partial.mkdir(parents=True)
+        src_writer, tgt_writer = _SideWriter(partial, "src"), _SideWriter(partial, "tgt")
+        num_pairs = 0
+        try:
+            for src, tgt in pairs:
+                src_writer.add(src_vocab.encode(src.split()))
+                tgt_writer.add(tgt_vocab.encode(tgt.split()))
+                num_pairs += 1
+        finally:
+            src_writer.close()
+            tgt_writer.close()
+        (partial / "meta.json").write_text(json.dumps(dict(meta, num_pairs=num_pairs), indent=1))
+        shutil.rmtree(directory, ignore_errors=True)
+        os.replace(partial, directory)
+    except OSError as error:
+        reason = (error.strerror or str(error)).lower()
+        raise RescorerError(f"{directory}: cannot write the pair cache ({reason}); nothing was "
+                            f"kept there") from None
     finally:
-        src_writer.close()
-        tgt_writer.close()
-    (partial / "meta.json").write_text(json.dumps(dict(meta, num_pairs=num_pairs), indent=1))
-    shutil.rmtree(directory, ignore_errors=True)
-    os.replace(partial, directory)
+        shutil.rmtree(partial, ignore_errors=True)
     return PairCache(directory)
 
 

@@ -1,11 +1,12 @@
-"""Path helpers shared by the table reader and writer."""
+"""Path helpers shared by the readers and writers: identity of two paths, and the names of the
+temporary and lock files a run keeps beside each file it writes."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-__all__ = ["same_file"]
+__all__ = ["same_file", "temporary_prefix", "lock_path"]
 
 
 def same_file(a: Path | str, b: Path | str) -> bool:
@@ -14,3 +15,13 @@ def same_file(a: Path | str, b: Path | str) -> bool:
         return os.path.samefile(a, b)
     except OSError:
         return Path(a).resolve() == Path(b).resolve()
+
+
+def temporary_prefix(path: Path) -> str:
+    """Temporaries for `path` are `.NAME.tmp-*` beside it: hidden, and found again after a crash."""
+    return f".{path.name}.tmp-"
+
+
+def lock_path(path: Path) -> Path:
+    """The lock a run holds while it writes `path`: `.NAME.lock` beside it."""
+    return path.with_name(f".{path.name}.lock")

@@ -19,13 +19,15 @@ import math
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Iterator, Sequence
+from typing import BinaryIO, Iterator, Optional, Protocol, Sequence, Union
 
 from rescorer.errors import PhraseTableFormatError, RescorerError
-from rescorer.gzip_io import BUFFER_SIZE, GZIP_ERRORS, gzip_reader, is_gzip
+from rescorer.compression import CompressedStreamError, decompressing_reader
+from rescorer.gzip_io import BUFFER_SIZE
 from rescorer.paths import same_file
 
-__all__ = ["PhraseEntry", "PhraseTableReader", "read_chunks", "append_scores", "STDIN_NAME"]
+__all__ = ["PhraseEntry", "PhraseTableReader", "RejectSink", "SKIP_BAD_LINES", "read_chunks", "append_scores",
+           "STDIN_NAME"]
 
 STDIN_NAME = "<stdin>"
 _SEP = b"|||"
@@ -41,6 +43,22 @@ class PhraseEntry:
     tgt: str  # target phrase, likewise
     num_scores: int
     scores_end: int  # offset in raw just after the last score token: new scores go here
+
+
+class RejectSink(Protocol):
+    """Where bad lines go: an AtomicOutput, or anything with write_line(bytes)."""
+
+    def write_line(self, line: bytes) -> None: ...
+
+
+class _SkipBadLines:
+    """Counts bad lines and keeps none: a pass over a table whose rejects another pass writes."""
+
+    def write_line(self, line: bytes) -> None:
+        pass
+
+
+SKIP_BAD_LINES = _SkipBadLines()
 
 
 class _BadLine(Exception):
@@ -106,45 +124,52 @@ def parse_line(raw: bytes, line_no: int, expected_num_scores: int | None) -> Phr
 
 
 class PhraseTableReader:
-    """Iterate PhraseEntry over a plain or gzip table (detected by magic bytes, not name); '-' is stdin.
+    """Iterate PhraseEntry over a plain or compressed table (gzip, bzip2, xz, zstd: told by magic
+    bytes, not name); '-' is stdin.
 
-    With reject_path set, unparseable lines are written there verbatim (with a newline) and counted,
-    and reading goes on; without it the first bad line raises PhraseTableFormatError. A truncated or
-    corrupt gzip stream, an empty table and a table with no good line are errors either way; gzip
-    damage is found a decompressed block (1 MiB) at a time, and its error names the last line read.
-    Lines read before a damage is found have already been yielded: write through AtomicOutput and
-    let the error propagate, so that no table made from them is kept.
+    `reject` says what happens to unparseable lines: None (the default) raises
+    PhraseTableFormatError at the first one; a RejectSink gets each line verbatim and reading
+    goes on (SKIP_BAD_LINES only counts them); a path is written as an AtomicOutput that appears
+    only on a clean exit of the reader's `with` and only if a line was rejected. A truncated or
+    corrupt compressed stream, an empty table and a table with no good line are errors either
+    way; damage is found a decompressed block (1 MiB) at a time, and its error names the last
+    line read before it. Lines read before a damage is found have already been yielded: write
+    through AtomicOutput and let the error propagate, so that no table made from them is kept.
     Counters are readable during and after iteration. The table can be iterated once.
     """
 
-    def __init__(self, path: Path | str, reject_path: Path | str | None = None):
+    def __init__(self, path: Path | str, reject_path: Union[Path, str, RejectSink, None] = None):
         self.name = STDIN_NAME if str(path) == "-" else str(path)
-        self.reject_path = Path(reject_path) if reject_path is not None else None
         self.lines_read = 0
         self.lines_rejected = 0
         self.num_scores: int | None = None
         self._started = False
         self._file: BinaryIO | None = None
-        self._gzip_stream: BinaryIO | None = None
-        self._reject: BinaryIO | None = None
+        self._decompressed = None
+        self._owned_reject = None
         self._close_file = str(path) != "-"  # never close stdin itself
+        if isinstance(reject_path, (str, Path)):
+            from rescorer.table_output import AtomicOutput
+
+            self.reject_path: Optional[Path] = Path(reject_path)
+            if str(path) != "-" and same_file(path, self.reject_path):
+                raise RescorerError(f"{self.name}: the reject file is the phrase table itself; refusing to write it")
+            self._owned_reject = AtomicOutput(self.reject_path, only_if_written=True)
+            self._reject: Optional[RejectSink] = self._owned_reject
+        else:
+            self.reject_path = getattr(reject_path, "path", None)
+            self._reject = reject_path
         if str(path) == "-":
             self._file = sys.stdin.buffer
         else:
-            if self.reject_path is not None and same_file(path, self.reject_path):
-                raise RescorerError(f"{self.name}: the reject file is the phrase table itself; refusing to write it")
             try:
                 self._file = open(path, "rb", buffering=BUFFER_SIZE)
             except OSError as exc:
                 raise RescorerError(f"{self.name}: cannot open the phrase table ({exc.strerror})") from None
-        self._gzip_stream = gzip_reader(self._file) if is_gzip(self._file) else None
-        self._lines: BinaryIO = self._gzip_stream or self._file
-        if self.reject_path is not None:
-            try:
-                self._reject = open(self.reject_path, "wb", buffering=BUFFER_SIZE)
-            except OSError as exc:
-                self.close()
-                raise RescorerError(f"{self.reject_path}: cannot write the reject file ({exc.strerror})") from None
+        self._decompressed = decompressing_reader(self._file, self.name)
+        self._lines: BinaryIO = self._decompressed or self._file
+        if self._owned_reject is not None:
+            self._owned_reject.open()
 
     def __iter__(self) -> Iterator[PhraseEntry]:
         if self._started:
@@ -166,41 +191,53 @@ class PhraseTableReader:
                 except _BadLine as exc:
                     if reject is None:
                         raise PhraseTableFormatError(f"{name}:{line_no}: {exc}") from None
-                    reject.write(raw + b"\n")
+                    reject.write_line(raw)
                     self.lines_rejected += 1
                     continue
                 if self.num_scores is None:
                     self.num_scores = entry.num_scores
                 yield entry
-        except EOFError:
-            raise PhraseTableFormatError(
-                f"{name}:{line_no}: gzip stream is truncated (expected more compressed data, found end of file)"
-            ) from None
-        except GZIP_ERRORS as exc:
-            raise PhraseTableFormatError(f"{name}:{line_no}: gzip stream is corrupt ({exc})") from None
-        if reject is not None:
-            reject.flush()
+        except CompressedStreamError as exc:
+            raise PhraseTableFormatError(f"{name}: {exc.kind} stream is {exc.reason.split(' (')[0]} "
+                                         f"after line {line_no}{_detail(exc.reason)}") from None
+        except OSError as exc:
+            raise RescorerError(f"{name}: cannot read the phrase table after line {line_no} "
+                                f"({exc.strerror or exc})") from None
+        if self._decompressed is not None:
+            self._decompressed.warn_trailing_garbage(line_no)
         if line_no == 0:
             raise PhraseTableFormatError(f"{name}: the phrase table is empty")
         if self.num_scores is None:
+            where = f" to {self.reject_path}" if self.reject_path is not None else ""
             raise PhraseTableFormatError(
-                f"{name}: no good line in the phrase table (all {line_no} lines rejected to {self.reject_path})"
+                f"{name}: no good line in the phrase table (all {line_no} lines rejected{where})"
             )
 
-    def close(self) -> None:
-        """Close the input (never stdin itself) and the reject file."""
-        if self._gzip_stream is not None:
-            self._gzip_stream.close()  # does not close the file under it
+    def close(self, failed: bool = True) -> None:
+        """Close the input (never stdin itself); a reject file of its own is kept only if not failed."""
+        if self._decompressed is not None:
+            self._decompressed.close()  # does not close the file under it
         if self._file is not None and self._close_file:
             self._file.close()
-        if self._reject is not None:
-            self._reject.close()
+        if self._owned_reject is not None:
+            owned, self._owned_reject = self._owned_reject, None
+            if failed:
+                owned.discard()
+            else:
+                owned.finish()
+                owned.commit()
 
     def __enter__(self) -> PhraseTableReader:
         return self
 
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
+    def __exit__(self, exc_type: object, *exc_info: object) -> None:
+        self.close(failed=exc_type is not None)
+
+
+def _detail(reason: str) -> str:
+    """' (incorrect data check)' from 'corrupt (incorrect data check)'."""
+    head, sep, rest = reason.partition(" (")
+    return f" ({rest}" if sep else ""
 
 
 def read_chunks(reader: PhraseTableReader, chunk_size: int) -> Iterator[list[PhraseEntry]]:

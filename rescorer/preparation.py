@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import os
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,7 +14,8 @@ from rescorer.checkpoint import ModelBundle, bundle_from_payload, read_model_fil
 from rescorer.errors import RescorerError
 from rescorer.model import PRESETS, EncoderDecoder, ModelConfig
 from rescorer.pair_cache import PairCache, build_pair_cache, open_matching_cache
-from rescorer.phrase_table import PhraseTableReader
+from rescorer.phrase_table import SKIP_BAD_LINES, PhraseTableReader, RejectSink
+from rescorer.resume import check_resume
 from rescorer.training import Trainer, TrainSettings, TrainState, unigram_perplexity
 from rescorer.vocabulary import Coverage, Vocabulary, count_corpus_words, coverage
 
@@ -35,18 +35,33 @@ class VocabularyReport:
     counted_from: str
 
 
-def _table_pairs(table_path: Path, progress: Progress) -> Iterator[tuple[str, str]]:
-    """(src, tgt) of every parseable line; unparseable ones are skipped here (the scoring pass
-    reports or rejects them) when the caller asked for a reject file."""
-    with PhraseTableReader(table_path, reject_path=Path(os.devnull)) as reader:
+def _table_pairs(table_path: Path, progress: Progress,
+                 reject: Optional[RejectSink] = None) -> Iterator[tuple[str, str]]:
+    """(src, tgt) of every line; a bad line stops the run here, before any training (reject None),
+    or goes to `reject` (SKIP_BAD_LINES when another pass writes the rejects)."""
+    with PhraseTableReader(table_path, reject_path=reject) as reader:
         for entry in reader:
             progress(1)
             yield entry.src, entry.tgt
 
 
+class _RejectsOnce:
+    """Hands the reject sink to the first pass that reads the table, SKIP_BAD_LINES to the next."""
+
+    def __init__(self, reject: Optional[RejectSink]):
+        self.reject = reject
+
+    def next_pass(self) -> Optional[RejectSink]:
+        reject = self.reject
+        if reject is not None:
+            self.reject = SKIP_BAD_LINES
+        return reject
+
+
 def build_vocabularies(table_path: Path, shortlist_size: int, src_corpus: Optional[Path] = None,
                        tgt_corpus: Optional[Path] = None,
-                       progress: Progress = no_progress) -> VocabularyReport:
+                       progress: Progress = no_progress,
+                       reject: Optional[RejectSink] = None) -> VocabularyReport:
     """Shortlists from the corpora when given (what the paper did), else from the table's pairs."""
     if src_corpus is not None and tgt_corpus is not None:
         src_counts, tgt_counts = count_corpus_words(src_corpus), count_corpus_words(tgt_corpus)
@@ -55,7 +70,7 @@ def build_vocabularies(table_path: Path, shortlist_size: int, src_corpus: Option
         raise RescorerError("--src-corpus and --tgt-corpus go together: give both or neither")
     else:
         src_counts, tgt_counts = Counter(), Counter()
-        for src, tgt in _table_pairs(table_path, progress):
+        for src, tgt in _table_pairs(table_path, progress, reject):
             src_counts.update(src.split())
             tgt_counts.update(tgt.split())
         source = f"phrase table {table_path.name}"
@@ -73,13 +88,14 @@ def table_identity(table_path: Path) -> dict:
 
 
 def encode_table(table_path: Path, src_vocab: Vocabulary, tgt_vocab: Vocabulary,
-                 cache_dir: Path, progress: Progress = no_progress) -> PairCache:
+                 cache_dir: Path, progress: Progress = no_progress,
+                 reject: Optional[RejectSink] = None) -> PairCache:
     """The table's pairs as an on-disk cache, reusing `cache_dir` when it still matches."""
     meta = {**table_identity(table_path),
             "vocab_hash": hash_vocabularies(src_vocab, tgt_vocab)}
     cache = open_matching_cache(cache_dir, meta)
     if cache is None:
-        cache = build_pair_cache(_table_pairs(table_path, progress), src_vocab, tgt_vocab,
+        cache = build_pair_cache(_table_pairs(table_path, progress, reject), src_vocab, tgt_vocab,
                                  cache_dir, meta)
     if cache.num_pairs == 0:
         raise RescorerError(f"{table_path}: no phrase pairs to train on")
@@ -93,15 +109,18 @@ def hash_vocabularies(src_vocab: Vocabulary, tgt_vocab: Vocabulary) -> str:
     return digest.hexdigest()[:16]
 
 
-def new_model(preset: str, src_vocab: Vocabulary, tgt_vocab: Vocabulary,
-              reset_after: bool = False) -> EncoderDecoder:
+def model_config(preset: str, src_vocab_size: int, tgt_vocab_size: int,
+                 reset_after: bool = False) -> ModelConfig:
+    """The config a run asks for: a fresh model's, and what `--resume` compares with the checkpoint's."""
     if preset not in PRESETS:
         raise RescorerError(f"unknown preset {preset!r}; valid: {', '.join(PRESETS)}")
     sizes = {k: v for k, v in PRESETS[preset].items() if k != "shortlist_size"}
-    config = ModelConfig(len(src_vocab), len(tgt_vocab), reset_after=reset_after, **sizes)
-    return EncoderDecoder(config)
+    return ModelConfig(src_vocab_size, tgt_vocab_size, reset_after=reset_after, **sizes)
 
 
+def new_model(preset: str, src_vocab: Vocabulary, tgt_vocab: Vocabulary,
+              reset_after: bool = False) -> EncoderDecoder:
+    return EncoderDecoder(model_config(preset, len(src_vocab), len(tgt_vocab), reset_after))
 
 
 @dataclass
@@ -124,32 +143,71 @@ def train_on_table(table_path: Path, model_path: Path, *, preset: str = "small",
                    device: torch.device = torch.device("cpu"), precision: str = "fp32",
                    resume: bool = False, cache_dir: Optional[Path] = None,
                    reset_after: bool = False, progress: Progress = no_progress,
-                   on_update=None) -> TrainReport:
+                   on_update=None, reject: Optional[RejectSink] = None,
+                   options: Optional[dict] = None,
+                   checkpoint_payload: Optional[dict] = None) -> TrainReport:
     """Train a model on the table's unique pairs and save the best one at `model_path`.
 
-    A checkpoint with optimizer state is kept beside it (`<model>.checkpoint`) for `resume`.
+    A checkpoint with optimizer state is kept beside it (`<model>.checkpoint`) for `resume`,
+    which refuses settings that contradict the checkpoint's (`rescorer.resume`). A bad table
+    line stops the run before training (reject None) or goes to `reject`. `options` (the
+    command line's) are recorded in the model file. An interrupt (KeyboardInterrupt) leaves
+    with `.note` saying what was kept.
     """
     settings = settings or TrainSettings()
     checkpoint = checkpoint_path_for(model_path)
     cache_dir = cache_dir or model_path.with_name(model_path.name + ".cache")
+    rejects = _RejectsOnce(reject)
     vocabularies = None
-    if resume:
-        if not checkpoint.is_file():
-            raise RescorerError(f"{checkpoint}: no checkpoint to resume from")
-        payload = read_model_file(checkpoint)  # read once: weights, optimizer, state
-        bundle = bundle_from_payload(payload, checkpoint)
-        bundle.model.train()
-    else:
-        torch.manual_seed(settings.seed)
-        size = shortlist_size or PRESETS.get(preset, {}).get("shortlist_size", 15000)
-        vocabularies = build_vocabularies(table_path, size, src_corpus, tgt_corpus, progress)
-        model = new_model(preset, vocabularies.src_vocab, vocabularies.tgt_vocab, reset_after)
-        bundle = ModelBundle(model, vocabularies.src_vocab, vocabularies.tgt_vocab)
-    cache = encode_table(table_path, bundle.src_vocab, bundle.tgt_vocab, cache_dir, progress)
-    trainer = Trainer(bundle, cache, settings, device, precision, checkpoint, on_update)
-    if resume:
-        trainer.resume(payload, checkpoint)
-    unigram = unigram_perplexity(cache, trainer.split, len(bundle.tgt_vocab))
-    state = trainer.train()
-    save_model(bundle, model_path)
+    trainer = None
+    try:
+        if resume:
+            if not checkpoint.is_file():
+                raise RescorerError(f"{checkpoint}: no checkpoint to resume from")
+            payload = checkpoint_payload or read_model_file(checkpoint)  # read once
+            bundle = bundle_from_payload(payload, checkpoint)
+            asked = model_config(preset, len(bundle.src_vocab), len(bundle.tgt_vocab), reset_after)
+            check_resume(checkpoint, payload, asked.to_dict(), settings, table_identity(table_path))
+            if options is not None:  # what this run used (a changed --max-updates, say)
+                bundle.training["options"] = options
+            bundle.model.train()
+        else:
+            torch.manual_seed(settings.seed)
+            size = shortlist_size or PRESETS.get(preset, {}).get("shortlist_size", 15000)
+            vocabularies = build_vocabularies(table_path, size, src_corpus, tgt_corpus, progress,
+                                              rejects.next_pass() if src_corpus is None else None)
+            model = new_model(preset, vocabularies.src_vocab, vocabularies.tgt_vocab, reset_after)
+            bundle = ModelBundle(model, vocabularies.src_vocab, vocabularies.tgt_vocab)
+            if options is not None:
+                bundle.training = {"options": options}
+        cache = encode_table(table_path, bundle.src_vocab, bundle.tgt_vocab, cache_dir, progress,
+                             rejects.next_pass())
+        trainer = Trainer(bundle, cache, settings, device, precision, checkpoint, on_update)
+        if resume:
+            trainer.resume(payload, checkpoint)
+        unigram = unigram_perplexity(cache, trainer.split, len(bundle.tgt_vocab))
+        state = trainer.train()
+    except KeyboardInterrupt as interrupt:
+        interrupt.note = _kept_after_interrupt(trainer, checkpoint, cache_dir)
+        raise
+    try:
+        save_model(bundle, model_path)
+    except RescorerError as error:
+        raise RescorerError(f"{error}; the trained weights are in {checkpoint} (update "
+                            f"{trainer.checkpoint_update}): rerun with --resume once it can be "
+                            f"written") from None
     return TrainReport(bundle, vocabularies, state, cache.num_pairs, len(trainer.split.valid), unigram)
+
+
+def _kept_after_interrupt(trainer: Optional[Trainer], checkpoint: Path, cache_dir: Path) -> str:
+    """One true sentence on what an interrupted training leaves for --resume."""
+    if trainer is None:
+        kept = f"; the pair cache {cache_dir} is kept" if cache_dir.is_dir() else ""
+        return f"stopped before training; no model was written{kept}"
+    if trainer.checkpoint_update is None:
+        return (f"stopped at update {trainer.state.updates}, before the first checkpoint (update "
+                f"{trainer.settings.checkpoint_every}); the pair cache {cache_dir} is kept, so a "
+                f"new run skips encoding")
+    return (f"stopped at update {trainer.state.updates}; {checkpoint} (update "
+            f"{trainer.checkpoint_update}) and the pair cache {cache_dir} are kept: rerun with "
+            f"--resume to continue")

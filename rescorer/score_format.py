@@ -19,6 +19,7 @@ from numpy.typing import ArrayLike
 
 __all__ = [
     "MOSES_LOG_FLOOR",
+    "MAX_COUNT",
     "format_moses_scores",
     "format_log_scores",
     "format_count_scores",
@@ -29,6 +30,9 @@ MOSES_LOG_FLOOR = -100.0  # Moses floors log(score) here (LOWEST_SCORE)
 _FLOAT32_LOG_MAX = 88.7  # exp() of more overflows Moses' 32-bit floats
 _FLOAT32_LOG_MIN_NORMAL = -87.3  # exp() of less is a subnormal 32-bit float
 _FORMAT = "%.7g"
+# The largest count whose exp() a 32-bit float holds (exp(88) = 1.65e38 < 3.4e38): the word
+# penalty of a target with more unknown words is written as exp(MAX_COUNT), and counted.
+MAX_COUNT = 88
 
 
 def _as_checked_array(values: ArrayLike, what: str) -> np.ndarray:

@@ -11,13 +11,15 @@ import sys
 import tempfile
 from pathlib import Path
 from types import TracebackType
-from typing import BinaryIO, Iterable
+from contextlib import contextmanager
+from typing import BinaryIO, Iterable, Iterator, Optional
 
 from rescorer.errors import RescorerError
 from rescorer.gzip_io import BUFFER_SIZE, gzip_writer
-from rescorer.paths import same_file
+from rescorer.paths import same_file, temporary_prefix
+from rescorer.run_paths import is_stream
 
-__all__ = ["AtomicOutput"]
+__all__ = ["AtomicOutput", "check_output_target", "committed_together"]
 
 
 def _umask() -> int:
@@ -28,15 +30,24 @@ def _umask() -> int:
 
 def check_output_target(path: Path, force: bool = False, input_path: Path | str | None = None) -> None:
     """Refuse an output that is the input, a directory, or exists (unless force): callers check
-    this before hours of work, and AtomicOutput checks it again before writing."""
+    this before hours of work, and AtomicOutput checks it again before writing. A FIFO or a
+    device is fine: it is written into, never replaced."""
     if input_path is not None and str(input_path) != "-" and same_file(path, Path(input_path)):
         raise RescorerError(f"{path}: the output is the input phrase table; refusing to overwrite it")
     if path.is_dir():
         raise RescorerError(f"{path}: the output is a directory")
+    if is_stream(path):
+        return
     if path.exists() and not force:
         raise RescorerError(f"{path}: the output exists; pass --force to replace it")
     if not path.parent.is_dir():
         raise RescorerError(f"{path}: cannot write the output (no directory {path.parent})")
+
+
+def _reason(error: OSError) -> str:
+    """'no space left on device' from an OSError, for one-line messages."""
+    text = error.strerror or str(error) or type(error).__name__
+    return text[:1].lower() + text[1:]
 
 
 class AtomicOutput:
@@ -44,8 +55,13 @@ class AtomicOutput:
 
     Writes to a temporary file `.NAME.tmp-XXXX` beside the target, gzip-compressed when the name
     ends in '.gz'; on clean exit flushes, fsyncs and os.replace()s it onto the target; on an
-    exception removes it, so nothing is left at or beside the target. '-' is stdout (plain, not
-    atomic). Refuses an existing target unless force, and a target that is the input even with force.
+    exception removes it, so nothing is left at or beside the target. '-' is stdout, and an
+    existing FIFO or device (/dev/null) is written into as it is: neither is atomic nor replaced.
+    A symbolic link is followed: the file it points to is replaced, the link stays.
+    Refuses an existing target unless force, and a target that is the input even with force.
+    With only_if_written, nothing is created when no line was written, and an existing target
+    (replaced under force) is removed: the target then holds exactly this run's lines (reject
+    files). A write error (a full disk) becomes one RescorerError naming the target.
     Gzip output has mtime 0 so that the same table always compresses to the same bytes.
     """
 
@@ -55,40 +71,63 @@ class AtomicOutput:
         force: bool = False,
         input_path: Path | str | None = None,
         compresslevel: int = 6,
+        only_if_written: bool = False,
     ):
         self.is_stdout = str(path) == "-"
         self.path = Path(path)
         self.compresslevel = compresslevel
+        self.only_if_written = only_if_written
         self.lines_written = 0
         self.tmp_path: Path | None = None
+        self.is_stream = is_stream(self.path)  # stdout, a FIFO, a device
+        self._target = Path(os.path.realpath(self.path)) if self.path.is_symlink() else self.path
         self._file: BinaryIO | None = None  # the real file (or stdout)
         self._stream: BinaryIO | None = None  # what we write into: the gzip writer or the file
+        self._opened = False
         self._buffer: list[bytes] = []
         self._buffered = 0
         if not self.is_stdout:
             check_output_target(self.path, force, input_path)
 
     def __enter__(self) -> AtomicOutput:
+        self.open()
+        return self
+
+    def open(self) -> None:
+        """Get ready to write (the temporary file itself is made at the first write when
+        only_if_written)."""
+        self._opened = True
+        if not self.only_if_written:
+            self._open_file()
+
+    def _open_file(self) -> None:
         if self.is_stdout:
-            self._file = self._stream = sys.stdout.buffer
-            return self
-        try:
-            fd, tmp_name = tempfile.mkstemp(prefix=f".{self.path.name}.tmp-", dir=self.path.parent)
-        except OSError as exc:
-            raise RescorerError(f"{self.path}: cannot write the output ({exc.strerror})") from None
-        self.tmp_path = Path(tmp_name)
-        os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; the table should get normal permissions
-        self._file = os.fdopen(fd, "wb", buffering=0)
+            self._file = sys.stdout.buffer
+        elif self.is_stream:
+            try:
+                self._file = open(self.path, "wb")  # buffered: a short write is retried, never lost
+            except OSError as exc:
+                raise RescorerError(f"{self.path}: cannot write the output ({_reason(exc)})") from None
+        else:
+            try:
+                fd, tmp_name = tempfile.mkstemp(prefix=temporary_prefix(self._target),
+                                                dir=self._target.parent)
+            except OSError as exc:
+                raise RescorerError(f"{self.path}: cannot write the output ({_reason(exc)})") from None
+            self.tmp_path = Path(tmp_name)
+            os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; the table should get normal permissions
+            self._file = os.fdopen(fd, "wb")  # buffered: a short write is retried, never lost
         if self.path.name.endswith(".gz"):
             self._stream = gzip_writer(self._file, self.compresslevel, name=str(self.path))
         else:
             self._stream = self._file
-        return self
 
     def write(self, data: bytes) -> None:
         """Write bytes as they are (no newline added, not counted as a line)."""
-        if self._stream is None:
+        if not self._opened:
             raise RescorerError(f"{self.path}: write outside the `with` block")
+        if self._stream is None:
+            self._open_file()
         self._buffer.append(data)
         self._buffered += len(data)
         if self._buffered >= BUFFER_SIZE:
@@ -106,7 +145,16 @@ class AtomicOutput:
 
     def _flush_buffer(self) -> None:
         # One large write per MiB: gzip writers pay a per-call cost that per-line writes would multiply.
-        self._stream.write(b"".join(self._buffer))
+        if not self._buffer:
+            return
+        try:
+            self._stream.write(b"".join(self._buffer))
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise RescorerError(f"{self.path}: {_reason(exc)}; nothing was written there "
+                                f"(the temporary file is removed)" if not self.is_stream
+                                else f"{self.path}: {_reason(exc)}") from None
         self._buffer.clear()
         self._buffered = 0
 
@@ -116,45 +164,76 @@ class AtomicOutput:
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        if self.is_stdout:
-            if exc_type is None:
-                self._flush_buffer()
-                self._file.flush()
-            self._stream = None
-            return
         if exc_type is not None:
-            self._discard()
+            self.discard()
             return
         try:
-            self._flush_buffer()
+            self.finish()
+        except BaseException:
+            self.discard()
+            raise
+        self.commit()
+
+    def finish(self) -> None:
+        """Flush everything into the temporary file and make it durable (not yet at the target)."""
+        if self._stream is None:
+            return
+        self._flush_buffer()
+        try:
             if self._stream is not self._file:
                 self._stream.close()  # writes the gzip trailer; leaves self._file open
-            os.fsync(self._file.fileno())
+            self._stream = None
+            if self.is_stdout:
+                self._file.flush()
+                return
+            self._file.flush()
+            if not self.is_stream:
+                os.fsync(self._file.fileno())
             self._file.close()
-            os.replace(self.tmp_path, self.path)
-        except BaseException:
-            self._discard()
+        except BrokenPipeError:
             raise
-        self._stream = None
-        self._fsync_directory()
+        except OSError as exc:
+            raise RescorerError(f"{self.path}: {_reason(exc)}; nothing was written there "
+                                f"(the temporary file is removed)") from None
 
-    def _discard(self) -> None:
+    def commit(self) -> None:
+        """Move the finished temporary file onto the target (after `finish`)."""
+        if self.tmp_path is not None:
+            try:
+                os.replace(self.tmp_path, self._target)
+            except OSError as exc:
+                self.discard()
+                raise RescorerError(f"{self.path}: cannot replace it ({_reason(exc)})") from None
+            self.tmp_path = None
+            self._fsync_directory()
+        elif self.only_if_written and not self.is_stream and not self.is_stdout \
+                and os.path.lexists(self._target):
+            os.unlink(self._target)  # an older run's lines, replaced under --force by none
+        self._opened = False
+
+    def discard(self) -> None:
         """Close and remove the temporary file, quietly: we are already handling an error."""
+        if self.is_stdout:
+            self._stream = None
+            return
         for stream in (self._stream, self._file):
             try:
-                stream.close()
+                if stream is not None:
+                    stream.close()
             except Exception:
                 pass
         self._stream = None
-        try:
-            os.unlink(self.tmp_path)
-        except FileNotFoundError:
-            pass
+        if self.tmp_path is not None:
+            try:
+                os.unlink(self.tmp_path)
+            except FileNotFoundError:
+                pass
+            self.tmp_path = None
 
     def _fsync_directory(self) -> None:
         """Make the rename itself durable; best effort (not every OS or file system allows it)."""
         try:
-            fd = os.open(self.path.parent, os.O_RDONLY)
+            fd = os.open(self._target.parent, os.O_RDONLY)
         except OSError:
             return
         try:
@@ -163,3 +242,22 @@ class AtomicOutput:
             pass
         finally:
             os.close(fd)
+
+
+@contextmanager
+def committed_together(*outputs: Optional[AtomicOutput]) -> Iterator[None]:
+    """Open several AtomicOutputs; on success finish all of them before renaming any, so that
+    a full disk while finishing one (a reject file) leaves none of them at its target."""
+    active = [output for output in outputs if output is not None]
+    for output in active:
+        output.open()
+    try:
+        yield
+        for output in active:
+            output.finish()
+    except BaseException:
+        for output in active:
+            output.discard()
+        raise
+    for output in active:
+        output.commit()

@@ -148,6 +148,7 @@ class Trainer:
         self.split = PairSplit(cache.num_pairs, settings.seed, settings.valid_pairs)
         self.state = TrainState()
         self.best_weights = copy.deepcopy(self.model.state_dict())
+        self.checkpoint_update: Optional[int] = None  # the update the checkpoint file holds
 
     def resume(self, payload: dict, path: Path) -> None:
         """Continue from a checkpoint written by `save_checkpoint`, whose weights the bundle's
@@ -157,14 +158,17 @@ class Trainer:
         self.optimizer.load_state_dict(payload["optimizer"])
         self.best_weights = payload["best_weights"]
         self.state = TrainState(**payload["training"]["state"])
+        self.checkpoint_update = self.state.updates
 
     def save_checkpoint(self) -> None:
         self.bundle.training = self.training_record()
         save_model(self.bundle, self.checkpoint_path,
                    extra={"optimizer": self.optimizer.state_dict(), "best_weights": self.best_weights})
+        self.checkpoint_update = self.state.updates
 
     def training_record(self) -> dict:
-        return {"settings": asdict(self.settings), "state": asdict(self.state),
+        return {"options": self.bundle.training.get("options", {}),
+                "settings": asdict(self.settings), "state": asdict(self.state),
                 "num_pairs": self.cache.num_pairs, "valid_pairs": len(self.split.valid),
                 **{k: v for k, v in self.cache.meta.items() if k.startswith("table")}}
 
@@ -204,7 +208,12 @@ class Trainer:
             if settings.max_seconds is not None and time.perf_counter() - started >= settings.max_seconds:
                 state.stopped_because = f"reached the {settings.max_seconds:g} s time limit"
                 break
-            self.step()
+            loss = self.step()
+            if not math.isfinite(loss):
+                kept = (f"{self.checkpoint_path} holds update {self.checkpoint_update}"
+                        if self.checkpoint_update is not None else "no checkpoint was written")
+                raise RescorerError(f"training diverged at update {state.updates}: the loss is {loss}; "
+                                    f"lower --learning-rate or --clip-norm and start again ({kept})")
             ppl = None
             if state.updates % settings.valid_every == 0:
                 ppl = self.validate()

@@ -7,12 +7,12 @@ feature.
 
 from __future__ import annotations
 
-import gzip
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from rescorer.compression import CompressedStreamError, decompressing_reader
 from rescorer.errors import CorpusError
 
 PAD, UNK, EOS = "[PAD]", "[UNK]", "[EOS]"
@@ -73,17 +73,17 @@ def coverage(vocab: Vocabulary, counts: Counter) -> Coverage:
 
 
 def count_corpus_words(path: Path) -> Counter:
-    """Word counts of a tokenized corpus (one sentence a line, plain or gzip)."""
+    """Word counts of a tokenized corpus (one sentence a line, plain or compressed)."""
     counts: Counter = Counter()
     try:
-        with path.open("rb") as probe:
-            is_gzip = probe.read(2) == b"\x1f\x8b"
-        opener = gzip.open if is_gzip else open
-        with opener(path, "rt", encoding="utf-8", errors="surrogateescape") as lines:
+        with path.open("rb", buffering=1 << 20) as file:
+            lines = decompressing_reader(file, str(path)) or file
             for line in lines:
-                counts.update(line.split())
-    except (OSError, EOFError) as error:
-        raise CorpusError(f"{path}: cannot read corpus ({error})") from None
+                counts.update(line.decode("utf-8", "surrogateescape").split())
+    except CompressedStreamError as error:
+        raise CorpusError(str(error)) from None
+    except OSError as error:
+        raise CorpusError(f"{path}: cannot read corpus ({error.strerror or error})") from None
     if not counts:
         raise CorpusError(f"{path}: the corpus is empty")
     return counts

@@ -45,7 +45,7 @@ def write_bytes(path, data):
 
 @pytest.mark.parametrize("make, message", [
     (lambda p: p / "absent.pt", "model file not found"),
-    (lambda p: write_bytes(p / "pickle.pt", pickle.dumps(Foreign())), "refused for safety|not a readable model file"),
+    (lambda p: write_bytes(p / "pickle.pt", pickle.dumps(Foreign())), "refused for safety: the file would load .*Foreign"),
     (lambda p: write_bytes(p / "random.pt", bytes(range(256)) * 4), "not a readable model file"),
     (lambda p: write_bytes(p / "empty.pt", b""), "not a readable model file"),
 ])

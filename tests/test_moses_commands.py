@@ -69,8 +69,8 @@ def test_add_feature_options(tmp_path, extra, args, weights):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--initial-weight", "nan"], "Invalid value for '--initial-weight': expected a finite number, found 'nan'"),
-    (["--initial-weight", "x"], "Invalid value for '--initial-weight': expected a number, found 'x'"),
+    (["--initial-weight", "nan"], "Invalid value for '--initial-weight': expected a finite number, found nan"),
+    (["--initial-weight", "x"], "Invalid value for '--initial-weight': expected a number, found x"),
     (["--new-columns", "a,wp,b"], "Invalid value for '--new-columns': --new-columns: expected the "
                                   "word-penalty column 'wp' last"),
 ])
@@ -187,7 +187,7 @@ def test_ablation_command(tmp_path):
 @pytest.mark.parametrize("extra, status, message", [
     (["--decoder-flags", "-f x.ini"], 2,
      "Invalid value for '--decoder-flags': --decoder-flags: -f cannot be used here"),
-    (["--initial-weight", "inf"], 2, "expected a finite number, found 'inf'"),
+    (["--initial-weight", "inf"], 2, "expected a finite number, found inf"),
     (["--system", "+LSTM"], 1, "Error: unknown system(s) ['+LSTM']; expected some of "
                                "['Baseline', '+RNN', '+WP', '+RNN+WP']"),
     (["--new-columns", "rnn"], 1, "pt.rescored.gz:1: expected 5 scores (the 4 of num-features plus "

@@ -1,0 +1,122 @@
+"""How a failure reaches the user, for `rescore` and `rescore moses` alike: one line, an exit
+status, and never a traceback.
+
+- A RescorerError (bad input, a path the run must not write): its message, exit 1.
+- An OSError the library did not expect (a full disk, a vanished file): `PATH: reason`, exit 1.
+- Out of memory: one line saying which knob lowers it, exit 1.
+- SIGINT and SIGTERM, even while torch is being imported: `rescore: interrupted (SIGINT); ...`
+  with what was kept, exit 130 or 143. Temporaries are removed on the way out, because the
+  signal becomes an exception that every writer's `with` block sees.
+- A closed pipe (`rescore ... -o - | head`): quiet, exit 141, as Unix tools do.
+- Anything else is a bug: one line asking for a report; RESCORE_TRACEBACK=1 shows the traceback.
+
+Only the standard library is imported at module level: this module is loaded before click
+and torch so that its signal handlers cover their imports.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import signal
+import sys
+
+__all__ = ["Interrupted", "install_signal_handlers", "reports_errors", "SIGNAL_NAMES"]
+
+SIGNAL_NAMES = {signal.SIGINT: "SIGINT", signal.SIGTERM: "SIGTERM"}
+_armed = False  # False while the program starts: an interrupt then just ends it
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGINT or SIGTERM, raised where the program was, so that `with` blocks clean up.
+
+    Whoever knows what an interrupt leaves behind sets `.note` on its way up (a checkpoint
+    kept for --resume, lines already written to stdout)."""
+
+    def __init__(self, signum: int):
+        super().__init__(SIGNAL_NAMES.get(signum, f"signal {signum}"))
+        self.signum = signum
+
+    @property
+    def exit_status(self) -> int:
+        return 128 + self.signum
+
+
+def _on_signal(signum: int, frame) -> None:
+    if not _armed:  # still importing: nothing was written yet
+        os.write(2, f"rescore: interrupted ({SIGNAL_NAMES[signum]}) while starting; nothing was "
+                    f"written\n".encode())
+        os._exit(128 + signum)
+    raise Interrupted(signum)
+
+
+def install_signal_handlers() -> None:
+    """SIGINT and SIGTERM end the program through `reports_errors`; call before heavy imports."""
+    for signum in SIGNAL_NAMES:
+        signal.signal(signum, _on_signal)
+
+
+def _arm() -> None:
+    """From now on a signal raises Interrupted instead of ending the process at once."""
+    global _armed
+    _armed = True
+
+
+def _lower_first(text: str) -> str:
+    return text[:1].lower() + text[1:]
+
+
+def _os_error_line(error: OSError) -> str:
+    reason = _lower_first(error.strerror or str(error) or type(error).__name__)
+    if error.filename is not None:
+        return f"{error.filename}: {reason}"
+    return reason
+
+
+def _interrupt_line(error: KeyboardInterrupt) -> str:
+    name = SIGNAL_NAMES.get(getattr(error, "signum", signal.SIGINT), "SIGINT")
+    note = getattr(error, "note", None) or "no output was written"
+    return f"rescore: interrupted ({name}); {note}"
+
+
+def reports_errors(command):
+    """Decorate a click command so that every failure is one line and an exit status."""
+    import click
+
+    @functools.wraps(command)
+    def wrapper(*args, **kwargs):
+        _arm()
+        try:
+            return command(*args, **kwargs)
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+            raise
+        except KeyboardInterrupt as error:
+            click.echo(_interrupt_line(error), err=True)
+            sys.exit(getattr(error, "exit_status", 130))
+        except BrokenPipeError:
+            # Nothing more can reach the reader; keep Python from complaining at exit.
+            try:
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(devnull, sys.stdout.fileno())
+            except OSError:
+                pass
+            sys.exit(141)
+        except Exception as error:
+            from rescorer.errors import RescorerError
+
+            if isinstance(error, RescorerError):
+                raise click.ClickException(str(error)) from None
+            if isinstance(error, OSError):
+                raise click.ClickException(_os_error_line(error)) from None
+            if isinstance(error, MemoryError) or type(error).__name__ == "OutOfMemoryError":
+                raise click.ClickException(
+                    "out of memory: lower --token-budget or --chunk-size (scoring) or --batch-size "
+                    "(training)") from None
+            if os.environ.get("RESCORE_TRACEBACK"):
+                raise
+            first = str(error).splitlines()[0] if str(error) else ""
+            raise click.ClickException(
+                f"internal error {type(error).__name__}: {first} (a bug in rescore: please report "
+                f"it with the traceback that RESCORE_TRACEBACK=1 prints)") from None
+
+    return wrapper
