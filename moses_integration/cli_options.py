@@ -4,6 +4,7 @@ while parsing, so a bad one is a usage error (exit 2) before any work starts."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import click
 
@@ -11,7 +12,10 @@ from .decoder_flags import parse_decoder_flags
 from .errors import MosesConfigError
 from .systems import parse_column_names
 
-__all__ = ["FINITE_FLOAT", "initial_weight_option", "new_columns_option", "decoder_flags_option"]
+__all__ = ["FINITE_FLOAT", "PATH", "moses_dir_option", "base_dir_option", "threads_option",
+           "initial_weight_option", "new_columns_option", "decoder_flags_option"]
+
+PATH = click.Path(path_type=Path)
 
 
 class FiniteFloat(click.ParamType):
@@ -59,3 +63,9 @@ decoder_flags_option = click.option(
     callback=_parsed(parse_decoder_flags),
     help='Decoder settings for tuning and test decoding, e.g. "-search-algorithm 1 '
          '-cube-pruning-pop-limit 400 -s 400".')
+moses_dir_option = click.option("--moses-dir", type=PATH, default=None,
+                                help="Moses root (holding bin/ and scripts/); default $MOSES_HOME, then PATH.")
+base_dir_option = click.option("--base-dir", type=PATH, default=Path("."), show_default=True,
+                               help="Directory relative moses.ini paths are resolved against "
+                                    "(where the decoder runs).")
+threads_option = click.option("--threads", type=click.IntRange(1), default=4, show_default=True)
