@@ -96,6 +96,24 @@ def _write_if_changed(ini: MosesIni, path: Path) -> Path:
     return path
 
 
+def _check_same_table(rescored: Path, out_dir: Path) -> None:
+    """Tables, statistics and filtered files in out_dir were made from one rescored table: a
+    rerun on another (or a rescored again) table would mix them, so it is refused."""
+    status = rescored.stat()
+    key = {"table": str(rescored.resolve()), "size": status.st_size, "mtime_ns": status.st_mtime_ns}
+    record = out_dir / "rescored-table.json"
+    if record.is_file():
+        before = json.loads(record.read_text())
+        if before != key:
+            raise MosesConfigError(
+                f"{out_dir} holds an ablation of {before['table']} as it was then (size "
+                f"{before['size']}), not of {key['table']} (size {key['size']}): use another "
+                "--out-dir")
+        return
+    out_dir.mkdir(parents=True, exist_ok=True)
+    record.write_text(json.dumps(key) + "\n")
+
+
 def _prepare(config: AblationConfig, moses: MosesInstall, report) -> _Plan:
     base_ini = MosesIni.read(config.base_dir / config.ini_path)
     table = base_ini.phrase_table(config.feature)
@@ -107,6 +125,7 @@ def _prepare(config: AblationConfig, moses: MosesInstall, report) -> _Plan:
             for d in (config.dev, config.test)]
     require_preflight(config.base_dir / config.ini_path, config.base_dir, moses.root,
                       data=data, check_install=True)
+    _check_same_table(rescored, config.out_dir)
     # One pass (cached): the columns' magnitudes scale the starting weights and check the layout.
     stats = cached_column_stats(rescored, config.out_dir / "column-stats.json")
     check_layout(stats, layout, num_base, str(rescored))
@@ -119,7 +138,7 @@ def _prepare(config: AblationConfig, moses: MosesInstall, report) -> _Plan:
     for spec in specs:
         starts = new_column_weights(base_weights, layout, spec.new_columns, stats,
                                     config.initial_weight, base_ini.origin)
-        if spec.new_columns:
+        if spec.new_columns and not config.warm_start:
             report(f"{spec.name}: starting weights {dict(zip(spec.new_columns, starts))} "
                    f"(cold start, from {base_ini.origin})")
         ini = system_ini(base_ini, config.base_dir, table, tables.get(spec.slug),

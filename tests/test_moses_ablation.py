@@ -237,6 +237,16 @@ def test_interrupted_replicate_is_continued(setup):
     assert (config.out_dir / "baseline/rep1/result.json").is_file()
 
 
+def test_a_rerun_on_a_changed_table_is_refused(setup):
+    moses, config = setup
+    config.systems, config.replicates = ["Baseline"], 1
+    run_ablation(config, moses, report=quiet)
+    config.rescored_table.write_bytes(gzip.compress(gzip.open(config.rescored_table).read()[:-200]))
+    with pytest.raises(MosesConfigError, match=r"ablation holds an ablation of .*pt.rescored.gz as "
+                                               r"it was then \(size \d+\), not of"):
+        run_ablation(config, moses, report=quiet)
+
+
 def test_a_half_tuned_run_keeps_its_start(setup):
     moses, config = setup
     config.systems, config.replicates = ["Baseline"], 1
