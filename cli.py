@@ -70,9 +70,9 @@ class Reporter:
             click.echo(message, err=True)
 
     def bar(self, **kwargs):
-        from tqdm import tqdm
+        from rescorer.progress import progress_bar
 
-        return tqdm(disable=self.quiet, file=sys.stderr, dynamic_ncols=True, **kwargs)
+        return progress_bar(self.quiet, sys.stderr, **kwargs)
 
 
 def device_options(command):

@@ -1,56 +1,50 @@
-"""The paper's ablation (Cho et al. 2014, Table 1): Baseline, +RNN, +WP and +RNN+WP, each
-tuned R times with MERT (optimizer variance, Clark et al. 2011) and evaluated on test.
+"""The paper's ablation (Cho et al. 2014, Table 1): Baseline, +RNN, +WP and +RNN+WP (and
++<model> for each of several model columns), each tuned R times with MERT (optimizer variance,
+Clark et al. 2011) and evaluated on test.
 
-All four systems come from ONE rescored table holding both new columns. Each system gets a
-table holding exactly its columns (written once, then reused), and a moses.ini whose
-num-features and weights match. We chose this over keeping all columns and freezing unused
-weights at 0 with mert-moses.pl's --activate-features because a frozen feature still costs
-decoding time and still counts in mert's random restarts and normalization, and because a
-table whose columns match the ini is what preflight can check. Baseline uses the original
-table and moses.ini unchanged.
+Fairness. Replicate r of every system uses seed `seed + r`. A new column's starting weight is
+scaled to the table (starting_weights.py). With warm starts (the default), replicate r of
+Baseline is tuned first and every other system of that replicate starts from Baseline's tuned
+weights plus its new columns' starting weights, as one adds a feature to a tuned system; without,
+each starts from the ini's weights ("cold"). Each run records its start, its MERT iterations,
+why MERT stopped and the dev BLEU of every iteration (mert_history.py).
+
+Speed. System tables are cut in one pass (system_files.py); the test set's tables are filtered
+once for all systems (filtering.py); decoder flags reach tuning and test decoding alike.
 
 Layout of out_dir (reruns skip finished work: a replicate with result.json is done):
-  tables/<system>.phrase-table.gz    <system>/moses.ini    <system>/rep<r>/mert/
-  <system>/rep<r>/test.hyp           <system>/rep<r>/result.json
-  results.csv  results.md  replicates.csv
+  tables/<system>.phrase-table.gz   <system>/moses.ini   <system>/rep<r>/{start.moses.ini,mert/}
+  test-filtered/   <system>/rep<r>/{test.moses.ini,test.hyp,result.json}   column-stats.json
+  results.csv  results.md  replicates.csv  mert-curves.csv  mert-curves.png
 """
 
 from __future__ import annotations
 
+import json
 import logging
-import shutil
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
-from .errors import MosesConfigError, MosesNotFoundError, MosesRunError
+from .errors import MosesConfigError
 from .evaluation import EvalResult, compare, decode, evaluate_file, read_result, write_result
-from .mert import TuningConfig, check_tuned_weights, tune
+from .filtering import FilteredModel, filter_for_test, filtered_ini, system_tables
+from .mert import TuningConfig, check_tuned_weights, read_finished_step, tune
+from .mert_history import dev_bleu_curve, read_stop_reason
 from .moses_install import MosesInstall
-from .moses_ini import MosesIni
-from .phrase_table import binarize_compact, read_num_scores, select_score_columns
+from .moses_ini import Feature, MosesIni
+from .phrase_table import read_num_scores
 from .preflight import ParallelSet, require_preflight
 from .results_table import summarize, write_tables
+from .starting_weights import (ColumnStats, cached_column_stats, check_layout,
+                               new_column_weights, warm_start_ini)
+from .system_files import check_same_pairs, column_indices, system_ini, write_system_tables
+from .systems import ColumnLayout, SystemSpec, infer_layout, plan_systems
 from .textio import read_lines
 
-__all__ = ["SystemSpec", "AblationConfig", "plan_systems", "run_ablation", "rescore_table"]
+__all__ = ["AblationConfig", "run_ablation"]
 
 logger = logging.getLogger(__name__)
-
-SYSTEM_COLUMNS = {"Baseline": (), "+RNN": ("rnn",), "+WP": ("wp",), "+RNN+WP": ("rnn", "wp")}
-
-
-@dataclass(frozen=True)
-class SystemSpec:
-    """One configuration: its name and the new columns ("rnn", "wp") it adds to the base ones."""
-
-    name: str
-    new_columns: tuple
-
-    @property
-    def slug(self) -> str:
-        return "baseline" if not self.new_columns else "-".join(self.new_columns)
 
 
 @dataclass
@@ -64,139 +58,207 @@ class AblationConfig:
     out_dir: Path
     base_dir: Path
     feature: Optional[str] = None
+    new_columns: Optional[Sequence[str]] = None  # names of the new columns; None: inferred
     replicates: int = 3
     threads: int = 4
     nbest: int = 100
     seed: int = 1
     batch_mira: bool = False
-    initial_weight: float = 0.2
+    initial_weight: Optional[float] = None  # None: scaled to the table (starting_weights.py)
+    warm_start: bool = True
+    decoder_flags: Sequence[str] = field(default_factory=tuple)
+    filter_test: bool = True
     test_type: str = "ar"
     num_samples: int = 0  # AR trials / bootstrap resamples; 0: sacrebleu's 10,000 / 1,000
     detokenize_lang: Optional[str] = None
     max_iterations: Optional[int] = None
     systems: Optional[Sequence[str]] = None
     mert_extra_args: Sequence[str] = field(default_factory=tuple)
+    plot_curves: bool = True
 
 
-def plan_systems(num_base: int, num_rescored: int, wanted: Optional[Sequence[str]] = None,
-                 origin: str = "rescored table") -> list[SystemSpec]:
-    """Systems possible with this table: +WP needs the word-penalty column (--unk-penalty)."""
-    num_new = num_rescored - num_base
-    if num_new not in (1, 2):
-        raise MosesConfigError(
-            f"{origin}:1: expected {num_base + 1} or {num_base + 2} scores (the {num_base} of "
-            f"num-features plus the RNN score and optionally the word penalty), found {num_rescored}")
-    available = [n for n, cols in SYSTEM_COLUMNS.items() if num_new == 2 or "wp" not in cols]
-    if wanted:
-        unknown = [n for n in wanted if n not in SYSTEM_COLUMNS]
-        missing = [n for n in wanted if n in SYSTEM_COLUMNS and n not in available]
-        if unknown:
-            raise MosesConfigError(f"unknown system(s) {unknown}; expected some of {list(SYSTEM_COLUMNS)}")
-        if missing:
-            raise MosesConfigError(f"{origin} has no word-penalty column (rescore with "
-                                   f"--unk-penalty), so {missing} cannot be built")
-        # Baseline is always built: every other system is compared with it.
-        available = [n for n in available if n in wanted or n == "Baseline"]
-    return [SystemSpec(n, SYSTEM_COLUMNS[n]) for n in available]
+@dataclass
+class _Plan:
+    """What every replicate shares: the systems, their inis and tables, the filtered tables."""
+
+    table: Feature
+    layout: ColumnLayout
+    specs: list
+    inis: dict  # slug -> cold-start moses.ini path
+    stats: ColumnStats
+    test_tables: dict = field(default_factory=dict)  # slug -> filtered test table
+    filtered: Optional[FilteredModel] = None
 
 
-def rescore_table(table: Path, model: Path, out_path: Path, unk_penalty: bool = True) -> Path:
-    """Score a text phrase table through the `rescore` CLI (this package never imports torch)."""
-    if out_path.is_file():
-        return out_path
-    executable = shutil.which("rescore")
-    if executable is None:
-        raise MosesNotFoundError("the `rescore` command is not on PATH: pip install the package")
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    # `rescore score` writes atomically, so out_path exists only once the table is complete.
-    argv = [executable, "score", str(table), "--model", str(model), "-o", str(out_path), "--force"]
-    if unk_penalty:
-        argv.append("--unk-penalty")
-    if subprocess.call(argv) != 0:
-        raise MosesRunError(f"`{' '.join(argv)}` failed")
-    return out_path
+def _write_if_changed(ini: MosesIni, path: Path) -> Path:
+    if not path.is_file() or path.read_text() != ini.text():
+        ini.write(path)
+    return path
 
 
-def _system_ini(spec: SystemSpec, config: AblationConfig, base_ini: MosesIni, num_base: int,
-                moses: Optional[MosesInstall]) -> Path:
-    """Write (once) the system's table and moses.ini; returns the moses.ini path."""
-    system_dir = config.out_dir / spec.slug
-    ini_path = system_dir / "moses.ini"
-    if ini_path.is_file():
-        return ini_path
-    system_dir.mkdir(parents=True, exist_ok=True)
-    ini = MosesIni(base_ini.text(), origin=base_ini.origin)
-    ini.make_paths_absolute(config.base_dir)
-    if spec.new_columns:
-        table = ini.phrase_table(config.feature)
-        index = {"rnn": num_base, "wp": num_base + 1}
-        keep = list(range(num_base)) + [index[c] for c in spec.new_columns]
-        text_table = config.out_dir / "tables" / f"{spec.slug}.phrase-table.gz"
-        if not text_table.is_file():  # written atomically: a killed run leaves no partial table
-            select_score_columns(config.base_dir / config.rescored_table, text_table, keep, force=True)
-        table_path = text_table
-        if table.kind == "PhraseDictionaryCompact":
-            if moses is None:
-                raise MosesNotFoundError("a compact phrase table needs Moses to re-binarize")
-            table_path = binarize_compact(moses, text_table, text_table.with_suffix(""), len(keep),
-                                          config.threads, system_dir / "binarize.log")
-        weights = ini.weights(table.name)[:num_base] + [config.initial_weight] * len(spec.new_columns)
-        ini.set_score_columns(table, str(table_path.resolve()), weights)
-    ini.write(ini_path)
-    return ini_path
+def _check_same_table(rescored: Path, out_dir: Path) -> None:
+    """Tables, statistics and filtered files in out_dir were made from one rescored table: a
+    rerun on another (or a rescored again) table would mix them, so it is refused."""
+    status = rescored.stat()
+    key = {"table": str(rescored.resolve()), "size": status.st_size, "mtime_ns": status.st_mtime_ns}
+    record = out_dir / "rescored-table.json"
+    if record.is_file():
+        before = json.loads(record.read_text())
+        if before != key:
+            raise MosesConfigError(
+                f"{out_dir} holds an ablation of {before['table']} as it was then (size "
+                f"{before['size']}), not of {key['table']} (size {key['size']}): use another "
+                "--out-dir")
+        return
+    out_dir.mkdir(parents=True, exist_ok=True)
+    record.write_text(json.dumps(key) + "\n")
 
 
-def _run_replicate(spec: SystemSpec, replicate: int, ini_path: Path, config: AblationConfig,
-                   moses: MosesInstall, report: Callable[[str], None],
-                   table_name: str) -> EvalResult:
+def _prepare(config: AblationConfig, moses: MosesInstall, report) -> _Plan:
+    base_ini = MosesIni.read(config.base_dir / config.ini_path)
+    table = base_ini.phrase_table(config.feature)
+    num_base = table.int_arg("num-features", base_ini.origin)
+    rescored = config.base_dir / config.rescored_table
+    layout = infer_layout(num_base, read_num_scores(rescored), config.new_columns, str(rescored))
+    specs = plan_systems(layout, config.systems, str(rescored))
+    data = [ParallelSet(d.label, config.base_dir / d.src_path, config.base_dir / d.ref_path)
+            for d in (config.dev, config.test)]
+    require_preflight(config.base_dir / config.ini_path, config.base_dir, moses.root,
+                      data=data, check_install=True)
+    _check_same_table(rescored, config.out_dir)
+    # One pass (cached): the columns' magnitudes scale the starting weights and check the layout.
+    stats = cached_column_stats(rescored, config.out_dir / "column-stats.json")
+    check_layout(stats, layout, num_base, str(rescored))
+    report(f"{rescored.name}: {stats.num_lines} lines; mean |ln v| of its columns "
+           + " ".join(f"{m:.2f}" for m in stats.mean_abs_log) + f" ({', '.join(layout.names)} last)")
+    tables = write_system_tables(specs, layout, num_base, rescored, config.out_dir / "tables",
+                                 table, moses, config.threads)
+    base_weights = base_ini.weights(table.name)
+    inis = {}
+    for spec in specs:
+        starts = new_column_weights(base_weights, layout, spec.new_columns, stats,
+                                    config.initial_weight, base_ini.origin)
+        if spec.new_columns and not config.warm_start:
+            report(f"{spec.name}: starting weights {dict(zip(spec.new_columns, starts))} "
+                   f"(cold start, from {base_ini.origin})")
+        ini = system_ini(base_ini, config.base_dir, table, tables.get(spec.slug),
+                         base_weights + starts)
+        inis[spec.slug] = _write_if_changed(ini, config.out_dir / spec.slug / "moses.ini")
+    plan = _Plan(table, layout, specs, inis, stats)
+    if config.filter_test and table.kind == "PhraseDictionaryMemory":
+        original = config.base_dir / table.args["path"]
+        if original.is_file():
+            check_same_pairs(original, rescored, num_base)
+        every = system_ini(base_ini, config.base_dir, table, rescored.resolve(),
+                           base_weights + [0.0] * len(layout.names))
+        plan.filtered = filter_for_test(moses, every, table.name,
+                                        config.base_dir / config.test.src_path,
+                                        config.out_dir / "test-filtered")
+        keep = {s.slug: column_indices(s, layout, num_base) for s in specs}
+        plan.test_tables = system_tables(plan.filtered, keep, config.out_dir / "test-filtered")
+    return plan
+
+
+def _start_kind(spec: SystemSpec, config: AblationConfig) -> str:
+    """"ini": Baseline, from the ini's weights; "cold": the ini's weights and scaled starts for
+    the new columns; "warm": this replicate's tuned Baseline weights and scaled starts."""
+    if not spec.new_columns:
+        return "ini"
+    return "warm" if config.warm_start else "cold"
+
+
+def _start(spec: SystemSpec, kind: str, replicate: int, plan: _Plan, config: AblationConfig,
+           rep_dir: Path, report) -> tuple[Path, list]:
+    """The ini this run's tuning starts from, and its new columns' starting weights."""
+    cold = MosesIni.read(plan.inis[spec.slug])
+    num_base = len(cold.weights(plan.table.name)) - len(spec.new_columns)
+    if kind != "warm":
+        return plan.inis[spec.slug], cold.weights(plan.table.name)[num_base:]
+    tuned = MosesIni.read(config.out_dir / "baseline" / f"rep{replicate}" / "mert" / "moses.ini")
+    starts = new_column_weights(tuned.weights(plan.table.name), plan.layout, spec.new_columns,
+                                plan.stats, config.initial_weight, tuned.origin)
+    report(f"{spec.name} replicate {replicate}: warm start from Baseline's tuned weights, new "
+           f"columns {dict(zip(spec.new_columns, starts))}")
+    ini = warm_start_ini(cold, tuned, plan.table.name, starts)
+    return _write_if_changed(ini, rep_dir / "start.moses.ini"), starts
+
+
+def _check_start_kind(rep_dir: Path, kind: str) -> None:
+    """A half-tuned run continues only from the start it began with."""
+    record = rep_dir / "start.json"
+    if record.is_file():
+        before = json.loads(record.read_text()).get("start")
+        if before != kind and read_finished_step(rep_dir / "mert"):
+            raise MosesConfigError(
+                f"{rep_dir}: this run began with a {before} start, asked now for a {kind} one; "
+                f"rerun with the option it began with, or delete {rep_dir}")
+    rep_dir.mkdir(parents=True, exist_ok=True)
+    record.write_text(json.dumps({"start": kind}) + "\n")
+
+
+def _with_history(result: EvalResult, work_dir: Path, config: AblationConfig) -> EvalResult:
+    """Fill in iterations, stop reason and the MERT curve from the working directory."""
+    if result.iterations is None:
+        result.iterations = read_finished_step(work_dir) or 0
+    if result.stopped_by is None:
+        result.stopped_by = read_stop_reason(work_dir)
+    if result.dev_bleu_curve is None:
+        result.dev_bleu_curve = dev_bleu_curve(work_dir, result.iterations,
+                                               config.base_dir / config.dev.ref_path,
+                                               config.detokenize_lang)
+    return result
+
+
+def _run_replicate(spec: SystemSpec, replicate: int, plan: _Plan, config: AblationConfig,
+                   moses: MosesInstall, report: Callable[[str], None]) -> EvalResult:
     rep_dir = config.out_dir / spec.slug / f"rep{replicate}"
     result_path = rep_dir / "result.json"
     if result_path.is_file() and (rep_dir / "mert" / "moses.ini").is_file():
         report(f"{spec.name} replicate {replicate}: done earlier, skipped")
-        return read_result(result_path)
+        return _with_history(read_result(result_path), rep_dir / "mert", config)
+    kind = _start_kind(spec, config)
+    _check_start_kind(rep_dir, kind)
+    start_ini, starts = _start(spec, kind, replicate, plan, config, rep_dir, report)
     tuning = TuningConfig(
-        ini_path=ini_path, dev_src=config.dev.src_path, dev_ref=config.dev.ref_path,
+        ini_path=start_ini, dev_src=config.dev.src_path, dev_ref=config.dev.ref_path,
         work_dir=rep_dir / "mert", base_dir=config.base_dir, threads=config.threads,
         nbest=config.nbest, seed=config.seed + replicate, batch_mira=config.batch_mira,
-        max_iterations=config.max_iterations, extra_args=config.mert_extra_args)
+        max_iterations=config.max_iterations, extra_args=config.mert_extra_args,
+        decoder_flags=config.decoder_flags)
     tuned = tune(moses, tuning, progress=lambda i, b: report(
         f"{spec.name} replicate {replicate}: iteration {i} dev BLEU "
         f"{'?' if b is None else f'{b:.2f}'}"))
-    num_base = len(MosesIni.read(config.base_dir / config.ini_path).weights(table_name)) \
-        if spec.new_columns else 0
-    new_columns = list(range(num_base, num_base + len(spec.new_columns)))
+    num_base = len(MosesIni.read(tuned.ini_path).weights(plan.table.name)) - len(starts)
     warnings = tuned.warnings + check_tuned_weights(
-        MosesIni.read(tuned.ini_path), table_name, new_columns,
-        [config.initial_weight] * len(new_columns))
+        MosesIni.read(tuned.ini_path), plan.table.name,
+        list(range(num_base, num_base + len(starts))), starts)
     for warning in dict.fromkeys(warnings):  # each once
         report(f"warning: {warning}")
-    hyp = decode(moses, tuned.ini_path, config.base_dir / config.test.src_path,
-                 rep_dir / "test.hyp", config.threads, config.base_dir)
+    test_ini = tuned.ini_path
+    if plan.filtered is not None:
+        test_ini = rep_dir / "test.moses.ini"
+        filtered_ini(MosesIni.read(tuned.ini_path), plan.table.name, plan.test_tables[spec.slug],
+                     plan.filtered).write(test_ini)
+    hyp = decode(moses, test_ini, config.base_dir / config.test.src_path, rep_dir / "test.hyp",
+                 config.threads, config.base_dir, decoder_flags=config.decoder_flags)
     result = evaluate_file(hyp, config.base_dir / config.test.ref_path, config.detokenize_lang)
-    result.dev_bleu = tuned.dev_bleu
+    result.dev_bleu, result.start = tuned.dev_bleu, kind
+    result.iterations, result.stopped_by = tuned.iterations, tuned.stopped_by
+    _with_history(result, rep_dir / "mert", config)
     write_result(result, result_path)
-    report(f"{spec.name} replicate {replicate}: test BLEU {result.bleu:.2f}")
+    report(f"{spec.name} replicate {replicate}: test BLEU {result.bleu:.2f} ({kind} start, "
+           f"{result.iterations} MERT iterations, stopped by {result.stopped_by})")
     return result
 
 
 def run_ablation(config: AblationConfig, moses: MosesInstall,
                  report: Callable[[str], None] = logger.info):
     """Build, tune and evaluate every system; write results.{csv,md}; return the summary."""
-    base_ini = MosesIni.read(config.base_dir / config.ini_path)
-    table = base_ini.phrase_table(config.feature)
-    num_base = table.int_arg("num-features", base_ini.origin)
-    rescored = config.base_dir / config.rescored_table
-    specs = plan_systems(num_base, read_num_scores(rescored), config.systems, str(rescored))
-    data = [ParallelSet(d.label, config.base_dir / d.src_path, config.base_dir / d.ref_path)
-            for d in (config.dev, config.test)]
-    require_preflight(config.base_dir / config.ini_path, config.base_dir, moses.root,
-                      data=data, check_install=True)
-    inis = {spec.name: _system_ini(spec, config, base_ini, num_base, moses) for spec in specs}
-    results: dict[str, list[EvalResult]] = {spec.name: [] for spec in specs}
+    plan = _prepare(config, moses, report)
+    results: dict[str, list[EvalResult]] = {spec.name: [] for spec in plan.specs}
     for replicate in range(1, config.replicates + 1):
-        for spec in specs:
-            results[spec.name].append(
-                _run_replicate(spec, replicate, inis[spec.name], config, moses, report, table.name))
+        for spec in plan.specs:  # Baseline first: the warm starts need its tuned weights
+            results[spec.name].append(_run_replicate(spec, replicate, plan, config, moses, report))
     refs = read_lines(config.base_dir / config.test.ref_path)
     # Replicate r of each system is paired with replicate r of Baseline: the R test outputs
     # are concatenated, so the test sees optimizer variance as well as sampling variance.
@@ -206,4 +268,8 @@ def run_ablation(config: AblationConfig, moses: MosesInstall,
                        config.num_samples, config.detokenize_lang)
     summary = summarize(results, p_values)
     write_tables(summary, results, config.out_dir)
+    if config.plot_curves:
+        from .figure import plot_mert_curves
+
+        plot_mert_curves(results, config.out_dir / "mert-curves.png")
     return summary

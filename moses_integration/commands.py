@@ -4,7 +4,6 @@ calls the library and reports; library errors become one-line ClickExceptions (e
 from __future__ import annotations
 
 import logging
-import math
 import sys
 from pathlib import Path
 from typing import Optional
@@ -15,28 +14,23 @@ from rescorer.errors import RescorerError
 from rescorer.failures import reports_errors
 from rescorer.run_paths import RunPaths, Target
 
+from .ablation_command import ablation_command
+from .cli_options import (PATH, base_dir_option, decoder_flags_option, initial_weight_option,
+                          moses_dir_option, new_columns_option, threads_option)
 from .moses_install import find_moses
 from .moses_ini import MosesIni
 from .phrase_table import binarize_compact, read_num_scores
 from .preflight import ParallelSet, run_preflight
 from .reporting import is_quiet, say, signature
+from .starting_weights import table_starting_weights
 
 __all__ = ["moses"]
 
-PATH = click.Path(path_type=Path)
 EXISTING = click.Path(path_type=Path, exists=True, dir_okay=False)
 
 
 # One wrapper for both packages: library errors, OSErrors, interrupts become one line.
 _errors_to_click = reports_errors
-
-
-moses_dir_option = click.option("--moses-dir", type=PATH, default=None,
-                                help="Moses root (holding bin/ and scripts/); default $MOSES_HOME, then PATH.")
-base_dir_option = click.option("--base-dir", type=PATH, default=Path("."), show_default=True,
-                               help="Directory relative moses.ini paths are resolved against "
-                                    "(where the decoder runs).")
-threads_option = click.option("--threads", type=click.IntRange(1), default=4, show_default=True)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -46,37 +40,37 @@ def moses() -> None:
                         stream=sys.stderr)
 
 
+moses.add_command(ablation_command)  # many options: a module of its own
+
+
 @moses.command("add-feature")
 @click.argument("ini_path", metavar="MOSES_INI", type=EXISTING)
 @click.option("--table", "table_path", type=EXISTING, required=True,
               help="The rescored phrase table (text, from `rescore score`).")
 @click.option("-o", "--output", "out_path", type=PATH, required=True, help="moses.ini to write.")
 @click.option("--feature", default=None, help="Phrase-table feature name if there are several.")
-@click.option("--initial-weight", type=float, default=0.2, show_default=True,
-              help="Starting weight of each new column (MERT re-tunes it).")
+@initial_weight_option
+@new_columns_option
 @click.option("--force/--no-force", default=False, help="Overwrite the output.")
 @base_dir_option
 @moses_dir_option
 @threads_option
 @_errors_to_click
 def add_feature(ini_path: Path, table_path: Path, out_path: Path, feature: Optional[str],
-                initial_weight: float, force: bool, base_dir: Path, moses_dir: Optional[Path],
-                threads: int) -> None:
+                initial_weight: Optional[float], new_columns: Optional[tuple], force: bool,
+                base_dir: Path, moses_dir: Optional[Path], threads: int) -> None:
     """Point MOSES_INI's phrase table at the rescored table and add the new columns' weights.
 
     Nothing else in the file changes. A PhraseDictionaryCompact table is re-binarized."""
-    if not math.isfinite(initial_weight):
-        raise click.BadParameter(f"expected a finite number, found {initial_weight}",
-                                 param_hint="--initial-weight")
     with RunPaths([("moses.ini", ini_path), ("rescored table", table_path)],
                   [Target(out_path, "moses.ini output")], force=force):
-        _add_feature(ini_path, table_path, out_path, feature, initial_weight, base_dir, moses_dir,
-                     threads)
+        _add_feature(ini_path, table_path, out_path, feature, initial_weight, new_columns,
+                     base_dir, moses_dir, threads)
 
 
 def _add_feature(ini_path: Path, table_path: Path, out_path: Path, feature: Optional[str],
-                 initial_weight: float, base_dir: Path, moses_dir: Optional[Path],
-                 threads: int) -> None:
+                 initial_weight: Optional[float], new_columns: Optional[tuple], base_dir: Path,
+                 moses_dir: Optional[Path], threads: int) -> None:
     ini = MosesIni.read(ini_path)
     table = ini.phrase_table(feature)
     old = table.int_arg("num-features", ini.origin)
@@ -94,10 +88,13 @@ def _add_feature(ini_path: Path, table_path: Path, out_path: Path, feature: Opti
         shown = str(new_path.resolve().relative_to(base_dir.resolve()))
     except ValueError:
         shown = str(new_path.resolve())
-    ini.add_score_columns(table, shown, found - old, [initial_weight] * (found - old))
+    layout, weights = table_starting_weights(ini, table, table_path, found, new_columns,
+                                             initial_weight)
+    ini.add_score_columns(table, shown, found - old, weights)
     ini.check_weights(table.name)  # never write an ini Moses would refuse to load
     ini.write(out_path, force=True)
-    say(f"{out_path}: {table.name} path={shown} num-features={found} (+{found - old} column(s))")
+    say(f"{out_path}: {table.name} path={shown} num-features={found} (+{found - old} column(s): "
+        f"{', '.join(f'{n}={w:g}' for n, w in zip(layout.names, weights))})")
 
 
 @moses.command("preflight")
@@ -132,13 +129,14 @@ def preflight(ini_path: Path, dev, test, check_install: bool, base_dir: Path,
 @click.option("--continue/--restart", "resume", default=True, show_default=True,
               help="Continue an interrupted run in --work-dir.")
 @click.option("--max-iterations", type=click.IntRange(1), default=None)
+@decoder_flags_option
 @base_dir_option
 @moses_dir_option
 @threads_option
 @_errors_to_click
 def tune_command(ini_path: Path, dev, work_dir: Path, nbest: int, seed: Optional[int],
-                 batch_mira: bool, resume: bool, max_iterations: Optional[int], base_dir: Path,
-                 moses_dir: Optional[Path], threads: int) -> None:
+                 batch_mira: bool, resume: bool, max_iterations: Optional[int], decoder_flags,
+                 base_dir: Path, moses_dir: Optional[Path], threads: int) -> None:
     """Tune MOSES_INI's weights with mert-moses.pl; prints the tuned moses.ini path."""
     from .mert import TuningConfig, tune
 
@@ -151,12 +149,12 @@ def tune_command(ini_path: Path, dev, work_dir: Path, nbest: int, seed: Optional
                           dev_ref=dev[1].resolve(),
                           work_dir=work_dir, base_dir=base_dir, threads=threads, nbest=nbest,
                           seed=seed, batch_mira=batch_mira, resume=resume,
-                          max_iterations=max_iterations)
+                          max_iterations=max_iterations, decoder_flags=decoder_flags)
     result = tune(install, config, progress=lambda i, b: say(
         f"iteration {i}: dev BLEU {'?' if b is None else f'{b:.2f}'}"))
     for warning in result.warnings:
         say(f"warning: {warning}")
-    say(f"tuned after {result.iterations} iteration(s), dev BLEU "
+    say(f"tuned after {result.iterations} iteration(s), stopped by {result.stopped_by}, dev BLEU "
          f"{'?' if result.dev_bleu is None else f'{result.dev_bleu:.2f}'}")
     click.echo(str(result.ini_path))
 
@@ -170,12 +168,13 @@ def tune_command(ini_path: Path, dev, work_dir: Path, nbest: int, seed: Optional
               help="Detokenize (sacremoses) and score with 13a; default: tokenized BLEU.")
 @click.option("--test-type", type=click.Choice(["ar", "bs"]), default="ar", show_default=True,
               help="Paired approximate randomization or bootstrap.")
+@decoder_flags_option
 @base_dir_option
 @moses_dir_option
 @threads_option
 @_errors_to_click
 def evaluate_command(systems, test, out_dir: Path, detokenize_lang: Optional[str], test_type: str,
-                     base_dir: Path, moses_dir: Optional[Path], threads: int) -> None:
+                     decoder_flags, base_dir: Path, moses_dir: Optional[Path], threads: int) -> None:
     """Decode the test set with each system, score BLEU and chrF, test against the baseline."""
     from .evaluation import compare, decode, evaluate_file
     from .textio import read_lines
@@ -190,7 +189,7 @@ def evaluate_command(systems, test, out_dir: Path, detokenize_lang: Optional[str
     hyps, results = [], {}
     for name, ini in named:
         hyp = decode(install, ini.resolve(), test[0].resolve(), out_dir / f"{name}.hyp",
-                     threads, base_dir)
+                     threads, base_dir, decoder_flags=decoder_flags)
         results[name] = evaluate_file(hyp, test[1], detokenize_lang)
         hyps.append((name, read_lines(hyp)))
     p_values = compare(hyps, read_lines(test[1]), test_type,
@@ -202,73 +201,6 @@ def evaluate_command(systems, test, out_dir: Path, detokenize_lang: Optional[str
                    f"{p.get('bleu') if p.get('bleu') is not None else '-'}\t"
                    f"{p.get('chrf') if p.get('chrf') is not None else '-'}")
     say(f"signature: {next(iter(results.values())).bleu_signature}")
-
-
-@moses.command("ablation")
-@click.argument("ini_path", metavar="MOSES_INI", type=PATH)
-@click.option("--rescored-table", type=PATH, default=None,
-              help="Table with the RNN (and word-penalty) columns, from `rescore score --unk-penalty`.")
-@click.option("--model", type=PATH, default=None,
-              help="Instead of --rescored-table: a model to score the ini's (text) table with.")
-@click.option("--dev", nargs=2, type=PATH, required=True, metavar="SRC REF")
-@click.option("--test", nargs=2, type=PATH, required=True, metavar="SRC REF")
-@click.option("--out-dir", type=PATH, required=True)
-@click.option("--replicates", type=click.IntRange(1), default=3, show_default=True)
-@click.option("--system", "systems", multiple=True,
-              type=click.Choice(["Baseline", "+RNN", "+WP", "+RNN+WP"]),
-              help="Only these systems (Baseline is always built). Default: all possible.")
-@click.option("--feature", default=None, help="Phrase-table feature name if there are several.")
-@click.option("--nbest", type=click.IntRange(1), default=100, show_default=True)
-@click.option("--seed", type=int, default=1, show_default=True,
-              help="Replicate r uses seed + r (same seeds in every system).")
-@click.option("--batch-mira/--mert", default=False)
-@click.option("--max-iterations", type=click.IntRange(1), default=None)
-@click.option("--initial-weight", type=float, default=0.2, show_default=True)
-@click.option("--detokenize", "detokenize_lang", default=None, metavar="LANG")
-@click.option("--test-type", type=click.Choice(["ar", "bs"]), default="ar", show_default=True)
-@click.option("--plot/--no-plot", default=True, show_default=True,
-              help="Write fig3-rnn-vs-direct.png (paper Fig. 3).")
-@base_dir_option
-@moses_dir_option
-@threads_option
-@_errors_to_click
-def ablation_command(ini_path: Path, rescored_table: Optional[Path], model: Optional[Path], dev,
-                     test, out_dir: Path, replicates: int, systems, feature: Optional[str],
-                     nbest: int, seed: int, batch_mira: bool, max_iterations: Optional[int],
-                     initial_weight: float, detokenize_lang: Optional[str], test_type: str,
-                     plot: bool, base_dir: Path, moses_dir: Optional[Path], threads: int) -> None:
-    """Baseline, +RNN, +WP, +RNN+WP: R tuning replicates each, test scores, results table."""
-    from .ablation import AblationConfig, rescore_table, run_ablation
-    from .figure import plot_rnn_vs_direct
-    from .results_table import to_markdown
-
-    if (rescored_table is None) == (model is None):
-        raise click.UsageError("give exactly one of --rescored-table and --model")
-    install = find_moses(moses_dir)
-    if model is not None:
-        ini = MosesIni.read(ini_path)
-        table = ini.phrase_table(feature)
-        rescored_table = rescore_table(base_dir / table.args["path"], model,
-                                       out_dir / "tables" / "rescored.phrase-table.gz")
-    signature(moses=install.root, ini=ini_path, table=rescored_table, replicates=replicates,
-              seed=seed, nbest=nbest, optimizer="batch-mira" if batch_mira else "mert",
-              test=test_type, detok=detokenize_lang or "no")
-    config = AblationConfig(
-        ini_path=ini_path.resolve(), rescored_table=rescored_table.resolve(),
-        dev=ParallelSet("dev", dev[0].resolve(), dev[1].resolve()),
-        test=ParallelSet("test", test[0].resolve(), test[1].resolve()), out_dir=out_dir.resolve(),
-        base_dir=base_dir, feature=feature, replicates=replicates, threads=threads, nbest=nbest,
-        seed=seed, batch_mira=batch_mira, initial_weight=initial_weight, test_type=test_type,
-        detokenize_lang=detokenize_lang, max_iterations=max_iterations,
-        systems=list(systems) or None)
-    summary = run_ablation(config, install, report=say)
-    if plot:
-        ini = MosesIni.read(ini_path)
-        num_base = ini.phrase_table(feature).int_arg("num-features", ini.origin)
-        figure = out_dir / "fig3-rnn-vs-direct.png"
-        if not figure.is_file():
-            plot_rnn_vs_direct(rescored_table, num_base, figure)
-    click.echo(to_markdown(summary), nl=False)
 
 
 @moses.command("rescore-nbest")

@@ -17,12 +17,14 @@ from .errors import MosesRunError, PreflightError
 from .moses_install import MosesInstall
 from .textio import open_binary_read, read_lines
 
-__all__ = ["EvalResult", "decode", "score", "compare", "detokenize", "write_result", "read_result"]
+__all__ = ["EvalResult", "decode", "score", "bleu_of_files", "compare", "detokenize", "write_result",
+           "read_result"]
 
 
 @dataclass
 class EvalResult:
-    """Scores of one system's output; saved as JSON next to the output."""
+    """Scores of one system's output; saved as JSON next to the output. In an ablation it also
+    records the tuning run behind it (None in results written before these fields existed)."""
 
     bleu: float
     chrf: float
@@ -31,12 +33,18 @@ class EvalResult:
     num_lines: int
     hyp_path: str
     dev_bleu: Optional[float] = None
+    start: Optional[str] = None  # where tuning started: "ini", "cold" or "warm" (see ablation)
+    iterations: Optional[int] = None  # MERT iterations run
+    stopped_by: Optional[str] = None  # "convergence", "max-iterations" or "unknown"
+    dev_bleu_curve: Optional[list] = None  # dev BLEU of each iteration's 1-best output
 
 
 def decode(moses: MosesInstall, ini_path: Path, src_path: Path, hyp_path: Path,
-           threads: int, base_dir: Path, log_path: Optional[Path] = None) -> Path:
-    """`moses -f ini -threads N < src > hyp`, run in base_dir so relative paths resolve."""
-    argv = [str(moses.binary("moses")), "-f", str(ini_path.resolve()), "-threads", str(threads)]
+           threads: int, base_dir: Path, log_path: Optional[Path] = None,
+           decoder_flags: Sequence[str] = ()) -> Path:
+    """`moses -f ini -threads N [flags] < src > hyp`, run in base_dir so relative paths resolve."""
+    argv = [str(moses.binary("moses")), "-f", str(ini_path.resolve()), "-threads", str(threads),
+            *decoder_flags]
     hyp_path.parent.mkdir(parents=True, exist_ok=True)
     log_path = log_path or hyp_path.with_name(hyp_path.name + ".log")
     partial = hyp_path.with_name(hyp_path.name + ".partial")
@@ -65,12 +73,16 @@ def detokenize(lines: Sequence[str], lang: str) -> list[str]:
     return [detok.detokenize(line.split()) for line in lines]
 
 
-def _bleu(detokenize_lang: Optional[str]):
-    """BLEU as multi-bleu.perl on tokenized text, or 13a on detokenized text."""
+def _bleu(detokenize_lang: Optional[str], references: Optional[Sequence[str]] = None):
+    """BLEU as multi-bleu.perl on tokenized text, or 13a on detokenized text; with
+    `references`, their statistics are computed once for every corpus_score."""
     from sacrebleu.metrics import BLEU
 
+    refs = None if references is None else [list(references)]
     # force: the text is Moses-tokenized on purpose; silence sacrebleu's warning about it.
-    return BLEU(tokenize="13a", force=False) if detokenize_lang else BLEU(tokenize="none", force=True)
+    if detokenize_lang:
+        return BLEU(tokenize="13a", force=False, references=refs)
+    return BLEU(tokenize="none", force=True, references=refs)
 
 
 def _check_lengths(hyps: Sequence[str], refs: Sequence[str], what: str) -> None:
@@ -93,6 +105,24 @@ def score(hyps: Sequence[str], refs: Sequence[str], hyp_path: str = "",
     chrf_score = chrf.corpus_score(list(hyps), [list(refs)])
     return EvalResult(round(bleu_score.score, 4), round(chrf_score.score, 4),
                       str(bleu.get_signature()), str(chrf.get_signature()), len(hyps), hyp_path)
+
+
+def bleu_of_files(hyp_paths: Sequence[Path], ref_path: Path,
+                  detokenize_lang: Optional[str] = None) -> list[float]:
+    """Corpus BLEU of several outputs against one reference file, which is read and counted
+    once (the MERT curve scores every iteration's output)."""
+    refs = read_lines(ref_path)
+    if detokenize_lang:
+        refs = detokenize(refs, detokenize_lang)
+    bleu = _bleu(detokenize_lang, refs)
+    scores = []
+    for path in hyp_paths:
+        hyps = read_lines(path)
+        _check_lengths(hyps, refs, str(path))
+        if detokenize_lang:
+            hyps = detokenize(hyps, detokenize_lang)
+        scores.append(round(bleu.corpus_score(hyps, None).score, 4))
+    return scores
 
 
 def compare(systems: Sequence[tuple[str, Sequence[str]]], refs: Sequence[str],

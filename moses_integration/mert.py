@@ -1,6 +1,7 @@
 """Run Moses' own tuning driver, scripts/training/mert-moses.pl, as a subprocess with an
 argument list; stream its log to a file; report each finished iteration with the dev BLEU
-the optimizer found; resume an interrupted run with --continue; check the tuned weights."""
+the optimizer found; resume an interrupted run with --continue; say why it stopped; check the
+tuned weights."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from typing import Callable, Optional, Sequence
 
 from .errors import MosesConfigError, MosesRunError
 from .moses_install import MosesInstall
+from .mert_history import read_stop_reason
 from .moses_ini import MosesIni
 from .textio import is_gzipped, open_binary_read
 
@@ -51,16 +53,19 @@ class TuningConfig:
     resume: bool = True
     max_iterations: Optional[int] = None
     extra_args: Sequence[str] = field(default_factory=tuple)
+    decoder_flags: Sequence[str] = field(default_factory=tuple)  # checked by parse_decoder_flags
 
 
 @dataclass
 class TuningResult:
-    """Where the tuned moses.ini is, and the dev BLEU (0-100) of its last iteration."""
+    """Where the tuned moses.ini is, the dev BLEU (0-100) of its last iteration, how many
+    iterations it took and why it stopped (mert_history: convergence, max-iterations, unknown)."""
 
     ini_path: Path
     dev_bleu: Optional[float]
     iterations: int
     warnings: list = field(default_factory=list)
+    stopped_by: str = "unknown"
 
 
 def read_finished_step(work_dir: Path) -> Optional[int]:
@@ -122,7 +127,7 @@ def build_mert_argv(moses: MosesInstall, config: TuningConfig, ini_for_run: Path
         f"--working-dir={config.work_dir.resolve()}",
         f"--mertdir={moses.bin_dir}",
         f"--rootdir={moses.scripts_dir}",
-        f"--decoder-flags=-threads {config.threads}",
+        "--decoder-flags=" + " ".join(["-threads", str(config.threads), *config.decoder_flags]),
         f"--nbest={config.nbest}",
     ]
     # --predictable-seeds would seed every replicate alike (seed = 1000 * iteration), so a
@@ -194,7 +199,8 @@ def _result(final_ini: Path, iterations: int, config: TuningConfig) -> TuningRes
     bleu = read_iteration_bleu(config.work_dir, iterations) if iterations else None
     if bleu is None:
         bleu = read_ini_bleu(final_ini)
-    return TuningResult(final_ini, bleu, iterations, check_tuned_weights(MosesIni.read(final_ini)))
+    return TuningResult(final_ini, bleu, iterations, check_tuned_weights(MosesIni.read(final_ini)),
+                        read_stop_reason(config.work_dir))
 
 
 def check_tuned_weights(tuned: MosesIni, feature: Optional[str] = None,

@@ -8,8 +8,9 @@ from __future__ import annotations
 import math
 import random
 import subprocess
+from contextlib import ExitStack
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from rescorer.errors import PhraseTableFormatError
 from rescorer.phrase_table import PhraseEntry, PhraseTableReader
@@ -18,10 +19,11 @@ from rescorer.table_output import AtomicOutput
 from .errors import MosesNotFoundError, MosesRunError
 from .moses_install import COMPACT_BINARY, MosesInstall
 
-__all__ = ["read_num_scores", "select_score_columns", "binarize_compact", "sample_scores"]
+__all__ = ["scores_span", "read_num_scores", "select_score_columns", "split_score_columns",
+           "binarize_compact", "sample_scores"]
 
 
-def _scores_span(entry: PhraseEntry) -> tuple[int, int]:
+def scores_span(entry: PhraseEntry) -> tuple[int, int]:
     """Offsets in entry.raw of the score tokens, first to last (the spacing around them excluded)."""
     raw = entry.raw
     field_start = raw.find(b"|||", raw.find(b"|||") + 3) + 3  # the reader has checked both exist
@@ -40,20 +42,33 @@ def select_score_columns(src_path: Path, out_path: Path, keep: Sequence[int],
 
     Returns the number of lines. Every other byte of each line is copied unchanged. The output
     appears only once complete; an existing one is replaced only with `force`."""
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    with PhraseTableReader(src_path) as reader, \
-            AtomicOutput(out_path, force=force, input_path=src_path) as out:
+    return split_score_columns(src_path, {out_path: keep}, force)
+
+
+def split_score_columns(src_path: Path, outputs: Mapping[Path, Sequence[int]],
+                        force: bool = False) -> int:
+    """select_score_columns for several outputs in one pass over `src_path` (one per system)."""
+    with ExitStack() as stack:
+        reader = stack.enter_context(PhraseTableReader(src_path))
+        writers = []
+        for out_path, keep in outputs.items():
+            out_path.parent.mkdir(parents=True, exist_ok=True)
+            writers.append((stack.enter_context(
+                AtomicOutput(out_path, force=force, input_path=src_path)), list(keep)))
+        needed = max((max(keep) for _, keep in writers if keep), default=-1) + 1
+        lines = 0
         for entry in reader:
-            start, end = _scores_span(entry)
+            start, end = scores_span(entry)
             scores = entry.raw[start:end].split()
-            try:
-                kept = b" ".join(scores[i] for i in keep)
-            except IndexError:
+            if len(scores) < needed:
                 raise PhraseTableFormatError(
-                    f"{src_path}:{entry.line_no}: expected at least {max(keep) + 1} scores, "
-                    f"found {len(scores)}") from None
-            out.write_line(b"".join((entry.raw[:start], kept, entry.raw[end:])))
-    return out.lines_written
+                    f"{src_path}:{entry.line_no}: expected at least {needed} scores, "
+                    f"found {len(scores)}")
+            head, tail = entry.raw[:start], entry.raw[end:]
+            for out, keep in writers:
+                out.write_line(b"".join((head, b" ".join(scores[i] for i in keep), tail)))
+            lines += 1
+    return lines
 
 
 def binarize_compact(moses: MosesInstall, text_table: Path, out_prefix: Path,
@@ -89,7 +104,7 @@ def sample_scores(path: Path, columns: Sequence[int], size: int, seed: int = 1) 
                 slot = rng.randrange(line_no)
                 if slot >= size:
                     continue
-            start, end = _scores_span(entry)
+            start, end = scores_span(entry)
             scores = entry.raw[start:end].split()
             try:
                 reservoir[slot] = tuple(math.log(max(float(scores[c]), 1e-300)) for c in columns)

@@ -1,6 +1,7 @@
 """The ablation's results table: mean ± sd of dev and test BLEU over MERT replicates per
-system, the difference to Baseline and its p-value; written as CSV (all numbers) and
-Markdown (for a README or paper draft)."""
+system, the difference to Baseline and its p-value, how each system's tuning started and how
+many MERT iterations each run took; written as CSV (all numbers) and Markdown (for a README or
+paper draft), with one row per run below the summary and the MERT curves as CSV."""
 
 from __future__ import annotations
 
@@ -16,10 +17,14 @@ from .evaluation import EvalResult
 __all__ = ["COLUMNS", "summarize", "to_markdown", "write_tables"]
 
 COLUMNS = [
-    "system", "replicates",
+    "system", "replicates", "start",
     "dev_bleu_mean", "dev_bleu_sd", "test_bleu_mean", "test_bleu_sd",
     "test_chrf_mean", "test_chrf_sd", "delta_test_bleu", "p_bleu", "p_chrf",
+    "mert_iterations_mean", "runs_stopped_at_max_iterations",
 ]
+_STOPPED = {"convergence": "convergence", "max-iterations": "--max-iterations",
+            "unknown": "unknown (no stop message in mert-moses.log)"}
+_MARK = {"convergence": "", "max-iterations": " max", "unknown": " ?"}
 
 
 def _mean_sd(values: Sequence[Optional[float]]) -> tuple[float, float]:
@@ -40,8 +45,12 @@ def summarize(results: Mapping[str, Sequence[EvalResult]],
         if baseline_bleu is None:
             baseline_bleu = test_mean
         p = p_values.get(name, {})
-        rows.append([name, len(runs), dev_mean, dev_sd, test_mean, test_sd, chrf_mean, chrf_sd,
-                     test_mean - baseline_bleu, p.get("bleu"), p.get("chrf")])
+        starts = "/".join(dict.fromkeys(r.start or "?" for r in runs))
+        iterations, _ = _mean_sd([r.iterations for r in runs])
+        at_max = sum(r.stopped_by == "max-iterations" for r in runs)
+        rows.append([name, len(runs), starts, dev_mean, dev_sd, test_mean, test_sd, chrf_mean,
+                     chrf_sd, test_mean - baseline_bleu, p.get("bleu"), p.get("chrf"),
+                     iterations, at_max])
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
@@ -57,31 +66,80 @@ def _p(value) -> str:
     return f"{value:.4f}"
 
 
-def to_markdown(summary: pd.DataFrame) -> str:
-    """A Markdown table (no `tabulate` dependency): mean ± sd over replicates."""
-    header = ["System", "Dev BLEU", "Test BLEU", "Δ Test BLEU", "p (BLEU)", "Test chrF", "p (chrF)"]
+def _bleu(value: Optional[float]) -> str:
+    return "–" if value is None else f"{value:.2f}"
+
+
+def _iterations(run: EvalResult) -> str:
+    if run.iterations is None:
+        return "–"
+    return f"{run.iterations}{_MARK.get(run.stopped_by or 'unknown', ' ?')}"
+
+
+def _runs_table(results: Mapping[str, Sequence[EvalResult]]) -> list[str]:
+    header = ["System", "Replicate", "Start", "MERT iterations", "Stopped by",
+              "Dev BLEU (1-best), iteration 1 → last", "Test BLEU"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for name, runs in results.items():
+        for replicate, run in enumerate(runs, 1):
+            curve = [b for b in (run.dev_bleu_curve or []) if b is not None]
+            trend = f"{curve[0]:.2f} → {curve[-1]:.2f}" if curve else "–"
+            lines.append("| " + " | ".join([
+                name, str(replicate), run.start or "–", "–" if run.iterations is None else
+                str(run.iterations), _STOPPED.get(run.stopped_by or "", "–"), trend,
+                _bleu(run.bleu)]) + " |")
+    return lines
+
+
+def to_markdown(summary: pd.DataFrame,
+                results: Optional[Mapping[str, Sequence[EvalResult]]] = None) -> str:
+    """A Markdown table (no `tabulate` dependency): mean ± sd over replicates; with `results`,
+    the MERT iterations of each replicate and a table of the runs."""
+    header = ["System", "Start", "Dev BLEU", "Test BLEU", "Δ Test BLEU", "p (BLEU)", "Test chrF",
+              "p (chrF)", "MERT iterations"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for i, row in summary.iterrows():
         delta = "–" if i == 0 else f"{row.delta_test_bleu:+.2f}"
+        runs = (results or {}).get(row.system, [])
         lines.append("| " + " | ".join([
-            row.system, _pm(row.dev_bleu_mean, row.dev_bleu_sd),
+            row.system, row.start, _pm(row.dev_bleu_mean, row.dev_bleu_sd),
             _pm(row.test_bleu_mean, row.test_bleu_sd), delta, _p(row.p_bleu),
-            _pm(row.test_chrf_mean, row.test_chrf_sd), _p(row.p_chrf)]) + " |")
+            _pm(row.test_chrf_mean, row.test_chrf_sd), _p(row.p_chrf),
+            ", ".join(_iterations(r) for r in runs) or "–"]) + " |")
     replicates = int(summary.replicates.max()) if len(summary) else 0
-    lines.append("")
-    lines.append(f"Mean ± sample sd over {replicates} MERT replicate(s). p: paired test of the "
-                 "replicates' concatenated test outputs against Baseline's.")
+    lines += ["", f"Mean ± sample sd over {replicates} MERT replicate(s). p: paired test of the "
+              "replicates' concatenated test outputs against Baseline's. Start: ini = the ini's "
+              "weights; cold = those and the new columns' scaled starting weights; warm = the "
+              "same replicate's tuned Baseline weights and the new columns' starting weights. "
+              "MERT iterations per replicate: 'max' = stopped by --max-iterations before "
+              "converging, '?' = no stop message in its log."]
+    at_max = int(summary.runs_stopped_at_max_iterations.sum()) if len(summary) else 0
+    if at_max:
+        total = int(summary.replicates.sum())
+        lines += ["", f"**{at_max} of {total} runs stopped at --max-iterations before MERT "
+                  "converged**: their systems may be under-tuned (see mert-curves.png)."]
+    if results:
+        lines += ["", "MERT runs:", ""] + _runs_table(results)
     return "\n".join(lines) + "\n"
 
 
 def write_tables(summary: pd.DataFrame, results: Mapping[str, Sequence[EvalResult]],
                  out_dir: Path) -> tuple[Path, Path]:
-    """results.csv, results.md and replicates.csv (one row per replicate) in out_dir."""
+    """results.csv, results.md, replicates.csv (one row per replicate) and mert-curves.csv
+    (one row per MERT iteration) in out_dir."""
     out_dir.mkdir(parents=True, exist_ok=True)
     csv_path, md_path = out_dir / "results.csv", out_dir / "results.md"
     summary.to_csv(csv_path, index=False, float_format="%.4f")
-    md_path.write_text(to_markdown(summary), encoding="utf-8")
-    per_run = [{"system": name, "replicate": i + 1, **asdict(r)}
-               for name, runs in results.items() for i, r in enumerate(runs)]
+    md_path.write_text(to_markdown(summary, results), encoding="utf-8")
+    per_run, curves = [], []
+    for name, runs in results.items():
+        for replicate, run in enumerate(runs, 1):
+            row = asdict(run)
+            curve = row.pop("dev_bleu_curve") or []
+            per_run.append({"system": name, "replicate": replicate, **row})
+            curves += [{"system": name, "replicate": replicate, "iteration": i, "dev_bleu": b}
+                       for i, b in enumerate(curve, 1)]
     pd.DataFrame(per_run).to_csv(out_dir / "replicates.csv", index=False)
+    pd.DataFrame(curves, columns=["system", "replicate", "iteration", "dev_bleu"]).to_csv(
+        out_dir / "mert-curves.csv", index=False)
     return csv_path, md_path

@@ -201,8 +201,10 @@ def _prepare(case: str, workspace: Path, trained_run: Path) -> None:
     if case.startswith("add-feature") or case.startswith("plot-scores"):
         with gzip.open(workspace / "t.gz", "rb") as src:
             lines = src.read().split(b"\n")[:3]
+        # a fifth score on every line (add-feature reads the whole table to scale the new weight)
         (workspace / "t5.gz").write_bytes(gzip.compress(b"".join(
-            line.replace(b" ||| 0-", b" 0.5 ||| 0-", 1) + b"\n" for line in lines)))
+            b" ||| ".join(f[:2] + [f[2] + b" 0.5"] + f[3:]) + b"\n"
+            for f in (line.split(b" ||| ") for line in lines))))
         ini = (workspace / "moses.ini").read_text()
         (workspace / "short.ini").write_text(ini.replace("TranslationModel0= 0.2 0.2 0.2 0.2",
                                                           "TranslationModel0= 0.2 0.2 0.2"))

@@ -1,15 +1,16 @@
-"""Ablation with the stand-in Moses: four systems from one rescored table, replicates with
-their own seeds, results table, resume without redoing finished replicates."""
+"""Ablation with the stand-in Moses: systems from one rescored table, replicates with their own
+seeds, warm starts from Baseline's tuned weights, scaled starting weights, decoder flags, the
+test set filtered once, MERT iterations and curves in the results, resume without redoing."""
 
 import gzip
-import math
-from pathlib import Path
+import json
 
 import pandas as pd
 import pytest
 
 from fake_moses import FIXTURES, calls, install_fake_moses, needs_fixtures, set_fake
-from moses_integration.ablation import AblationConfig, plan_systems, run_ablation
+from fake_moses.systems import expected_starts, model_score, penalty, small_system
+from moses_integration.ablation import AblationConfig, run_ablation
 from moses_integration.errors import MosesConfigError, MosesRunError
 from moses_integration.evaluation import evaluate_file
 from moses_integration.figure import plot_rnn_vs_direct
@@ -22,24 +23,8 @@ from rescorer.errors import PhraseTableFormatError
 
 pytestmark = needs_fixtures
 
-
-def small_system(tmp_path: Path, num_lines: int = 300) -> tuple:
-    """The real model/moses.ini on the first lines of the real table, plus a rescored copy
-    in the layout `rescore score --unk-penalty` writes: two more scores, exp(log p), exp(count)."""
-    base, rescored = tmp_path / "pt.gz", tmp_path / "pt.rescored.gz"
-    with gzip.open(FIXTURES / "model/phrase-table.gz", "rb") as src, \
-            gzip.open(base, "wb") as out_base, gzip.open(rescored, "wb") as out_resc:
-        for i in range(num_lines):
-            line = next(src)
-            out_base.write(line)
-            fields = line.split(b" ||| ")
-            fields[2] += f" {math.exp(-(i % 17) - 1):.6g} {math.exp(i % 2):.6g}".encode()
-            out_resc.write(b" ||| ".join(fields))
-    ini = MosesIni.read(FIXTURES / "model/moses.ini")
-    ini.make_paths_absolute(FIXTURES)
-    ini.set_feature_arg(ini.phrase_table(), "path", str(base))
-    ini.write(tmp_path / "moses.ini")
-    return tmp_path / "moses.ini", rescored
+PNG = b"\x89PNG\r\n\x1a\n"
+FLAGS = ("-search-algorithm", "1", "-s", "400")
 
 
 @pytest.fixture
@@ -51,8 +36,12 @@ def setup(tmp_path):
         dev=ParallelSet("dev", FIXTURES / "corpus/dev.en.gz", FIXTURES / "corpus/dev.fr.gz"),
         test=ParallelSet("test", FIXTURES / "corpus/test.en.gz", FIXTURES / "corpus/test.fr.gz"),
         out_dir=tmp_path / "ablation", base_dir=FIXTURES, replicates=2, threads=2, seed=100,
-        num_samples=20)
+        num_samples=20, decoder_flags=FLAGS, max_iterations=3)  # 3 of the fixture's 11 runs
     return moses, config
+
+
+def quiet(message):
+    pass
 
 
 def test_select_columns_keeps_other_fields(tmp_path):
@@ -80,60 +69,159 @@ def test_select_columns_names_a_bad_line_and_leaves_no_output(tmp_path):
     assert gzip.open(out, "rb").read() == b"a ||| b ||| 0.2 ||| 0-0\r\nc ||| d |||  0.4  ||| 0-0\r\n"
 
 
-PLANS = [(4, 6, None, ["Baseline", "+RNN", "+WP", "+RNN+WP"]),
-         (4, 5, None, ["Baseline", "+RNN"]),
-         (4, 6, ["+WP"], ["Baseline", "+WP"])]
-
-
-@pytest.mark.parametrize("num_base, num_rescored, wanted, names", PLANS)
-def test_plan_systems(num_base, num_rescored, wanted, names):
-    assert [s.name for s in plan_systems(num_base, num_rescored, wanted)] == names
-
-
-@pytest.mark.parametrize("num_rescored, wanted, message", [
-    (4, None, "t.gz:1: expected 5 or 6 scores"),
-    (5, ["+WP"], "t.gz has no word-penalty column (rescore with --unk-penalty)"),
-    (6, ["+XYZ"], "unknown system(s) ['+XYZ']"),
-])
-def test_plan_systems_errors(num_rescored, wanted, message):
-    with pytest.raises(MosesConfigError) as info:
-        plan_systems(4, num_rescored, wanted, "t.gz")
-    assert str(info.value).startswith(message)
-
-
 def test_ablation_builds_tunes_evaluates_and_resumes(setup):
     moses, config = setup
-    summary = run_ablation(config, moses, report=lambda message: None)
+    summary = run_ablation(config, moses, report=quiet)
     out = config.out_dir
     assert list(summary.columns) == COLUMNS
     assert list(summary.system) == ["Baseline", "+RNN", "+WP", "+RNN+WP"]
+    assert list(summary.start) == ["ini", "warm", "warm", "warm"]
     assert list(pd.read_csv(out / "results.csv").columns) == COLUMNS
     real = evaluate_file(FIXTURES / "eval/test.hyp.fr.gz", FIXTURES / "corpus/test.fr.gz")
     assert summary.test_bleu_mean.tolist() == [real.bleu] * 4  # the stand-in's output is the real one
-    assert summary.dev_bleu_mean.tolist() == pytest.approx([40.0271] * 4)
-    assert summary.delta_test_bleu.tolist() == [0.0] * 4
+    assert summary.dev_bleu_mean.tolist() == pytest.approx([40.0332] * 4)  # run3.mert.log
     assert summary.p_bleu.isna().tolist() == [True, False, False, False]
-    md = (out / "results.md").read_text()
-    assert md.splitlines()[0] == "| System | Dev BLEU | Test BLEU | Δ Test BLEU | p (BLEU) | Test chrF | p (chrF) |"
-    assert "| +RNN+WP | 40.03 ± 0.00 | 38.27 ± 0.00 | +0.00 |" in md
-    # each system's table and ini have exactly its columns
-    for slug, columns in [("rnn", 5), ("wp", 5), ("rnn-wp", 6)]:
-        assert read_num_scores(out / "tables" / f"{slug}.phrase-table.gz") == columns
+    # each system's table and cold-start ini have exactly its columns, with scaled weights
+    starts = expected_starts(config.rescored_table, [0.2] * 4, ["rnn", "wp"])
+    assert starts[0] > 0 > starts[1]
+    for slug, kept in [("rnn", [0]), ("wp", [1]), ("rnn-wp", [0, 1])]:
         ini = MosesIni.read(out / slug / "moses.ini")
-        table = ini.phrase_table()
-        assert table.args["num-features"] == str(columns)
-        assert table.args["path"] == str(out / "tables" / f"{slug}.phrase-table.gz")
-        assert ini.weights("TranslationModel0") == [0.2] * columns
-    # 4 systems x 2 replicates, seeds 101 and 102 in every system
+        path = ini.phrase_table().args["path"]
+        assert read_num_scores(path) == int(ini.phrase_table().args["num-features"]) == 4 + len(kept)
+        assert ini.weights("TranslationModel0") == [0.2] * 4 + [starts[k] for k in kept]
+    assert MosesIni.read(out / "rnn-wp/moses.ini").phrase_table().args["path"] == str(config.rescored_table)
+    # 4 systems x 2 replicates, seeds 101 and 102 in every system, the decoder flags in each
     tuning = calls(moses.root, "mert-moses.pl")
     assert len(tuning) == 8
     seeds = sorted(a for c in tuning for a in c["argv"] if a.startswith("--mertmertargs"))
     assert seeds == ["--mertmertargs=-r 101 "] * 4 + ["--mertmertargs=-r 102 "] * 4
-    assert len(calls(moses.root, "moses")) == 8
-    # rerun: nothing is tuned or decoded again
-    again = run_ablation(config, moses, report=lambda message: None)
+    assert all("--decoder-flags=-threads 2 -search-algorithm 1 -s 400" in c["argv"] for c in tuning)
+    decoding = calls(moses.root, "moses")
+    assert len(decoding) == 8 and all(c["argv"][-6:] == ["-threads", "2", *FLAGS] for c in decoding)
+    # rerun: nothing is tuned, filtered or decoded again
+    again = run_ablation(config, moses, report=quiet)
     assert len(calls(moses.root, "mert-moses.pl")) == 8 and len(calls(moses.root, "moses")) == 8
+    assert len(calls(moses.root, "filter-model-given-input.pl")) == 1
     pd.testing.assert_frame_equal(again, summary)
+
+
+def test_warm_start_carries_baselines_tuned_weights(setup):
+    moses, config = setup
+    config.replicates = 1
+    run_ablation(config, moses, report=quiet)
+    out = config.out_dir
+    tuned = MosesIni.read(out / "baseline/rep1/mert/moses.ini").all_weights()
+    assert tuned["TranslationModel0"] == [0.095535, 0.0136674, 0.0610063, 0.0163307]  # run3.mert.log
+    starts = expected_starts(config.rescored_table, tuned["TranslationModel0"], ["rnn", "wp"])
+    for slug, kept in [("rnn", [0]), ("wp", [1]), ("rnn-wp", [0, 1])]:
+        start = MosesIni.read(out / slug / "rep1/start.moses.ini").all_weights()
+        assert start == {**tuned, "TranslationModel0": tuned["TranslationModel0"] + [starts[k] for k in kept]}
+        [call] = [c for c in calls(moses.root, "mert-moses.pl") if f"/{slug}/rep1/" in c["argv"][3]]
+        assert MosesIni.read(out / slug / "rep1/mert/input.moses.ini").all_weights() == start
+        assert json.loads((out / slug / "rep1/result.json").read_text())["start"] == "warm"
+    # the input ini of the Baseline run has the ini's own weights
+    assert MosesIni.read(out / "baseline/rep1/mert/input.moses.ini").weights("TranslationModel0") == [0.2] * 4
+
+
+def test_cold_start_and_initial_weight(setup):
+    moses, config = setup
+    config.replicates, config.warm_start, config.initial_weight = 1, False, 0.05
+    config.systems = ["+RNN+WP"]
+    summary = run_ablation(config, moses, report=quiet)
+    assert list(summary.start) == ["ini", "cold"]
+    start = MosesIni.read(config.out_dir / "rnn-wp/rep1/mert/input.moses.ini")
+    assert start.weights("TranslationModel0") == [0.2] * 4 + [0.05, 0.05]
+    assert start.weights("LM0") == [0.5]
+
+
+def test_test_set_is_filtered_once_for_every_system(setup):
+    moses, config = setup
+    config.replicates = 1
+    run_ablation(config, moses, report=quiet)
+    out = config.out_dir
+    [call] = calls(moses.root, "filter-model-given-input.pl")
+    assert call["argv"][0] == str(out / "test-filtered/filtered")
+    sources = {line.split(b" ||| ")[0] for line in gzip.open(out / "test-filtered/filtered/phrase-table.0-0.1.1.gz", "rb")}
+    test_text = gzip.open(FIXTURES / "corpus/test.en.gz", "rb").read()
+    assert sources and all(b" " + s + b" " in b" " + test_text.replace(b"\n", b" \n ") for s in sources)
+    for slug, columns in [("baseline", 4), ("rnn", 5), ("wp", 5), ("rnn-wp", 6)]:
+        ini = MosesIni.read(out / slug / "rep1/test.moses.ini")
+        table = out / "test-filtered" / f"{slug}.phrase-table.gz"
+        assert ini.phrase_table().args["path"] == str(table)
+        assert ini.feature("LexicalReordering0").args["path"] == \
+            str(out / "test-filtered/filtered/reordering-table.0-0.1")
+        assert ini.weights("TranslationModel0") == \
+            MosesIni.read(out / slug / "rep1/mert/moses.ini").weights("TranslationModel0")
+        assert read_num_scores(table) == columns
+        assert len(gzip.open(table, "rb").read().splitlines()) == \
+            len(gzip.open(out / "test-filtered/filtered/phrase-table.0-0.1.1.gz", "rb").read().splitlines())
+        [decoding] = [c for c in calls(moses.root, "moses") if c["argv"][1] == str(ini.origin)]
+
+
+def test_results_show_mert_iterations_and_curves(setup):
+    moses, config = setup
+    run_ablation(config, moses, report=quiet)
+    out = config.out_dir
+    md = (out / "results.md").read_text()
+    assert md.splitlines()[0] == ("| System | Start | Dev BLEU | Test BLEU | Δ Test BLEU | p (BLEU) "
+                                  "| Test chrF | p (chrF) | MERT iterations |")
+    assert "| +RNN | warm | 40.03 ± 0.00 | 38.27 ± 0.00 | +0.00 |" in md
+    assert md.count("| 3 max, 3 max |") == 4
+    assert "**8 of 8 runs stopped at --max-iterations before MERT converged**" in md
+    assert "| Baseline | 1 | ini | 3 | --max-iterations | 39.24 → 39.13 | 38.27 |" in md
+    curves = pd.read_csv(out / "mert-curves.csv")
+    assert len(curves) == 4 * 2 * 3
+    assert curves[curves.replicate == 1].dev_bleu.round(2).tolist()[:3] == [39.24, 27.03, 39.13]
+    assert (out / "mert-curves.png").read_bytes()[:8] == PNG
+    runs = pd.read_csv(out / "replicates.csv")
+    assert runs.iterations.tolist() == [3] * 8 and set(runs.stopped_by) == {"max-iterations"}
+
+
+def test_converged_runs_are_reported_as_such(setup):
+    moses, config = setup
+    config.replicates, config.systems, config.max_iterations = 1, ["+RNN"], None
+    set_fake(moses.root, converge_after=7)
+    run_ablation(config, moses, report=quiet)
+    md = (config.out_dir / "results.md").read_text()
+    assert "| +RNN | warm | 40.12 | 38.27 | +0.00 |" in md and md.count(" | 7 |\n") == 2
+    assert "runs stopped at --max-iterations" not in md
+    assert "| +RNN | 1 | warm | 7 | convergence | 39.24 → 40.06 |" in md
+
+
+def test_several_model_columns(tmp_path):
+    moses = find_moses(install_fake_moses(tmp_path / "moses"))
+    ini, rescored = small_system(tmp_path, 200, (model_score, lambda i: model_score(i + 5), penalty))
+    config = AblationConfig(
+        ini_path=ini, rescored_table=rescored, new_columns=("bible-a", "bible-b", "wp"),
+        dev=ParallelSet("dev", FIXTURES / "corpus/dev.en.gz", FIXTURES / "corpus/dev.fr.gz"),
+        test=ParallelSet("test", FIXTURES / "corpus/test.en.gz", FIXTURES / "corpus/test.fr.gz"),
+        out_dir=tmp_path / "ablation", base_dir=FIXTURES, replicates=1, threads=2, num_samples=20,
+        plot_curves=False, max_iterations=2)
+    summary = run_ablation(config, moses, report=quiet)
+    assert list(summary.system) == ["Baseline", "+bible-a", "+bible-b", "+RNN", "+WP", "+RNN+WP"]
+    base = [line.split(b" ||| ")[2].split() for line in gzip.open(rescored, "rb").read().splitlines()]
+    for slug, kept in [("bible-a", [4]), ("bible-b", [5]), ("rnn", [4, 5]), ("wp", [6]),
+                       ("rnn-wp", [4, 5, 6])]:
+        table = MosesIni.read(config.out_dir / slug / "moses.ini").phrase_table().args["path"]
+        scores = [line.split(b" ||| ")[2].split() for line in gzip.open(table, "rb").read().splitlines()]
+        assert scores == [s[:4] + [s[k] for k in kept] for s in base]
+    # without names, three new columns are ambiguous
+    config.new_columns, config.out_dir = None, tmp_path / "other"
+    with pytest.raises(MosesConfigError, match=r"pt.rescored.gz:1: expected 5 or 6 scores .* found 7; "
+                                               r"name the new columns with --new-columns"):
+        run_ablation(config, moses, report=quiet)
+
+
+def test_layout_that_takes_a_model_column_for_the_penalty_is_refused(tmp_path):
+    moses = find_moses(install_fake_moses(tmp_path / "moses"))
+    ini, rescored = small_system(tmp_path, 50, (model_score, model_score))
+    config = AblationConfig(
+        ini_path=ini, rescored_table=rescored, out_dir=tmp_path / "ablation", base_dir=FIXTURES,
+        dev=ParallelSet("dev", FIXTURES / "corpus/dev.en.gz", FIXTURES / "corpus/dev.fr.gz"),
+        test=ParallelSet("test", FIXTURES / "corpus/test.en.gz", FIXTURES / "corpus/test.fr.gz"))
+    with pytest.raises(MosesConfigError, match=r"column 6 \(wp\) has values below 1 .* is it a model column\?"):
+        run_ablation(config, moses, report=quiet)
+    assert calls(moses.root) == []
 
 
 def test_interrupted_replicate_is_continued(setup):
@@ -141,15 +229,40 @@ def test_interrupted_replicate_is_continued(setup):
     config.systems, config.replicates = ["Baseline"], 1
     set_fake(moses.root, stop_after=3)
     with pytest.raises(MosesRunError):
-        run_ablation(config, moses, report=lambda message: None)
+        run_ablation(config, moses, report=quiet)
     set_fake(moses.root, stop_after=None)
-    run_ablation(config, moses, report=lambda message: None)
+    run_ablation(config, moses, report=quiet)
     first, second = calls(moses.root, "mert-moses.pl")
     assert "--continue" not in first["argv"] and "--continue" in second["argv"]
     assert (config.out_dir / "baseline/rep1/result.json").is_file()
 
 
+def test_a_rerun_on_a_changed_table_is_refused(setup):
+    moses, config = setup
+    config.systems, config.replicates = ["Baseline"], 1
+    run_ablation(config, moses, report=quiet)
+    config.rescored_table.write_bytes(gzip.compress(gzip.open(config.rescored_table).read()[:-200]))
+    with pytest.raises(MosesConfigError, match=r"ablation holds an ablation of .*pt.rescored.gz as "
+                                               r"it was then \(size \d+\), not of"):
+        run_ablation(config, moses, report=quiet)
+
+
+def test_a_half_tuned_run_keeps_its_start(setup):
+    moses, config = setup
+    config.systems, config.replicates = ["Baseline"], 1
+    run_ablation(config, moses, report=quiet)
+    config.systems = ["+RNN"]
+    set_fake(moses.root, stop_after=2)
+    with pytest.raises(MosesRunError):
+        run_ablation(config, moses, report=quiet)
+    set_fake(moses.root, stop_after=None)
+    config.warm_start = False
+    with pytest.raises(MosesConfigError, match=r"rnn/rep1: this run began with a warm start, "
+                                               r"asked now for a cold one"):
+        run_ablation(config, moses, report=quiet)
+
+
 def test_figure_is_a_png(tmp_path):
     _, rescored = small_system(tmp_path, 50)
     out = plot_rnn_vs_direct(rescored, 4, tmp_path / "fig3.png", sample_size=20)
-    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert out.read_bytes()[:8] == PNG

@@ -1,6 +1,8 @@
 """The `moses` click group: kebab-case subcommands, one-line errors with exit status 1."""
 
 import gzip
+import json
+import os
 import sys
 import types
 from pathlib import Path
@@ -9,8 +11,10 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from fake_moses import FIXTURES, install_fake_moses, needs_fixtures
+from fake_moses import FIXTURES, calls, install_fake_moses, needs_fixtures
+from fake_moses.systems import expected_starts, small_system
 from moses_integration.commands import moses
+from moses_integration.errors import MosesConfigError
 from moses_integration.moses_ini import MosesIni
 
 pytestmark = needs_fixtures
@@ -44,10 +48,37 @@ def test_add_feature_then_preflight_passes(tmp_path):
     ini = MosesIni.read(out)
     assert ini.phrase_table().args["num-features"] == "6"
     assert ini.phrase_table().args["path"] == str(table.resolve())  # outside --base-dir
-    assert ini.weights("TranslationModel0") == [0.2] * 6
+    starts = expected_starts(table, [0.2] * 4, ["rnn", "wp"])  # scaled to the table
+    assert ini.weights("TranslationModel0") == [0.2] * 4 + starts and starts[0] > 0 > starts[1]
+    assert f"(+2 column(s): rnn={starts[0]:g}, wp={starts[1]:g})" in result.output
     result = invoke("preflight", out, "--base-dir", FIXTURES, "--no-check-install",
                     "--dev", FIXTURES / "corpus/dev.en.gz", FIXTURES / "corpus/dev.fr.gz")
     assert result.exit_code == 0, result.output
+
+
+@pytest.mark.parametrize("extra, args, weights", [
+    (" 0.5 1", ["--initial-weight", "0.2"], [0.2, 0.2]),
+    (" 0.5 0.25 2.718282", ["--new-columns", "a,b,wp", "--initial-weight", "-0.1"], [-0.1] * 3),
+])
+def test_add_feature_options(tmp_path, extra, args, weights):
+    out = tmp_path / "moses.rnn.ini"
+    result = invoke("add-feature", FIXTURES / "model/moses.ini", "--table", rescored_table(tmp_path, extra),
+                    "-o", out, *args)
+    assert result.exit_code == 0, result.output
+    assert MosesIni.read(out).weights("TranslationModel0") == [0.2] * 4 + weights
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--initial-weight", "nan"], "Invalid value for '--initial-weight': expected a finite number, found nan"),
+    (["--initial-weight", "x"], "Invalid value for '--initial-weight': expected a number, found x"),
+    (["--new-columns", "a,wp,b"], "Invalid value for '--new-columns': --new-columns: expected the "
+                                  "word-penalty column 'wp' last"),
+])
+def test_add_feature_usage_errors(tmp_path, args, message):
+    result = CliRunner().invoke(moses, ["add-feature", str(FIXTURES / "model/moses.ini"), "--table",
+                                        str(rescored_table(tmp_path)), "-o", str(tmp_path / "o.ini"), *args])
+    assert result.exit_code == 2 and message in result.output
+    assert not (tmp_path / "o.ini").exists()
 
 
 def test_add_feature_with_compact_table_runs_process_phrase_table_min(tmp_path):
@@ -58,7 +89,8 @@ def test_add_feature_with_compact_table_runs_process_phrase_table_min(tmp_path):
         "PhraseDictionaryCompact name=TranslationModel0 num-features=4 path=model/phrase-table.minphr"))
     table = rescored_table(tmp_path)
     result = invoke("add-feature", ini, "--table", table, "-o", tmp_path / "out.ini",
-                    "--moses-dir", root, "--threads", "2", "--base-dir", tmp_path)
+                    "--moses-dir", root, "--threads", "2", "--base-dir", tmp_path,
+                    "--initial-weight", "0.2")
     assert result.exit_code == 0, result.output
     from fake_moses import calls
     [call] = calls(root, "processPhraseTableMin")
@@ -127,4 +159,65 @@ def test_messages_follow_rescore_quiet(quiet, tmp_path):
     result = CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
     assert result.exit_code == 0, result.output
     assert (result.output == "") == quiet
-    assert ("num-features=6 (+2 column(s))" in result.output) != quiet
+    assert ("num-features=6 (+2 column(s): rnn=" in result.output) != quiet
+
+
+def ablation_args(tmp_path, root, *extra):
+    ini, rescored = small_system(tmp_path, 200)
+    return ["ablation", ini, "--rescored-table", rescored, "--dev", FIXTURES / "corpus/dev.en.gz",
+            FIXTURES / "corpus/dev.fr.gz", "--test", FIXTURES / "corpus/test.en.gz",
+            FIXTURES / "corpus/test.fr.gz", "--out-dir", tmp_path / "out", "--moses-dir", root,
+            "--base-dir", FIXTURES, "--replicates", "1", "--max-iterations", "2", *extra]
+
+
+def test_ablation_command(tmp_path):
+    root = install_fake_moses(tmp_path / "moses")
+    result = invoke(*ablation_args(tmp_path, root, "--system", "+RNN", "--decoder-flags",
+                                   "-search-algorithm 1 -s 400", "--threads", "2"))
+    assert result.exit_code == 0, result.output
+    out = tmp_path / "out"
+    assert result.output.endswith((out / "results.md").read_text())
+    assert "| +RNN | warm |" in result.output and "| 2 max |" in result.output
+    assert "start:warm|initial_weight:scaled|decoder_flags:-search-algorithm 1 -s 400" in result.output
+    for name in ("mert-curves.png", "fig3-rnn-vs-direct.png"):
+        assert (out / name).read_bytes()[:4] == b"\x89PNG"
+    assert all(c["argv"][-4:] == ["-search-algorithm", "1", "-s", "400"] for c in calls(root, "moses"))
+
+
+@pytest.mark.parametrize("extra, status, message", [
+    (["--decoder-flags", "-f x.ini"], 2,
+     "Invalid value for '--decoder-flags': --decoder-flags: -f cannot be used here"),
+    (["--initial-weight", "inf"], 2, "expected a finite number, found inf"),
+    (["--system", "+LSTM"], 1, "Error: unknown system(s) ['+LSTM']; expected some of "
+                               "['Baseline', '+RNN', '+WP', '+RNN+WP']"),
+    (["--new-columns", "rnn"], 1, "pt.rescored.gz:1: expected 5 scores (the 4 of num-features plus "
+                                  "rnn), found 6"),
+])
+def test_ablation_usage_errors(tmp_path, extra, status, message):
+    root = install_fake_moses(tmp_path / "moses")
+    result = CliRunner().invoke(moses, [str(a) for a in ablation_args(tmp_path, root, *extra)])
+    assert result.exit_code == status, result.output
+    assert message in result.output and "Traceback" not in result.output
+    assert calls(root, "mert-moses.pl") == []
+
+
+def test_ablation_scores_with_several_models_through_rescore(tmp_path, monkeypatch):
+    """`--model a.pt --model b.pt`: one `rescore score` with both, columns named after the files."""
+    from moses_integration.model_scoring import score_table
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "rescore"
+    fake.write_text(f"#!{sys.executable}\nimport json, sys\n"
+                    f"open({str(tmp_path / 'argv.json')!r}, 'w').write(json.dumps(sys.argv[1:]))\n"
+                    "open(sys.argv[sys.argv.index('-o') + 1], 'w').write('x ||| y ||| 1 1 1 1 0.5 0.25 1\\n')\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    out = tmp_path / "tables/rescored.gz"
+    assert score_table(Path("pt.gz"), [Path("a.pt"), Path("b.pt")], out) == out
+    assert json.loads((tmp_path / "argv.json").read_text()) == [
+        "score", "pt.gz", "--model", "a.pt", "--model", "b.pt", "-o", str(out), "--force", "--unk-penalty"]
+    assert score_table(Path("pt.gz"), [Path("a.pt"), Path("b.pt")], out) == out  # kept
+    with pytest.raises(MosesConfigError, match=r"rescored.gz was scored with .*a.pt.*b.pt.*, not "
+                                               r"\[.*c.pt'\]; use another --out-dir"):
+        score_table(Path("pt.gz"), [Path("c.pt")], out)

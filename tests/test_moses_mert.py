@@ -1,4 +1,5 @@
-"""Tuning: mert-moses.pl's argument list, seeds, --continue, and dev BLEU from the real logs."""
+"""Tuning: mert-moses.pl's argument list, seeds, decoder flags, --continue, why it stopped, and
+dev BLEU from the real logs and outputs."""
 
 import re
 from pathlib import Path
@@ -9,6 +10,7 @@ from fake_moses import FIXTURES, calls, install_fake_moses, needs_fixtures, set_
 from moses_integration.errors import MosesRunError
 from moses_integration.mert import (TuningConfig, build_mert_argv, check_tuned_weights,
                                     read_finished_step, read_iteration_bleu, tune)
+from moses_integration.mert_history import dev_bleu_curve, read_stop_reason
 from moses_integration.moses_install import find_moses
 from moses_integration.moses_ini import MosesIni
 
@@ -49,6 +51,7 @@ ARGV_CASES = [
     ("no seed, resume, max iterations", dict(max_iterations=3), True,
      ["--maximum-iterations=3", "--continue"]),
 ]
+FLAGS = "--decoder-flags=-threads 2"
 
 
 @pytest.mark.parametrize("kwargs, resume, tail", [c[1:] for c in ARGV_CASES], ids=[c[0] for c in ARGV_CASES])
@@ -60,8 +63,13 @@ def test_argv_is_a_list_with_absolute_paths(kwargs, resume, tail, moses, tmp_pat
     assert argv == [
         f"{root}/scripts/training/mert-moses.pl", "/abs/dev.src", "/abs/dev.ref",
         f"{root}/bin/moses", "/abs/in.ini", f"--working-dir={tmp_path}/work",
-        f"--mertdir={root}/bin", f"--rootdir={root}/scripts", "--decoder-flags=-threads 2",
-        "--nbest=100"] + tail
+        f"--mertdir={root}/bin", f"--rootdir={root}/scripts", FLAGS, "--nbest=100"] + tail
+
+
+def test_decoder_flags_follow_the_threads(moses, tmp_path):
+    cfg = config(tmp_path, decoder_flags=("-search-algorithm", "1", "-s", "400"))
+    argv = build_mert_argv(moses, cfg, Path("/in.ini"), Path("/d.src"), Path("/d.ref"), False)
+    assert "--decoder-flags=-threads 2 -search-algorithm 1 -s 400" in argv
 
 
 def test_tune_runs_the_script_and_reads_the_result(moses, tmp_path):
@@ -70,7 +78,7 @@ def test_tune_runs_the_script_and_reads_the_result(moses, tmp_path):
                   poll_seconds=0.05)
     work = tmp_path / "work"
     assert result.ini_path == work / "moses.ini"
-    assert result.iterations == 11
+    assert result.iterations == 11 and result.stopped_by == "convergence"
     assert result.dev_bleu == pytest.approx(40.0271)
     assert [i for i, _ in seen] == list(range(1, 12))
     assert seen[0][1] == pytest.approx(40.0371)
@@ -112,3 +120,61 @@ def test_tuned_weights_sanity():
     for name, values in tuned.all_weights().items():
         tuned.set_weights(name, [0.0] * len(values))
     assert "all tuned weights are near zero" in check_tuned_weights(tuned)[0]
+
+
+def test_dev_bleu_of_each_iterations_output_matches_the_readme():
+    """The fixture README's multi-bleu of each iteration's 1-best output (runN.out)."""
+    curve = dev_bleu_curve(FIXTURES / "tuning", 12, FIXTURES / "corpus/dev.fr.gz")
+    assert [None if b is None else round(b, 2) for b in curve] == [
+        39.24, 27.03, 39.13, 39.51, 40.03, 40.01, 40.06, 40.06, 40.07, 40.05, 39.85, None]
+
+
+STOP_LOGS = [
+    ("converged", b"run 7 end\nNone of the weights changed more than 1e-05. Stopping.\n", "convergence"),
+    ("at the limit", b"run 8 end\nMaximum number of iterations exceeded - stopping\n", "max-iterations"),
+    ("resumed, then converged", b"Maximum number of iterations exceeded - stopping\n"
+                                b"Last finished step is 8\nNone of the weights changed more than 1e-05. "
+                                b"Stopping.\n", "convergence"),
+    ("killed", b"run 3 start\nKilled\n", "unknown"),
+]
+
+
+@pytest.mark.parametrize("log, reason", [c[1:] for c in STOP_LOGS], ids=[c[0] for c in STOP_LOGS])
+def test_stop_reason(log, reason, tmp_path):
+    (tmp_path / "mert-moses.log").write_bytes(log)
+    assert read_stop_reason(tmp_path) == reason
+
+
+def test_the_real_run_has_no_stop_message():
+    """It was stopped by hand after iteration 11 (fixture README)."""
+    assert read_stop_reason(FIXTURES / "tuning") == "unknown"
+    assert read_stop_reason(FIXTURES / "corpus") == "unknown"  # no log at all
+
+
+@pytest.mark.parametrize("max_iterations, converge_after, iterations, reason", [
+    (3, None, 3, "max-iterations"), (None, 6, 6, "convergence"), (6, 6, 6, "convergence")])
+def test_tune_says_why_it_stopped(max_iterations, converge_after, iterations, reason, moses, tmp_path):
+    set_fake(moses.root, converge_after=converge_after)
+    result = tune(moses, config(tmp_path, max_iterations=max_iterations), poll_seconds=0.05)
+    assert (result.iterations, result.stopped_by) == (iterations, reason)
+    assert read_finished_step(tmp_path / "work") == iterations
+
+
+def test_stand_in_writes_the_tuned_ini_as_mert_moses_does(moses, tmp_path):
+    """create_config: the fixture's tuned ini (written by hand from iteration 11, its feature
+    lines copied from the filtered ini) up to its header and those lines' trailing spaces."""
+    result = tune(moses, config(tmp_path), poll_seconds=0.05)
+    made = result.ini_path.read_text().splitlines()
+    real = (FIXTURES / "tuning/moses.ini").read_text().splitlines()
+    assert made[0] == real[0][:len(made[0])] == "# MERT optimized configuration"
+    assert made[2] == "# BLEU 0.400271 on dev " + str(tmp_path / "work/dev.src")
+    # tune() gives mert-moses.pl the ini with absolute paths; the fixture's are relative
+    assert [line.rstrip().replace(f"{FIXTURES}/", "") for line in made[5:]] == \
+        [line.rstrip() for line in real[5:]]
+
+
+def test_decoder_flags_reach_the_tuned_ini(moses, tmp_path):
+    result = tune(moses, config(tmp_path, decoder_flags=("-search-algorithm", "1", "-s", "400"),
+                                max_iterations=2), poll_seconds=0.05)
+    text = result.ini_path.read_text()
+    assert "\n[s]\n400\n\n[search-algorithm]\n1\n\n[threads]\n2\n[weight]\n" in text

@@ -2,12 +2,20 @@
 it records its argv and writes the files the real program writes, copied from the real
 mert-moses.pl run in shared/data/bible-en-fr (tuning/, eval/), never invented.
 
-Settings come from fake.json at the fake Moses root: {"fixtures": DIR, "stop_after": N|null}.
+Settings come from fake.json at the fake Moses root: {"fixtures": DIR, "stop_after": N|null,
+"converge_after": N|null}. The fixture's run was stopped by hand after iteration 11; the
+stand-in ends there (or at converge_after) as a converged run ends, and at
+--maximum-iterations as the real script does, printing the real script's messages.
+
+filter-model-given-input.pl is the real script's algorithm (phrases of up to 10 input words,
+factor 0, the ini lines it rewrites), checked against the fixture's filtered table.
 """
 
+import datetime
 import gzip
 import json
 import os
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -40,13 +48,15 @@ def mert_moses() -> int:
     if len(positional) != 4:
         print("usage: mert-moses.pl input-text references decoder-executable decoder.ini", file=sys.stderr)
         return 1
+    config = Path(positional[3]).resolve()  # the real script makes it absolute too
     work = Path(options.get("working-dir", "mert-work"))
     work.mkdir(parents=True, exist_ok=True)
     os.chdir(work)
     tuning = FIXTURES / "tuning"
     last = int((tuning / "finished_step.txt").read_text())
-    if "maximum-iterations" in options:
-        last = min(last, int(options["maximum-iterations"]))
+    if SETTINGS.get("converge_after"):
+        last = min(last, SETTINGS["converge_after"])
+    maximum = int(options.get("maximum-iterations", 25))
     start = 1
     if "continue" in options:
         step = Path("finished_step.txt")
@@ -57,10 +67,17 @@ def mert_moses() -> int:
         print(f"Last finished step is {start - 1}", file=sys.stderr)
     for name in ("features.list", "init.opt"):
         shutil.copyfile(tuning / name, name)
-    for run in range(start, last + 1):
+    run = start - 1
+    while run < last:
+        run += 1
+        if run > maximum:
+            print("Maximum number of iterations exceeded - stopping", flush=True)
+            break
         print(f"run {run} start", flush=True)
-        for suffix in ("moses.ini", "dense", "init.opt", "weights.txt", "mert.log", "out.gz"):
+        for suffix in ("moses.ini", "dense", "init.opt", "weights.txt", "mert.log"):
             shutil.copyfile(tuning / f"run{run}.{suffix}", f"run{run}.{suffix}")
+        with gzip.open(tuning / f"run{run}.out.gz", "rb") as src, open(f"run{run}.out", "wb") as out:
+            shutil.copyfileobj(src, out)  # the real script leaves the 1-best output plain
         shutil.copyfile(tuning / f"run{run}.mert.log", "mert.log")
         shutil.copyfile(tuning / f"run{run}.weights.txt", "weights.txt")
         Path("finished_step.txt").write_text(f"{run}\n")
@@ -68,9 +85,77 @@ def mert_moses() -> int:
         if SETTINGS.get("stop_after") == run:
             print("Killed", file=sys.stderr)
             return 137
-    shutil.copyfile(tuning / "moses.ini", "moses.ini")
+        if run == last:
+            print("None of the weights changed more than 1e-05. Stopping.", file=sys.stderr)
+    finished = int(Path("finished_step.txt").read_text())
+    best = (tuning / f"run{finished}.mert.log").read_text()
+    point, bleu = re.search(r"Best point:\s*([\s\d.\-e]+?)\s*=> ([\-\d.]+)", best).groups()
+    flags = options.get("decoder-flags", "")
+    create_config(config, Path("moses.ini"), point.split(), run, bleu,
+                  positional[2], positional[0], flags)
     print("Training finished", flush=True)
     return 0
+
+
+def create_config(original: Path, out_path: Path, best: list, run: int, bleu: str,
+                  decoder: str, dev: str, flags: str) -> None:
+    """mert-moses.pl's create_config: the original ini, its [weight] section replaced by the
+    tuned weights (feature order of features.list), the --decoder-flags as [sections]. A weight
+    the fixture's run has no value for (a new column) keeps the ini's value, as -show-weights
+    prints it."""
+    features = (FIXTURES / "tuning" / "features.list").read_text().split("\n")
+    untuneable = [line.split()[0] for line in features if line.endswith("UNTUNEABLE")]
+    counts = {line.split("=")[0]: len(line.split()) - 1 for line in features if "= " in line}
+    lines = original.read_text().splitlines(keepends=True)
+    weights, sections, keep = {}, [], []
+    position = 0 if re.match(r"^\[(.+)\]\s*$", lines[0]) else 1  # the script skips line 1
+    while position < len(lines):
+        match = re.match(r"^\[(.+)\]\s*$", lines[position])
+        if not match:
+            if lines[position].startswith("#") or re.match(r"^\s+$", lines[position]):
+                sections.append(lines[position])
+            position += 1
+            continue
+        name, position = match.group(1), position + 1
+        body = []
+        while position < len(lines) and not lines[position].startswith("["):
+            body.append(lines[position])
+            position += 1
+        if name == "weight":
+            for line in body:
+                found = re.match(r"^(\S+)= (.+)$", line)
+                if found:
+                    weights[found.group(1)] = found.group(2).split(" ")
+                    keep += [line] if found.group(1) in untuneable else []
+        elif name not in _decoder_sections(flags):
+            sections += [f"[{name}]\n"] + body
+    values = iter(best)
+    fixture = {name: [next(values) for _ in range(count)] for name, count in counts.items()}
+    tuned = {name: fixture[name][:len(weights[name])] for name in fixture if name in weights}
+    for name in weights:
+        if name not in untuneable:
+            known = tuned.get(name, [])
+            tuned[name] = known + [f"{float(v):f}" for v in weights[name][len(known):]]
+    with open(out_path, "w") as out:
+        out.write(f"# MERT optimized configuration\n# decoder {decoder}\n# BLEU {bleu} on dev {dev}\n"
+                  f"# We were before running iteration {run}\n# finished {datetime.datetime.now():%c}\n")
+        out.writelines(sections)
+        for name, values in sorted(_decoder_sections(flags).items()):
+            out.write(f"\n[{name}]\n" + "".join(f"{v}\n" for v in values))
+        out.write("[weight]\n\n")
+        out.writelines(f"{name}= {' '.join(values)}\n" for name, values in tuned.items())
+        out.writelines(keep)
+
+
+def _decoder_sections(flags: str) -> dict:
+    """create_config's parsing of --decoder-flags: `-name value ...` into [name] sections."""
+    sections, name = {}, None
+    for token in re.sub(r"\s+", " ", flags.strip(), count=1).split(" "):
+        if re.match(r"^--?([^\d].*)$", token):
+            name = token.lstrip("-")
+        elif token:
+            sections.setdefault(name, []).append(token)
+    return sections
 
 
 def decoder() -> int:
@@ -85,6 +170,78 @@ def decoder() -> int:
     return 0
 
 
+def _open_table(path: str):
+    """mk_open_string: gzip by name, or the .gz beside a name without it."""
+    if not path.endswith(".gz") and os.path.exists(path + ".gz"):
+        path += ".gz"
+    return gzip.open(path, "rb") if path.endswith(".gz") else open(path, "rb")
+
+
+def _set_value(tokens: list, key: str, value: str) -> list:
+    return [f"{key}={value}" if t.split("=")[0] == key and i else t for i, t in enumerate(tokens)]
+
+
+def filter_model() -> int:
+    """filter-model-given-input.pl DIR moses.ini input: keep the lines of each text phrase table
+    and reordering table whose source phrase is a phrase of the input."""
+    directory, config, source = [os.path.abspath(a) for a in sys.argv[1:4]]
+    if os.path.isdir(directory):
+        if not os.path.exists(f"{directory}/info"):
+            print(f"The directory {directory} already exists. Please delete {directory} and rerun!",
+                  file=sys.stderr)
+            return 1
+        print(f"The filtered model was ready in {directory}, not doing anything.", file=sys.stderr)
+        return 0
+    os.makedirs(directory)
+    tables, used, numbers = [], {}, {}
+    with open(config) as ini, open(f"{directory}/moses.ini", "w") as out:
+        for line in ini:
+            line = line.rstrip("\n")
+            tokens = line.split(" ")
+            args = dict(t.split("=", 1) for t in tokens[1:] if "=" in t)
+            if tokens[0] == "PhraseDictionaryMemory" and args.get("filterable") != "false" \
+                    and "glue-grammar" not in args.get("path", ""):
+                factors = f"{args['input-factor']}-{args['output-factor']}"
+                numbers[factors] = numbers.get(factors, 0) + 1
+                name = f"{directory}/phrase-table.{factors}.{numbers[factors]}"
+            elif re.search(r"LexicalReordering ", line):
+                base = re.sub(r"\.gz", "", re.sub(r"^.*/+([^/]+)", r"\1", args["path"]), count=1)
+                name = f"{directory}/{base}.{args['input-factor']}-{args['output-factor']}"
+            else:
+                out.write(line + "\n")
+                continue
+            count = 1
+            while f"{name}.{count}" in used:
+                count += 1
+            name = f"{name}.{count}"
+            used[name] = True
+            new_name = name + (".gz" if tokens[0] == "PhraseDictionaryMemory" else "")
+            out.write(" ".join(_set_value(tokens, "path", new_name)) + " \n")
+            tables.append((args["path"], new_name))
+    phrases = set()
+    with open(source, "rb") as text:
+        for line in text:
+            words = re.split(b" +", line.rstrip(b"\n"))
+            while words and words[-1] == b"":
+                words.pop()  # perl's split drops trailing empty fields
+            words = [w.split(b"|")[0] for w in words]
+            for i in range(len(words)):
+                for j in range(min(10, len(words) - i)):
+                    phrases.add(b" ".join(words[i:i + j + 1]))
+    for path, new_name in tables:
+        with _open_table(path) as table, \
+                (gzip.open(new_name, "wb") if new_name.endswith(".gz") else open(new_name, "wb")) as out:
+            for entry in table:
+                foreign = entry.split(b" ||| ", 1)[0]
+                if foreign.endswith(b" "):
+                    foreign = foreign[:-1]
+                if foreign in phrases:
+                    out.write(entry)
+    with open(f"{directory}/info", "w") as info:
+        info.write(f"{config}\n{source}\n")
+    return 0
+
+
 def compact() -> int:
     """processPhraseTableMin: records its arguments; writes an empty stand-in .minphr."""
     args = sys.argv[1:]
@@ -94,5 +251,6 @@ def compact() -> int:
 
 if __name__ == "__main__":
     record()
-    handlers = {"mert-moses.pl": mert_moses, "moses": decoder, "processPhraseTableMin": compact}
+    handlers = {"mert-moses.pl": mert_moses, "moses": decoder, "processPhraseTableMin": compact,
+                "filter-model-given-input.pl": filter_model}
     sys.exit(handlers.get(TOOL, lambda: 0)())
