@@ -16,9 +16,11 @@ from typing import Optional
 import torch
 from torch import nn
 
+from rescorer.models import softmax
 from rescorer.models.cells import RecurrentLayer
 from rescorer.models.config import ModelConfig
 from rescorer.models.embeddings import FactoredEmbedding
+from rescorer.models.softmax import full_precision
 from rescorer.models.encoders import RecurrentEncoder
 from rescorer.vocabulary import EOS_ID, PAD_ID
 
@@ -56,11 +58,6 @@ def teacher_forcing(tgt: torch.Tensor, tgt_lengths: torch.Tensor):
     tgt_in = torch.cat([tgt.new_full((batch, 1), PAD_ID), tgt], dim=1)
     mask = torch.arange(tgt.size(1) + 1, device=tgt.device).unsqueeze(0) < steps.unsqueeze(1)
     return gold, tgt_in, steps, mask.nonzero(as_tuple=True)
-
-
-def full_precision(values: torch.Tensor) -> torch.Tensor:
-    """fp32 for bf16/fp16 values (softmaxes under autocast); fp32 and fp64 as they are."""
-    return values if values.dtype in (torch.float32, torch.float64) else values.float()
 
 
 def maxout(pre: torch.Tensor, units: int) -> torch.Tensor:
@@ -130,16 +127,11 @@ class PhraseScorer(nn.Module):
 
         The (rows, vocab) logits never exist all at once, so memory stays bounded however large
         the batch (a GPU batch of 131k tokens would otherwise need 8 GB of fp32 logits), and no
-        full log-softmax is written. On the CPU it is as fast as cross-entropy.
+        full log-softmax is written; on the CPU the sum skips the bias copy and the row maximum
+        (rescorer.models.softmax).
         """
         block = self.OUTPUT_BLOCK_ROWS[features.device.type == "cpu"]
-        pieces = []
-        for start in range(0, features.size(0), block):
-            # the softmax in full precision, also under bf16 autocast
-            logits = full_precision(self.output_left(features[start:start + block]))
-            block_gold = gold[start:start + block].unsqueeze(1)
-            pieces.append(logits.gather(1, block_gold).squeeze(1) - torch.logsumexp(logits, dim=1))
-        return torch.cat(pieces) if pieces else features.new_zeros(0, dtype=torch.float32)
+        return softmax.gold_log_probs(self.output_left, features, gold, block)
 
     def token_log_probs(self, src: torch.Tensor, src_lengths: torch.Tensor,
                         tgt: torch.Tensor, tgt_lengths: torch.Tensor) -> torch.Tensor:
