@@ -78,9 +78,10 @@ class Reporter:
 def device_options(command):
     command = click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto",
                            show_default=True, help="Where the model runs.")(command)
-    command = click.option("--precision", type=click.Choice(["auto", "fp32", "bf16"]), default="auto",
+    command = click.option("--precision", type=click.Choice(["auto", "fp32", "bf16", "int8"]), default="auto",
                            show_default=True,
-                           help="auto: bf16 autocast on CUDA, fp32 on the CPU.")(command)
+                           help="auto: bf16 autocast on CUDA, fp32 on the CPU. int8 (scoring on the CPU, "
+                                "needs torchao): int8 weights and activations; training stays fp32.")(command)
     return command
 
 
@@ -232,6 +233,9 @@ def train_command(reporter: Reporter, phrase_table: Path, model_path: Path, reje
     from rescorer.table_output import AtomicOutput, committed_together
 
     require_rereadable(phrase_table)
+    if options["precision"] == "int8":
+        raise click.UsageError("--precision int8 is for scoring (rescore score, rescore run); "
+                               "train in fp32 or bf16")
     writes = output_targets(None, reject_path) + training_targets(model_path, options["cache_dir"],
                                                                    options["resume"])
     reads = [("phrase table", phrase_table), ("source corpus", options["src_corpus"]),
@@ -348,6 +352,8 @@ def train_job(reporter: Reporter, phrase_table: Path, model_path: Path, options:
     model_settings = model_settings_from(o)
     torch_device = resolve_device(o["device"])
     precision = resolve_precision(o["precision"], torch_device)
+    if precision == "int8":  # `rescore run --precision int8`: int8 scores a model trained in fp32
+        precision = "fp32"
     settings = TrainSettings(batch_size=o["batch_size"], optimizer=o["optimizer"],
                              learning_rate=o["learning_rate"], clip_norm=o["clip_norm"],
                              max_updates=o["max_updates"], max_seconds=o["max_time"],
@@ -411,6 +417,11 @@ def score_job(reporter: Reporter, phrase_table: Path, output: Path, model_paths:
     torch_device = resolve_device(device)
     precision = resolve_precision(precision, torch_device)
     bundles = [load_model(path, torch_device) for path in model_paths]
+    if precision == "int8":
+        from rescorer.quantization import quantize_int8
+
+        for bundle in bundles:
+            quantize_int8(bundle.model)
     names = [path.name for path in model_paths]
     reporter.say(signature("score", model=",".join(f"{name}({bundle.config.arch})"
                                                    for name, bundle in zip(names, bundles)),

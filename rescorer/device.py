@@ -9,7 +9,7 @@ import torch
 from rescorer.errors import RescorerError
 
 DEVICES = ("auto", "cpu", "cuda")
-PRECISIONS = ("auto", "fp32", "bf16")
+PRECISIONS = ("auto", "fp32", "bf16", "int8")  # int8: scoring on the CPU (rescorer.quantization)
 
 
 def resolve_device(name: str = "auto") -> torch.device:
@@ -29,11 +29,13 @@ def resolve_precision(name: str, device: torch.device) -> str:
         raise RescorerError(f"unknown precision {name!r}; valid: {', '.join(PRECISIONS)}")
     if name == "auto":
         return "bf16" if device.type == "cuda" else "fp32"
+    if name == "int8" and device.type != "cpu":
+        raise RescorerError("--precision int8 runs on the CPU only (on CUDA use bf16): add --device cpu")
     return name
 
 
 def autocast(device: torch.device, precision: str):
-    """The autocast context for a precision; fp32 needs none."""
+    """The autocast context for a precision; fp32 needs none, nor int8 (its weights are int8)."""
     if precision == "bf16":
         return torch.autocast(device_type=device.type, dtype=torch.bfloat16)
     return contextlib.nullcontext()

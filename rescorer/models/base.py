@@ -167,6 +167,12 @@ class PhraseScorer(nn.Module):
         embedded = self.tgt_embed(prev_tokens)
         return torch.zeros_like(embedded) if state.position == 0 else embedded
 
+    def full_precision_modules(self) -> set[str]:
+        """Modules that `--precision int8` leaves in fp32 (rescorer.quantization): the output
+        layer, whose logits int8 would have to rescale in several passes, and any layer whose
+        weight the architecture slices."""
+        return {"output_left"}
+
     # -- what each architecture provides ---------------------------------------------------------
     def teacher_forced_features(self, src: torch.Tensor, src_lengths: torch.Tensor, tgt_in: torch.Tensor,
                                 steps: torch.Tensor, rows: tuple) -> torch.Tensor:

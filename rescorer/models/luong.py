@@ -81,6 +81,10 @@ class Luong(PhraseScorer):
             raise ModelSettingError("--attention-score dot needs annotations as wide as the decoder: "
                                     "not with --bidirectional (valid: general, concat)")
 
+    def full_precision_modules(self) -> set[str]:
+        # input feeding slices the first layer's input weights into e(y) and h~ parts
+        return super().full_precision_modules() | ({"decoder.0.input_proj"} if self.config.input_feeding else set())
+
     def initial_states(self, encoded: EncoderOutput) -> torch.Tensor:
         """(batch, decoder_layers, state_size): encoder layer l's final state for decoder layer l."""
         batch = encoded.annotations.size(0)

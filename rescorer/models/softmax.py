@@ -38,7 +38,8 @@ def gold_log_probs(layer: nn.Module, features: torch.Tensor, gold: torch.Tensor,
     """log p(gold) for features (tokens, in) through `layer` (in -> vocab), `block_rows` rows of
     logits at a time, so that the (tokens, vocab) logits never exist at once. Returns (tokens,)
     in fp32 (fp64 for an fp64 model)."""
-    plain = (type(layer) is nn.Linear and layer.bias is not None and features.device.type == "cpu"
+    plain = (type(layer) is nn.Linear and type(layer.weight) is nn.Parameter and layer.bias is not None
+             and features.device.type == "cpu"
              and not torch.is_grad_enabled())  # training keeps the differentiable logsumexp
     if plain:
         weight, bias = layer.weight, layer.bias
