@@ -17,9 +17,8 @@ from __future__ import annotations
 import itertools
 import math
 import sys
-from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Iterator, Optional, Protocol, Sequence, Union
+from typing import BinaryIO, Iterator, NamedTuple, Optional, Protocol, Sequence, Union
 
 from rescorer.errors import PhraseTableFormatError, RescorerError
 from rescorer.compression import CompressedStreamError, decompressing_reader
@@ -33,9 +32,11 @@ STDIN_NAME = "<stdin>"
 _SEP = b"|||"
 
 
-@dataclass(frozen=True)
-class PhraseEntry:
-    """One good phrase-table line: the pair to score, and where new scores go in its bytes."""
+class PhraseEntry(NamedTuple):
+    """One good phrase-table line: the pair to score, and where new scores go in its bytes.
+
+    A named tuple, not a frozen dataclass: a table yields millions, and building one costs a
+    third as much."""
 
     line_no: int  # 1-based, counting every line read, rejected ones included
     raw: bytes  # the line as read, without its b"\n" (a b"\r" stays)

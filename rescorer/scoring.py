@@ -16,6 +16,7 @@ from rescorer.batching import length_sorted_batches, pad_sequences
 from rescorer.checkpoint import ModelBundle
 from rescorer.device import autocast, resolve_device, resolve_precision
 from rescorer.models import PhraseScorer
+from rescorer.phrase_encoding import EncodedPhrases
 
 # Padded tokens per batch. On the CPU a few thousand keep the activations in cache; a GPU needs
 # far more rows per matmul to fill its cores (the paper model's logits for 131k tokens in bf16
@@ -41,14 +42,12 @@ def score_encoded(model: PhraseScorer, src_seqs: Sequence[Sequence[int]],
     scores = np.zeros(len(src_seqs), dtype=np.float64)
     if not len(src_seqs):
         return scores
-    src_lengths = np.fromiter(map(len, src_seqs), dtype=np.int64, count=len(src_seqs))
-    tgt_lengths = np.fromiter(map(len, tgt_seqs), dtype=np.int64, count=len(tgt_seqs))
+    src_lengths, tgt_lengths = _lengths(src_seqs), _lengths(tgt_seqs)
     pinned = device.type == "cuda"
     with torch.inference_mode(), autocast(device, precision):
         pending = []
         for batch in length_sorted_batches(src_lengths, tgt_lengths, token_budget):
-            tensors = [*pad_sequences([src_seqs[i] for i in batch]),
-                       *pad_sequences([tgt_seqs[i] for i in batch])]
+            tensors = [*_padded(src_seqs, batch), *_padded(tgt_seqs, batch)]
             if pinned:
                 tensors = [t.pin_memory() for t in tensors]
             tensors = [t.to(device, non_blocking=pinned) for t in tensors]
@@ -56,6 +55,19 @@ def score_encoded(model: PhraseScorer, src_seqs: Sequence[Sequence[int]],
         for batch, batch_scores in pending:
             scores[batch] = batch_scores.double().cpu().numpy()
     return scores
+
+
+def _lengths(seqs) -> np.ndarray:
+    if isinstance(seqs, EncodedPhrases):
+        return seqs.lengths
+    return np.fromiter(map(len, seqs), dtype=np.int64, count=len(seqs))
+
+
+def _padded(seqs, batch: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
+    """Padded ids and lengths of `batch`'s sequences (EncodedPhrases pad themselves at once)."""
+    if isinstance(seqs, EncodedPhrases):
+        return seqs.padded(batch)
+    return pad_sequences([seqs[i] for i in batch])
 
 
 def score_pairs(bundle: ModelBundle, pairs: Sequence[tuple[str, str]], device: str = "auto",
