@@ -42,31 +42,40 @@ def parse_archs(text: str) -> list:
     return names
 
 
-def model_only_archs(archs: list, vocabs, num_pairs: int, rounds: int, log=print) -> dict:
-    """pairs/s, MFLOP/pair and speed relative to the first architecture, per architecture."""
+def model_only_archs(archs: list, vocabs, num_pairs: int, rounds: int, log=print,
+                     precisions=("fp32", "bf16", "int8")) -> dict:
+    """pairs/s, MFLOP/pair and speed relative to the first architecture (fp32), per architecture,
+    and each one's bf16 and int8 speed over its fp32 (the same rounds)."""
     pairs = sample_pairs(num_pairs)
     bundles = {arch: ours.make_bundle("paper", *vocabs, arch=arch) for arch in archs}
+    scorers = {(arch, precision): ours.int8_bundle(bundle) if precision == "int8" else bundle
+               for arch, bundle in bundles.items() for precision in precisions}
     data = ours.encode(next(iter(bundles.values())), pairs)  # the same shortlists for all
-    for bundle in bundles.values():
-        ours.warm_up(bundle, data)
-    times = {arch: [] for arch in archs}
+    for (arch, precision), scorer in scorers.items():
+        ours.warm_up(scorer, data, precision=precision)
+    times = {key: [] for key in scorers}
     for index in range(rounds):
         log(f"architectures, paper presets: round {index + 1}/{rounds}")
-        for arch in (archs if index % 2 == 0 else archs[::-1]):
-            times[arch].append(ours.time_model_only(bundles[arch], data))
+        for key in (list(scorers) if index % 2 == 0 else list(scorers)[::-1]):
+            times[key].append(ours.time_model_only(scorers[key], data, precision=key[1]))
     first = archs[0]
     results = {}
     for arch, bundle in bundles.items():
-        seconds = statistics.median(times[arch])
+        fp32 = times[arch, "fp32"]
+        seconds = statistics.median(fp32)
         flops = flops_per_batch(bundle.config, data.src_lengths, data.tgt_lengths) / len(data.src)
         results[arch] = {
             "settings": {k: v for k, v in bundle.config.to_dict().items() if v is not None},
             "parameters": count_parameters(bundle.model), "pairs": len(data.src), "seconds": seconds,
             "pairs_per_s": len(data.src) / seconds, "flops_per_pair": flops,
             "gflops": flops * len(data.src) / seconds / 1e9,
-            f"speed_over_{first}": statistics.median(a / b for a, b in zip(times[first], times[arch])),
-            "rounds": times[arch]}
-        bundle.model.cpu()
+            f"speed_over_{first}": statistics.median(a / b for a, b in zip(times[first, "fp32"], fp32)),
+            "rounds": fp32}
+        for precision in precisions[1:]:
+            other = times[arch, precision]
+            results[arch][precision] = {"pairs_per_s": len(data.src) / statistics.median(other),
+                                        "speed_over_fp32": statistics.median(a / b for a, b in zip(fp32, other)),
+                                        "rounds": other}
     return results
 
 

@@ -12,6 +12,7 @@ speed does not depend on the weights.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -35,8 +36,8 @@ from rescorer.models import ModelConfig, ModelSettings, build_model  # noqa: E40
 from rescorer.scoring import DEFAULT_TOKEN_BUDGET, score_encoded  # noqa: E402
 from rescorer.vocabulary import Vocabulary  # noqa: E402
 
-__all__ = ["load_shortlists", "make_bundle", "tiny_bundle", "Encoded", "encode", "time_model_only", "warm_up", "save_bundle",
-           "run_cli_score", "measure_training"]
+__all__ = ["load_shortlists", "make_bundle", "tiny_bundle", "int8_bundle", "threads", "Encoded", "encode",
+           "time_model_only", "warm_up", "save_bundle", "run_cli_score", "measure_training"]
 
 Pair = Tuple[List[str], List[str]]
 
@@ -74,6 +75,28 @@ def tiny_bundle(src_vocab: Vocabulary, tgt_vocab: Vocabulary, shortlist: int = 1
     config = ModelConfig(len(src), len(tgt), embed_dim=16, embed_rank=None, hidden_size=16,
                          maxout_units=16, output_rank=16)
     return ModelBundle(build_model(config).eval(), src, tgt, {"benchmark": "tiny stand-in"})
+
+
+def int8_bundle(bundle: ModelBundle) -> ModelBundle:
+    """A copy of `bundle` whose model is quantized for `--precision int8` (torchao)."""
+    import copy
+
+    from rescorer.quantization import quantize_int8
+
+    return ModelBundle(quantize_int8(copy.deepcopy(bundle.model)), bundle.src_vocab, bundle.tgt_vocab,
+                       dict(bundle.training))
+
+
+@contextlib.contextmanager
+def threads(count: int):
+    """torch's intra-op threads set to `count` for a block (0: unchanged)."""
+    saved = torch.get_num_threads()
+    if count:
+        torch.set_num_threads(count)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(saved)
 
 
 @dataclass

@@ -14,6 +14,7 @@ import json
 import os
 import platform
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -24,7 +25,10 @@ sys.path.insert(1, str(HERE.parent))
 
 import torch  # noqa: E402
 
+import accuracy  # noqa: E402
 import archs  # noqa: E402
+import profiles  # noqa: E402
+import tried  # noqa: E402
 import naive_baseline  # noqa: E402
 import onmt_peer  # noqa: E402
 import ours  # noqa: E402
@@ -37,10 +41,14 @@ from roofline import measure_matmul  # noqa: E402
 
 FULL = dict(pairs_small=20000, peer_pairs=4000, rounds=3, e2e_lines_small=100000, e2e_lines_paper=12000,
             e2e_rounds=2, io_lines=0, memory_lines="0.1M,1M,10M", train_updates_small=40,
-            train_updates_paper=8, onmt_batch_size=64, arch_pairs=2000)
+            train_updates_paper=8, onmt_batch_size=64, arch_pairs=1000, accuracy_pairs=100000,
+            tried_pairs=1000, tried_rounds=2, processes_lines_small=40000, processes_lines_paper=2400,
+            profile_pairs=600)
 QUICK = dict(pairs_small=2000, peer_pairs=600, rounds=2, e2e_lines_small=20000, e2e_lines_paper=2000,
              e2e_rounds=1, io_lines=200000, memory_lines="0.1M,1M", train_updates_small=6,
-             train_updates_paper=2, onmt_batch_size=64, arch_pairs=300)
+             train_updates_paper=2, onmt_batch_size=64, arch_pairs=300, accuracy_pairs=5000,
+             tried_pairs=200, tried_rounds=1, processes_lines_small=8000, processes_lines_paper=600,
+             profile_pairs=200)
 
 
 def parse_count(text: str) -> int:
@@ -97,14 +105,24 @@ def model_only_paper(args, vocabs, results) -> ours.Encoded:
     bundle = ours.make_bundle("paper", *vocabs)
     pairs = sample_pairs(args.peer_pairs)
     data = ours.encode(bundle, pairs)
+    int8 = ours.int8_bundle(bundle)
     ours.warm_up(bundle, data)
     ours.warm_up(bundle, data, precision="bf16")
+    ours.warm_up(int8, data, precision="int8")
+    with ours.threads(1):
+        ours.warm_up(bundle, data)
     ids = list(zip(data.src, data.tgt))
     torch.manual_seed(0)
     naive_model = naive_baseline.NaiveEncoderDecoder(bundle.config).eval()
     naive_baseline.score_naive(naive_model, ids[:128])
+    def one_thread():
+        with ours.threads(1):
+            return ours.time_model_only(bundle, data)
+
     fns = {"ours": lambda: ours.time_model_only(bundle, data),
            "ours_bf16": lambda: ours.time_model_only(bundle, data, precision="bf16"),
+           "ours_int8": lambda: ours.time_model_only(int8, data, precision="int8"),
+           "ours_1_thread": one_thread,
            "naive": lambda: naive_baseline.measure(ids, bundle.config, model=naive_model)["seconds"]}
     if not args.skip_onmt:
         onmt_dir = RESULTS_DIR / "onmt"
@@ -140,6 +158,10 @@ def model_only_paper(args, vocabs, results) -> ours.Encoded:
     flops = flops_per_batch(bundle.config, data.src_lengths, data.tgt_lengths)
     res = {"fp32": rate(len(ids), data.tgt_tokens, median(rounds["ours"])),
            "bf16": rate(len(ids), data.tgt_tokens, median(rounds["ours_bf16"])),
+           "int8": rate(len(ids), data.tgt_tokens, median(rounds["ours_int8"])),
+           "fp32_1_thread": rate(len(ids), data.tgt_tokens, median(rounds["ours_1_thread"])),
+           "int8_over_fp32": median([o / q for o, q in zip(rounds["ours"], rounds["ours_int8"])]),
+           "bf16_over_fp32": median([o / q for o, q in zip(rounds["ours"], rounds["ours_bf16"])]),
            "naive": rate(len(ids), data.tgt_tokens, median(rounds["naive"])),
            "flops_per_pair": flops / len(ids), "rounds": rounds,
            "mean_src_len": sum(data.src_lengths) / len(ids), "mean_tgt_len": sum(data.tgt_lengths) / len(ids)}
@@ -209,16 +231,32 @@ def training(args, vocabs, results) -> None:
             results["training"][preset] = ours.measure_training(bundle, pairs, RESULTS_DIR, updates)
 
 
+def trained_model(args) -> Path:
+    """The model for the accuracy figures: --trained-model, else a `small` model trained here for
+    --accuracy-train-seconds on the real table (kept under benchmarks/results/)."""
+    if args.trained_model:
+        return args.trained_model
+    path = RESULTS_DIR / f"trained-small-{args.accuracy_train_seconds}s.pt"
+    if not path.exists():
+        log(f"accuracy: training a small model for {args.accuracy_train_seconds} s (once; kept as {path.name})")
+        subprocess.run([sys.executable, str(HERE.parent / "cli.py"), "-q", "train", str(DEFAULT_TABLE), "-o", str(path),
+                        "--preset", "small", "--max-time", str(args.accuracy_train_seconds), "--max-updates", "10000000",
+                        "--patience", "1000", "--cache-dir", str(RESULTS_DIR / "trained-small.cache"), "--force"],
+                       check=True)
+    return path
+
+
 def roofline_for(results) -> None:
     """Achieved GFLOP/s of each model-only figure, as a share of the matmul rate measured in this
     run for the same dtype and thread count (and of one core's fp32 rate)."""
     roof, threads = results["roofline"], results["environment"]["threads"]
-    dtypes = {"fp32": "float32", "bf16": "bfloat16"}
+    rows = {"fp32": ("float32", threads), "bf16": ("bfloat16", threads), "int8": ("float32", threads),
+            "fp32_1_thread": ("float32", 1)}
     for res in results["model_only"].values():
-        for precision, dtype in dtypes.items():
+        for precision, (dtype, count) in rows.items():
             if precision in res:
                 achieved = res["flops_per_pair"] * res[precision]["pairs_per_s"] / 1e9
-                peak = roof.get(f"{dtype}/{threads}", roof[f"{dtype}/2"])["peak_gflops"]
+                peak = roof.get(f"{dtype}/{count}", roof[f"{dtype}/2"])["peak_gflops"]
                 res[precision].update(gflops=achieved, of_peak=achieved / peak,
                                       of_fp32_peak_1_thread=achieved / roof["float32/1"]["peak_gflops"])
         fp32_peak = roof.get(f"float32/{threads}", roof["float32/2"])["peak_gflops"]
@@ -254,9 +292,14 @@ def main(argv=None) -> int:
         kind = str if isinstance(value, str) else int
         parser.add_argument("--" + name.replace("_", "-"), type=kind, default=None,
                             help=f"default {value} ({QUICK[name]} with --quick)")
+    parser.add_argument("--trained-model", type=Path,
+                        help="a trained model for the bf16/int8 accuracy figures (default: train a small one)")
+    parser.add_argument("--accuracy-train-seconds", type=int, default=600,
+                        help="training time of that default model (default 600)")
     parser.add_argument("--archs", type=archs.parse_archs, default="all",
                         help="architectures whose paper presets' model-only speed is measured (comma list; default all)")
-    for part in ("roofline", "onmt", "small", "paper", "archs", "e2e", "memory", "training"):
+    for part in ("roofline", "onmt", "small", "paper", "archs", "accuracy", "e2e", "tried", "profile", "memory",
+                 "training"):
         parser.add_argument(f"--skip-{part}", action="store_true")
     args = parser.parse_args(argv)
     for name, value in (QUICK if args.quick else FULL).items():
@@ -292,8 +335,29 @@ def main(argv=None) -> int:
         save()
     if "roofline" in results:
         roofline_for(results)
+    if not args.skip_accuracy:
+        log(f"accuracy of bf16 and int8 against fp32, {args.accuracy_pairs} pairs")
+        results["accuracy"] = accuracy.measure_accuracy(trained_model(args), args.accuracy_pairs)
+        save()
     if not args.skip_e2e:
         end_to_end(args, vocabs, results)
+        save()
+    if not args.skip_tried:
+        results["tried"] = {"model_variants": tried.try_model_variants(vocabs, args.tried_pairs, args.tried_rounds, log)}
+        save()
+        results["tried"]["processes"] = tried.try_processes(
+            vocabs, {"small": args.processes_lines_small, "paper": args.processes_lines_paper}, args.tried_rounds, log)
+        save()
+    if not args.skip_profile:
+        log("profiles: the paper model's operators, the reader's stages")
+        bundle = ours.make_bundle("paper", *vocabs)
+        data = ours.encode(bundle, sample_pairs(args.profile_pairs))
+        results["profiles"] = [profiles.profile_model_only(bundle, data, threads)
+                               for threads in sorted({1, torch.get_num_threads()})]
+        results["profiles"].append(profiles.profile_model_only(bundle, data, torch.get_num_threads(), precision="bf16"))
+        if args.e2e_lines_small > 0:
+            results["reader_breakdown"] = profiles.reader_breakdown(sample_table(args.e2e_lines_small), vocabs,
+                                                                    RESULTS_DIR)
         save()
     if not args.skip_memory:
         memory(args, vocabs, results)

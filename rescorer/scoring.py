@@ -7,6 +7,7 @@ chunks its pairs (up to float rounding, far below 1e-4 nats in fp32).
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from typing import Optional, Sequence
 
 import numpy as np
@@ -36,6 +37,8 @@ def score_encoded(model: PhraseScorer, src_seqs: Sequence[Sequence[int]],
 
     The model must already sit on its device; inputs are copied there batch by batch
     (pinned and non-blocking on CUDA, so the copy overlaps the previous batch's compute).
+    On a CPU with N > 1 torch threads, N batches are scored at once, one thread each
+    (`_score_in_workers`).
     """
     device = next(model.parameters()).device
     token_budget = token_budget or default_token_budget(device)
@@ -44,6 +47,12 @@ def score_encoded(model: PhraseScorer, src_seqs: Sequence[Sequence[int]],
         return scores
     src_lengths, tgt_lengths = _lengths(src_seqs), _lengths(tgt_seqs)
     pinned = device.type == "cuda"
+    workers = torch.get_num_threads() if device.type == "cpu" else 1
+    if workers > 1:
+        batches = list(length_sorted_batches(src_lengths, tgt_lengths, token_budget))
+        if len(batches) > 1:
+            _score_in_workers(model, src_seqs, tgt_seqs, batches, precision, workers, scores)
+            return scores
     with torch.inference_mode(), autocast(device, precision):
         pending = []
         for batch in length_sorted_batches(src_lengths, tgt_lengths, token_budget):
@@ -55,6 +64,34 @@ def score_encoded(model: PhraseScorer, src_seqs: Sequence[Sequence[int]],
         for batch, batch_scores in pending:
             scores[batch] = batch_scores.double().cpu().numpy()
     return scores
+
+
+def _score_in_workers(model: PhraseScorer, src_seqs, tgt_seqs, batches: list, precision: str,
+                      workers: int, scores: np.ndarray) -> None:
+    """Score `batches` on `workers` threads of one torch thread each, into `scores`.
+
+    The recurrences multiply a few hundred rows at a time, which a 2-thread matmul splits
+    poorly, and every one of the model's thousands of small operators waits at an OpenMP
+    barrier: one batch per core does neither (in-process, the 2 processes x 1 thread that
+    benchmarks/tried.py measures). Each pair's score is computed by one thread whichever it is,
+    so results do not depend on the scheduling. torch's thread count is 1 meanwhile, for the
+    whole process.
+    """
+    device = next(model.parameters()).device
+
+    def score(batch: np.ndarray) -> None:
+        with torch.inference_mode(), autocast(device, precision):  # both are per thread
+            tensors = [*_padded(src_seqs, batch), *_padded(tgt_seqs, batch)]
+            scores[batch] = model(*tensors).double().numpy()
+
+    torch.set_num_threads(1)  # the worker threads start with the process-wide count
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="rescorer-batch")
+    try:
+        for done in [pool.submit(score, batch) for batch in batches]:
+            done.result()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)  # an error or Ctrl-C: queued batches never run
+        torch.set_num_threads(workers)
 
 
 def _lengths(seqs) -> np.ndarray:
