@@ -24,8 +24,8 @@ sys.path.insert(1, str(HERE.parent))
 
 import ours  # noqa: E402
 from rescorer.compression import decompressing_reader  # noqa: E402
-from rescorer.phrase_table import PhraseTableReader  # noqa: E402
-from rescorer.rescoring import _encode_chunk, _write_chunk, long_lived_objects_frozen  # noqa: E402
+from rescorer.phrase_encoding import encode_phrases  # noqa: E402
+from rescorer.phrase_table import PhraseTableReader, append_scores  # noqa: E402
 from rescorer.score_format import format_moses_scores  # noqa: E402
 from rescorer.table_output import AtomicOutput  # noqa: E402
 
@@ -54,8 +54,11 @@ def _cpu_seconds(fn):
 
 
 def reader_breakdown(table: Path, vocabs, work_dir: Path, chunk_size: int = 20000) -> dict:
-    """CPU seconds per 100k lines of each stage of the pipeline's reader and writer threads."""
-    with long_lived_objects_frozen():
+    """CPU seconds per 100k lines of each stage of the pipeline's reader and writer threads,
+    through the same calls (`rescore score`'s reader encodes and writes chunks this way)."""
+    src_vocab, tgt_vocab = vocabs
+    gc.freeze()  # as during a pass (rescoring.long_lived_objects_frozen)
+    try:
         def split_lines():
             with open(table, "rb") as raw:
                 return sum(1 for _ in decompressing_reader(raw, str(table)))
@@ -67,21 +70,24 @@ def reader_breakdown(table: Path, vocabs, work_dir: Path, chunk_size: int = 2000
                 return list(reader)
 
         parse_seconds, entries = _cpu_seconds(parse)
-        encode, chunks = _cpu_seconds(lambda: [_encode_chunk(entries[i:i + chunk_size], [vocabs])
-                                               for i in range(0, len(entries), chunk_size)])
+        chunks = [entries[i:i + chunk_size] for i in range(0, len(entries), chunk_size)]
+        encode, _ = _cpu_seconds(lambda: [(encode_phrases([e.src for e in chunk], src_vocab),
+                                           encode_phrases([e.tgt for e in chunk], tgt_vocab)) for chunk in chunks])
         logp = np.random.default_rng(0).normal(-18.0, 5.0, chunk_size)
 
         def write():
             with AtomicOutput(work_dir / "reader-breakdown.gz", force=True) as output:
                 for chunk in chunks:
-                    _write_chunk(output, chunk, [logp[:len(chunk.entries)]], format_moses_scores, None)
+                    for entry, score in zip(chunk, format_moses_scores(logp[:len(chunk)])):
+                        output.write_line(append_scores(entry, [score]))
 
         write_seconds, _ = _cpu_seconds(write)
         (work_dir / "reader-breakdown.gz").unlink(missing_ok=True)
+    finally:
+        gc.unfreeze()
     per = 100000 / lines
     return {"lines": lines, "decompress_split": decompress * per, "parse_including_decompress": parse_seconds * per,
-            "encode": encode * per, "format_write": write_seconds * per,
-            "gc_during_pass": "long-lived objects frozen (rescoring.long_lived_objects_frozen)"}
+            "encode": encode * per, "format_write": write_seconds * per}
 
 
 def format_profiles(results: dict) -> list:

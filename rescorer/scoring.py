@@ -7,6 +7,7 @@ chunks its pairs (up to float rounding, far below 1e-4 nats in fp32).
 
 from __future__ import annotations
 
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Optional, Sequence
 
@@ -53,7 +54,7 @@ def score_encoded(model: PhraseScorer, src_seqs: Sequence[Sequence[int]],
         if len(batches) > 1:
             _score_in_workers(model, src_seqs, tgt_seqs, batches, precision, workers, scores)
             return scores
-    with torch.inference_mode(), autocast(device, precision):
+    with _no_grad(precision), autocast(device, precision):
         pending = []
         for batch in length_sorted_batches(src_lengths, tgt_lengths, token_budget):
             tensors = [*_padded(src_seqs, batch), *_padded(tgt_seqs, batch)]
@@ -78,20 +79,34 @@ def _score_in_workers(model: PhraseScorer, src_seqs, tgt_seqs, batches: list, pr
     whole process.
     """
     device = next(model.parameters()).device
+    queue = iter(batches)
+    lock, stop = threading.Lock(), threading.Event()
 
-    def score(batch: np.ndarray) -> None:
-        with torch.inference_mode(), autocast(device, precision):  # both are per thread
-            tensors = [*_padded(src_seqs, batch), *_padded(tgt_seqs, batch)]
-            scores[batch] = model(*tensors).double().numpy()
+    def work() -> None:
+        with _no_grad(precision), autocast(device, precision):  # per thread; one weight cast each
+            while not stop.is_set():
+                with lock:
+                    batch = next(queue, None)
+                if batch is None:
+                    return
+                tensors = [*_padded(src_seqs, batch), *_padded(tgt_seqs, batch)]
+                scores[batch] = model(*tensors).double().numpy()
 
     torch.set_num_threads(1)  # the worker threads start with the process-wide count
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="rescorer-batch")
     try:
-        for done in [pool.submit(score, batch) for batch in batches]:
+        for done in [pool.submit(work) for _ in range(workers)]:
             done.result()
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)  # an error or Ctrl-C: queued batches never run
+        stop.set()  # an error or Ctrl-C: no more batches start
+        pool.shutdown(wait=True)
         torch.set_num_threads(workers)
+
+
+def _no_grad(precision: str):
+    """No autograd while scoring. Under bf16 autocast `no_grad`: autocast keeps one bf16 copy of
+    each weight only outside inference mode, which would cast every weight again at every step."""
+    return torch.no_grad() if precision == "bf16" else torch.inference_mode()
 
 
 def _lengths(seqs) -> np.ndarray:
