@@ -83,8 +83,10 @@ def format_accuracy(results: dict) -> list:
     for precision in ("bf16", "int8"):
         row = results.get(precision)
         if row:
+            kept = row["best_target_kept"]
+            kept_text = "-" if kept != kept else f"{100 * kept:.2f}%"  # nan: no source with 2+ targets
             lines.append(f"  {precision:10s} {row['mean_abs_delta']:15.4f} {row['max_abs_delta']:14.4f} "
-                         f"{row['spearman']:9.5f} {100 * row['best_target_kept']:16.2f}%")
+                         f"{row['spearman']:9.6f} {kept_text:>17s}")
     return lines
 
 
