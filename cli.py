@@ -4,6 +4,7 @@
     rescore train PHRASE_TABLE -o MODEL             the first half
     rescore score PHRASE_TABLE --model MODEL        the second half
     rescore moses ...                               MERT, ablations, n-best rescoring
+    rescore top-targets | generate | plot-...       the paper's analysis (rescorer.analysis_commands)
 
 This module only parses options, calls the library and reports; errors of the library become
 one-line messages with exit status 1 (2 for bad usage).
@@ -266,30 +267,6 @@ def score_command(reporter: Reporter, phrase_table: Path, model_paths: tuple,
         score_job(reporter, phrase_table, output, list(model_paths), **options)
 
 
-@main.command("top-targets")
-@click.argument("rescored_table", type=EXISTING)
-@click.option("--sources", type=click.IntRange(1), default=10, show_default=True,
-              help="How many of the most frequent source phrases to show.")
-@click.option("-k", "--top", type=click.IntRange(1), default=5, show_default=True,
-              help="Targets shown per source.")
-@click.option("--column", type=int, default=-1, show_default=True,
-              help="Score column holding the RNN score (0-based; -1 is the last).")
-@click.option("--score-format", type=click.Choice(["prob", "log"]), default="prob", show_default=True)
-@reports_errors
-def top_targets_command(rescored_table: Path, sources: int, top: int, column: int, score_format: str) -> None:
-    """Show the RNN's best-scored targets for the most frequent sources of a rescored table,
-    beside the table's own p(target | source) (the paper's Table 2 check)."""
-    from rescorer.inspection import top_targets
-
-    for group in top_targets(rescored_table, sources, column, score_format == "log"):
-        by_direct = sorted(group.targets, key=lambda target: -target[2])
-        click.echo(f"{group.source}  (c(source)={group.frequency:g}, {len(group.targets)} targets)")
-        click.echo(f"  {'RNN log p':>10}  {'log p_table':>11}  {'table rank':>10}  target")
-        for tgt, rnn, direct in group.targets[:top]:
-            rank = 1 + next(i for i, target in enumerate(by_direct) if target[0] == tgt)
-            click.echo(f"  {rnn:10.3f}  {direct:11.3f}  {rank:10d}  {tgt}")
-
-
 TRAIN_KEYS = (*MODEL_KEYS, "shortlist_size", "src_corpus", "tgt_corpus", "batch_size", "optimizer",
               "learning_rate", "clip_norm", "max_updates", "max_time", "valid_pairs", "valid_every",
               "patience", "checkpoint_every", "seed", "resume", "cache_dir", "device", "precision")
@@ -426,13 +403,16 @@ def score_job(reporter: Reporter, phrase_table: Path, output: Path, model_paths:
 
 
 
-def _add_moses_commands() -> None:
+def _add_commands() -> None:
     from moses_integration.commands import moses
+    from rescorer.analysis_commands import ANALYSIS_COMMANDS
 
+    for command in ANALYSIS_COMMANDS:
+        main.add_command(command)
     main.add_command(moses)
 
 
-_add_moses_commands()
+_add_commands()
 
 if __name__ == "__main__":
     main()
