@@ -99,7 +99,12 @@ def train_options(command):
                      help="[default: 1.0 for Adadelta, 1e-3 for Adam]"),
         click.option("--clip-norm", type=click.FloatRange(min=0, min_open=True), default=1.0,
                      show_default=True, help="Gradient norm clipping."),
-        click.option("--max-updates", type=click.IntRange(1), default=3000, show_default=True),
+        click.option("--max-updates", type=click.IntRange(1), default=None,
+                     help="Stop after this many updates (also bounded by --max-epochs)."),
+        click.option("--max-epochs", type=click.FloatRange(min=0, min_open=True), default=10.0,
+                     show_default=True,
+                     help="Bound on passes over the training pairs; early stopping usually ends "
+                          "training before it."),
         click.option("--max-time", type=click.FloatRange(min=0, min_open=True), default=None,
                      help="Stop training after this many seconds."),
         click.option("--valid-pairs", type=click.IntRange(1), default=2000, show_default=True,
@@ -268,7 +273,7 @@ def score_command(reporter: Reporter, phrase_table: Path, model_paths: tuple,
 
 
 TRAIN_KEYS = (*MODEL_KEYS, "shortlist_size", "src_corpus", "tgt_corpus", "batch_size", "optimizer",
-              "learning_rate", "clip_norm", "max_updates", "max_time", "valid_pairs", "valid_every",
+              "learning_rate", "clip_norm", "max_updates", "max_epochs", "max_time", "valid_pairs", "valid_every",
               "patience", "checkpoint_every", "seed", "resume", "cache_dir", "device", "precision")
 SCORE_KEYS = ("unk_penalty", "score_format", "reject_path", "force", "chunk_size", "token_budget",
               "device", "precision")
@@ -312,6 +317,7 @@ def train_job(reporter: Reporter, phrase_table: Path, model_path: Path, options:
     from rescorer.preparation import checkpoint_path_for, train_on_table
     from rescorer.resume import merge_resumed_options, recordable_options
     from rescorer.training import TrainSettings
+    from rescorer.training_budget import SpeedProbe
 
     payload = None
     if options["resume"]:
@@ -327,24 +333,36 @@ def train_job(reporter: Reporter, phrase_table: Path, model_path: Path, options:
     precision = resolve_precision(o["precision"], torch_device)
     settings = TrainSettings(batch_size=o["batch_size"], optimizer=o["optimizer"],
                              learning_rate=o["learning_rate"], clip_norm=o["clip_norm"],
-                             max_updates=o["max_updates"], max_seconds=o["max_time"],
+                             max_updates=o["max_updates"], max_epochs=o["max_epochs"],
+                             max_seconds=o["max_time"],
                              valid_pairs=o["valid_pairs"], valid_every=o["valid_every"],
                              patience=o["patience"], checkpoint_every=o["checkpoint_every"],
                              seed=o["seed"])
-    max_updates = o["max_updates"]
     reporter.say(signature("train", **model_settings.describe(), optimizer=o["optimizer"],
                            lr=o["learning_rate"] or ("1.0" if o["optimizer"] == "adadelta" else "0.001"),
-                           batch=o["batch_size"], max_updates=max_updates, seed=o["seed"],
+                           batch=o["batch_size"], max_updates=o["max_updates"] or "-",
+                           max_epochs=o["max_epochs"] or "-", patience=o["patience"], seed=o["seed"],
                            resume="yes" if o["resume"] else "no", device=torch_device.type,
                            precision=precision))
     started = time.perf_counter()
     bars = {"lines": reporter.bar(desc="reading table", unit=" lines", unit_scale=True)}
+    probe = [None]  # the SpeedProbe, made at the first update (when the update limit is known)
 
     def on_update(state, ppl):
         if "updates" not in bars:  # reading is over once updates start
             bars["lines"].close()
-            bars["updates"] = reporter.bar(desc="training", total=max_updates, unit=" upd",
+            bars["updates"] = reporter.bar(desc="training", total=state.update_limit, unit=" upd",
                                            initial=state.updates - 1)
+            probe[0] = SpeedProbe(state.update_limit, bound_text(state.update_limit, o), o["valid_every"],
+                                  o["valid_pairs"], o["batch_size"], torch_device.type, o["max_time"])
+        estimate = probe[0].update(state.updates)
+        if estimate and not reporter.quiet:
+            from rescorer.progress import LogLineBar
+
+            if isinstance(bars["updates"], LogLineBar):  # whole lines: no bar to clear first
+                reporter.say(estimate)
+            else:
+                bars["updates"].write(estimate, file=sys.stderr)
         bar = bars["updates"]
         bar.n = state.updates
         postfix = {"best_valid_ppl": f"{state.best_valid_ppl:.2f}"}
@@ -375,6 +393,13 @@ def train_job(reporter: Reporter, phrase_table: Path, model_path: Path, options:
                  f"valid perplexity {state.best_valid_ppl:.2f} (update {state.best_update}), "
                  f"unigram {report.unigram_ppl:.2f}; {state.train_tokens / max(state.seconds, 1e-9):.0f} "
                  f"target tokens/s; {elapsed:.1f} s; model {model_path}")
+
+
+def bound_text(limit: int, options: dict) -> str:
+    """Which bound sets the update limit, for the estimate line."""
+    if options["max_updates"] is not None and limit == options["max_updates"]:
+        return f"{limit} updates (--max-updates)"
+    return f"the {options['max_epochs']:g}-epoch bound ({limit} updates)"
 
 
 def score_job(reporter: Reporter, phrase_table: Path, output: Path, model_paths: list, *,

@@ -220,8 +220,8 @@ def plot_embeddings_command(model_path: Path, side: str, words: int, output: Pat
     from rescorer.maps import plot_map, project_2d
     from rescorer.representations import word_embeddings
 
-    check_figure_path(output)
     with _paths([("model", model_path)], output, "figure", force):
+        check_figure_path(output)
         bundle = _load(model_path, device)
         labels, vectors = word_embeddings(bundle, side, words)
         title = (f"{side.capitalize()} word embeddings of {model_path.name} ({bundle.config.arch}, "
@@ -251,8 +251,8 @@ def plot_phrases_command(model_path: Path, table_path: Path, phrases: int, min_w
     from rescorer.maps import plot_map, project_2d
     from rescorer.representations import phrase_summaries
 
-    check_figure_path(output)
     with _paths([("model", model_path), ("phrase table", table_path)], output, "figure", force):
+        check_figure_path(output)
         bundle = _load(model_path, device)
         groups = read_source_groups(table_path, SourceChoice(phrases, min_words, pick, seed))
         if len(groups) < 5:
@@ -285,8 +285,8 @@ def plot_attention_command(model_path: Path, sources: tuple, targets: tuple, out
     if targets and len(targets) != len(sources):
         raise click.UsageError(f"{len(sources)} --source but {len(targets)} --target: give one target per "
                                f"source, or none for the model's own translations")
-    check_figure_path(output)
     with _paths([("model", model_path)], output, "figure", force):
+        check_figure_path(output)
         bundle = _load(model_path, device)
         require_attention(bundle, str(model_path))
         panels = []

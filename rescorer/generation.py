@@ -117,8 +117,8 @@ def generated_rows(items: Sequence[Generated], beam_size: int, num_samples: int,
                                       ("table", item.table)):
                 for rank, p in enumerate(proposals, 1):
                     table_log_p = item.table_log_p.get(p.target)
-                    rows.append([item.source, method, rank, p.target, f"{p.log_p:.6g}", p.count,
-                                 "" if table_log_p is None else f"{table_log_p:.6g}",
+                    rows.append([item.source, method, rank, p.target, f"{p.log_p:.8g}", p.count,
+                                 "" if table_log_p is None else f"{table_log_p:.8g}",
                                  "" if p.in_table is None else ("yes" if p.in_table else "no")])
         return TABLE3_CSV_HEADERS, rows
     headers = ["source"]

@@ -221,7 +221,7 @@ def top_targets_rows(groups: Sequence[SourceGroup], top: int, csv: bool = False,
         for ranked_by, order in (("table", by_table), ("rnn", by_rnn)):
             for rank, index in enumerate(order[:top], 1):
                 rows.append([group.source, f"{group.frequency:g}", ranked_by, rank, group.targets[index],
-                             f"{group.direct[index]:.6g}", f"{group.rnn[index]:.6g}"])
+                             f"{group.direct[index]:.8g}", f"{group.rnn[index]:.8g}"])
     for source in missing:
         rows.append([source, "0", "", "", "", "", ""] if csv else [source, "0", 0, "(not in the table)", ""])
     return (CSV_HEADERS if csv else TABLE2_HEADERS), rows

@@ -13,7 +13,7 @@ from fake_moses.systems import expected_starts, model_score, penalty, small_syst
 from moses_integration.ablation import AblationConfig, run_ablation
 from moses_integration.errors import MosesConfigError, MosesRunError
 from moses_integration.evaluation import evaluate_file
-from moses_integration.figure import plot_rnn_vs_direct
+from moses_integration.figure import plot_rnn_vs_table
 from moses_integration.moses_install import find_moses
 from moses_integration.moses_ini import MosesIni
 from moses_integration.phrase_table import read_num_scores, select_score_columns
@@ -264,5 +264,5 @@ def test_a_half_tuned_run_keeps_its_start(setup):
 
 def test_figure_is_a_png(tmp_path):
     _, rescored = small_system(tmp_path, 50)
-    out = plot_rnn_vs_direct(rescored, 4, tmp_path / "fig3.png", sample_size=20)
-    assert out.read_bytes()[:8] == PNG
+    result = plot_rnn_vs_table(rescored, 4, tmp_path / "fig3.png", sample_size=20)
+    assert result.path.read_bytes()[:8] == PNG and result.num_pairs == 20
