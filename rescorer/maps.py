@@ -38,21 +38,26 @@ def project_2d(vectors: np.ndarray, seed: int = 1) -> np.ndarray:
     return tsne.fit_transform(np.asarray(vectors, dtype=np.float64))
 
 
-def dense_windows(points: np.ndarray, num_windows: int, per_window: int = 25) -> list[tuple]:
-    """Up to `num_windows` square windows (x0, x1, y0, y1) around the densest spots, each
-    holding about `per_window` points, not overlapping: a point's window reaches its
-    `per_window`-th nearest neighbour (Chebyshev distance), and the smallest windows win."""
+def dense_windows(points: np.ndarray, num_windows: int, per_window: int = 25,
+                  aspect: float = 1.0) -> list[tuple]:
+    """Up to `num_windows` windows (x0, x1, y0, y1) around the densest spots, each holding
+    about `per_window` points, not overlapping. Distances are measured with both axes scaled
+    to the map's extent and x shrunk by `aspect`, so that a window looks `aspect` times as
+    wide as tall in a square view: a point's window reaches its `per_window`-th nearest
+    neighbour (Chebyshev distance), and the smallest windows win."""
     from sklearn.neighbors import NearestNeighbors
 
+    low, extent = points.min(axis=0), np.ptp(points, axis=0)
+    extent = np.where(extent > 0, extent, 1.0)
+    scaled = (points - low) / extent / np.array([aspect, 1.0])  # (n, 2)
     k = min(per_window, len(points))
-    distances, _ = NearestNeighbors(n_neighbors=k, metric="chebyshev").fit(points).kneighbors(points)
-    radius = distances[:, -1]  # (n,): each point's distance to its k-th neighbour (itself first)
-    span = float(np.ptp(points, axis=0).max()) or 1.0
-    radius = np.maximum(radius * 1.05, span * 0.01)
+    distances, _ = NearestNeighbors(n_neighbors=k, metric="chebyshev").fit(scaled).kneighbors(scaled)
+    radius = np.maximum(distances[:, -1] * 1.05, 0.01)  # (n,): to the k-th neighbour (itself first)
     windows: list[tuple] = []
     for index in np.argsort(radius, kind="stable"):
-        (x, y), r = points[index], float(radius[index])
-        box = (x - r, x + r, y - r, y + r)
+        x, y = points[index]
+        half_x, half_y = radius[index] * aspect * extent[0], radius[index] * extent[1]
+        box = (x - half_x, x + half_x, y - half_y, y + half_y)
         if all(box[1] < other[0] or other[1] < box[0] or box[3] < other[2] or other[3] < box[2]
                for other in windows):
             windows.append(box)
@@ -109,7 +114,9 @@ def plot_map(points: np.ndarray, labels: Sequence[str], title: str, path: Path, 
     main = fig.add_subplot(grid[:, :2])
     main.scatter(points[:, 0], points[:, 1], s=6, color="0.55", linewidths=0)
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    windows = dense_windows(points, zooms, per_zoom) if zooms else []
+    # a zoomed view is 6 x 12/zooms inches: its window is as much wider than tall
+    windows = dense_windows(points, zooms, per_zoom, aspect=MAP_INCHES[0] / 3 / (MAP_INCHES[1] / zooms)) \
+        if zooms else []
     zoom_sizes, zoom_labelled = [], []
     for number, (x0, x1, y0, y1) in enumerate(windows):
         colour = colours[number % len(colours)]
@@ -118,9 +125,8 @@ def plot_map(points: np.ndarray, labels: Sequence[str], title: str, path: Path, 
         main.add_patch(Rectangle((x0, y0), x1 - x0, y1 - y0, fill=False, edgecolor=colour, linewidth=1.5))
         ax = fig.add_subplot(grid[number, 2])
         ax.scatter(points[inside, 0], points[inside, 1], s=10, color=colour, linewidths=0)
-        pad = 0.04 * (x1 - x0)
-        ax.set_xlim(x0 - pad, x1 + pad)
-        ax.set_ylim(y0 - pad, y1 + pad)
+        ax.set_xlim(x0 - 0.04 * (x1 - x0), x1 + 0.04 * (x1 - x0))
+        ax.set_ylim(y0 - 0.04 * (y1 - y0), y1 + 0.04 * (y1 - y0))
         in_order = np.flatnonzero(inside)  # priority order, as in the full view
         zoom_labelled.append(_label_without_overlap(ax, points[in_order],
                                                     [labels[i] for i in in_order], fontsize=8))

@@ -83,7 +83,7 @@ def attention_weights(bundle: ModelBundle, src_words: Sequence[str],
         log_probs, state, weights = model.step(state, prev)
         if weights is None:
             raise RescorerError(f"a {bundle.config.arch} model returns no attention weights")
-        rows.append(weights[0].float().cpu().numpy())  # (src_len,)
+        rows.append(weights[0].double().cpu().numpy())  # (src_len,)
         log_p += float(log_probs[0, word])
         prev = torch.tensor([word], device=device)
     return np.stack(rows), log_p
