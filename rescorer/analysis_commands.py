@@ -88,6 +88,8 @@ def output_options(command):
               help="The most frequent sources (by c(source)), the rarest, or a seeded random choice.")
 @click.option("--min-source-words", type=click.IntRange(1), default=1, show_default=True,
               help="Pick only sources of at least this many words (the paper: 4).")
+@click.option("--min-targets", type=click.IntRange(1), default=2, show_default=True,
+              help="Pick only sources with at least this many targets (one target ranks first both ways).")
 @click.option("--sources", "sources_path", type=EXISTING,
               help="Show these sources, one per line, instead of picking.")
 @click.option("-k", "--top", type=click.IntRange(1), default=3, show_default=True, help="Targets per ranking.")
@@ -96,28 +98,28 @@ def output_options(command):
 @device_option
 @reports_errors
 def top_targets_command(table_path: Path, model_path: Optional[Path], column: Optional[int], score_format: str,
-                        num_sources: int, pick: str, min_source_words: int, sources_path: Optional[Path],
+                        num_sources: int, pick: str, min_source_words: int, min_targets: int,
+                        sources_path: Optional[Path],
                         top: int, seed: int, output: Optional[Path], as_csv: bool, force: bool,
                         device: str) -> None:
     """The paper's Table 2: for each source, its top targets by the table's p(f|e) beside its
     top targets by the RNN (a score column of a rescored TABLE, or --model)."""
-    from rescorer.inspection import SourceChoice, read_source_groups, read_sources_file, score_groups
+    from rescorer.inspection import (SourceChoice, read_source_groups, read_sources_file, score_groups,
+                                     top_targets_rows)
+    from rescorer.text_tables import write_text
 
     if model_path is not None and column is not None:
         raise click.UsageError("--column reads a rescored table's score; with --model the model scores instead")
     reads = [("phrase table", table_path), ("model", model_path), ("sources file", sources_path)]
     with _paths(reads, output, "output", force):
         sources = read_sources_file(sources_path) if sources_path else None
-        choice = SourceChoice(num_sources, min_source_words, pick, seed, sources)
+        choice = SourceChoice(num_sources, min_source_words, min_targets, pick, seed, sources)
         bundle = _load(model_path, device) if model_path else None
         groups = read_source_groups(table_path, choice, None if bundle else (-1 if column is None else column),
                                     score_format == "log")
         if bundle is not None:
             score_groups(groups, bundle)
         missing = [s for s in sources if s not in {g.source for g in groups}] if sources else []
-        from rescorer.inspection import top_targets_rows
-        from rescorer.text_tables import write_text
-
         headers, rows = top_targets_rows(groups, top, as_csv, missing)
         scorer = model_path.name if model_path else f"column {-1 if column is None else column}"
         footnote = (f"{len(groups)} sources of {table_path.name}; log p (natural log) by the table's "
@@ -254,7 +256,7 @@ def plot_phrases_command(model_path: Path, table_path: Path, phrases: int, min_w
     with _paths([("model", model_path), ("phrase table", table_path)], output, "figure", force):
         check_figure_path(output)
         bundle = _load(model_path, device)
-        groups = read_source_groups(table_path, SourceChoice(phrases, min_words, pick, seed))
+        groups = read_source_groups(table_path, SourceChoice(phrases, min_words, 1, pick, seed))
         if len(groups) < 5:
             raise click.ClickException(f"{table_path}: {len(groups)} source phrases of {min_words} or more "
                                        f"words; a map needs 5 (lower --min-words)")
@@ -277,7 +279,8 @@ def plot_phrases_command(model_path: Path, table_path: Path, phrases: int, min_w
 @reports_errors
 def plot_attention_command(model_path: Path, sources: tuple, targets: tuple, output: Path, dpi: int,
                            force: bool, device: str) -> None:
-    """Attention maps (Bahdanau et al. 2015, Fig. 3): each target word's weights over the source."""
+    """Attention maps of rnnsearch and luong models, drawn as Bahdanau's Fig. 3: each target
+    word's weights over the source words, one panel per pair."""
     from rescorer.figures import check_figure_path, plot_attention
     from rescorer.representations import attention_weights, require_attention
     from rescorer.search import greedy_decode

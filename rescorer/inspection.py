@@ -5,7 +5,8 @@ Cho et al. (2014, §4.3) pick long source phrases (4 or more words), frequent an
 find that the RNN prefers actual or literal translations where the table's relative
 frequencies favour noise. Sources are picked in one pass over the table (Moses tables are
 sorted by source, so a source's targets are one run of lines): the most frequent, the rarest or
-a seeded random choice, optionally of at least `min_words` words, or the ones a file lists.
+a seeded random choice, optionally of at least `min_words` words and `min_targets` targets
+(a source with one target ranks it first both ways), or the ones a file lists.
 
 The table's p(f|e) is the paper's notation for p(target | source): Moses calls it φ(e|f), the
 third score. The RNN's log p comes from a score column of a rescored table or from a model.
@@ -33,10 +34,11 @@ PICKS = ("frequent", "rare", "random")
 @dataclass(frozen=True)
 class SourceChoice:
     """Which sources to show: `count` picked by `pick` among those of at least `min_words`
-    words, or exactly `sources` (in that order) when given."""
+    words and `min_targets` targets, or exactly `sources` (in that order) when given."""
 
     count: int = 10
     min_words: int = 1
+    min_targets: int = 1
     pick: str = "frequent"
     seed: int = 1
     sources: Optional[Sequence[str]] = None
@@ -117,7 +119,7 @@ def read_source_groups(table_path: Path, choice: SourceChoice, rnn_column: Optio
             else:
                 kept[done.source] = done
             return
-        if len(done.source.split()) < choice.min_words:
+        if len(done.source.split()) < choice.min_words or len(done.targets) < choice.min_targets:
             return
         item = (_key(done, choice), id(done), done)
         if len(heap) < choice.count:

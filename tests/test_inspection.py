@@ -27,10 +27,13 @@ def table(tmp_path):
 @pytest.mark.parametrize("choice, expected", [
     (SourceChoice(2), [("b c d e", 99.0), ("a", 3.0)]),
     (SourceChoice(2, pick="rare"), [("c", 1.0), ("f g h i j", 2.0)]),
+    (SourceChoice(2, min_targets=2, pick="rare"), [("f g h i j", 2.0), ("a", 3.0)]),
     (SourceChoice(5, min_words=4), [("b c d e", 99.0), ("f g h i j", 2.0)]),
     (SourceChoice(1, min_words=4, pick="rare"), [("f g h i j", 2.0)]),
+    (SourceChoice(5, min_words=4, min_targets=2), [("f g h i j", 2.0)]),
     (SourceChoice(sources=["c", "nowhere", "a"]), [("c", 1.0), ("a", 3.0)]),
-], ids=["frequent", "rare", "long", "long and rare", "listed"])
+], ids=["frequent", "rare", "rare with two targets", "long", "long and rare", "long with two targets",
+       "listed"])
 def test_sources_are_picked_as_asked(table, choice, expected):
     groups = read_source_groups(table, choice, rnn_column=-1)
     assert [(g.source, g.frequency) for g in groups] == expected
