@@ -4,7 +4,7 @@
     rescore train PHRASE_TABLE -o MODEL             the first half
     rescore score PHRASE_TABLE --model MODEL        the second half
     rescore moses ...                               MERT, ablations, n-best rescoring
-    rescore top-targets | generate | plot-...       the paper's analysis (rescorer.analysis_commands)
+    rescore top-targets | generate | plot-...       the paper's analysis (rescorer.*_commands)
 
 This module only parses options, calls the library and reports; errors of the library become
 one-line messages with exit status 1 (2 for bad usage).
@@ -273,8 +273,9 @@ def score_command(reporter: Reporter, phrase_table: Path, model_paths: tuple,
 
 
 TRAIN_KEYS = (*MODEL_KEYS, "shortlist_size", "src_corpus", "tgt_corpus", "batch_size", "optimizer",
-              "learning_rate", "clip_norm", "max_updates", "max_epochs", "max_time", "valid_pairs", "valid_every",
-              "patience", "checkpoint_every", "seed", "resume", "cache_dir", "device", "precision")
+              "learning_rate", "clip_norm", "max_updates", "max_epochs", "max_time", "valid_pairs",
+              "valid_every", "patience", "checkpoint_every", "seed", "resume", "cache_dir", "device",
+              "precision")
 SCORE_KEYS = ("unk_penalty", "score_format", "reject_path", "force", "chunk_size", "token_budget",
               "device", "precision")
 
@@ -317,7 +318,7 @@ def train_job(reporter: Reporter, phrase_table: Path, model_path: Path, options:
     from rescorer.preparation import checkpoint_path_for, train_on_table
     from rescorer.resume import merge_resumed_options, recordable_options
     from rescorer.training import TrainSettings
-    from rescorer.training_budget import SpeedProbe
+    from rescorer.training_budget import SpeedProbe, describe_limit
 
     payload = None
     if options["resume"]:
@@ -353,8 +354,9 @@ def train_job(reporter: Reporter, phrase_table: Path, model_path: Path, options:
             bars["lines"].close()
             bars["updates"] = reporter.bar(desc="training", total=state.update_limit, unit=" upd",
                                            initial=state.updates - 1)
-            probe[0] = SpeedProbe(state.update_limit, bound_text(state.update_limit, o), o["valid_every"],
-                                  o["valid_pairs"], o["batch_size"], torch_device.type, o["max_time"])
+            limit = describe_limit(state.update_limit, o["max_updates"], o["max_epochs"])
+            probe[0] = SpeedProbe(state.update_limit, limit, o["valid_every"], o["valid_pairs"],
+                                  o["batch_size"], torch_device.type, o["max_time"])
         estimate = probe[0].update(state.updates)
         if estimate and not reporter.quiet:
             from rescorer.progress import LogLineBar
@@ -395,13 +397,6 @@ def train_job(reporter: Reporter, phrase_table: Path, model_path: Path, options:
                  f"target tokens/s; {elapsed:.1f} s; model {model_path}")
 
 
-def bound_text(limit: int, options: dict) -> str:
-    """Which bound sets the update limit, for the estimate line."""
-    if options["max_updates"] is not None and limit == options["max_updates"]:
-        return f"{limit} updates (--max-updates)"
-    return f"the {options['max_epochs']:g}-epoch bound ({limit} updates)"
-
-
 def score_job(reporter: Reporter, phrase_table: Path, output: Path, model_paths: list, *,
               unk_penalty, score_format, reject_path, force, chunk_size, token_budget, device,
               precision) -> None:
@@ -430,9 +425,10 @@ def score_job(reporter: Reporter, phrase_table: Path, output: Path, model_paths:
 
 def _add_commands() -> None:
     from moses_integration.commands import moses
-    from rescorer.analysis_commands import ANALYSIS_COMMANDS
+    from rescorer.analysis_commands import TABLE_COMMANDS
+    from rescorer.figure_commands import FIGURE_COMMANDS
 
-    for command in ANALYSIS_COMMANDS:
+    for command in (*TABLE_COMMANDS, *FIGURE_COMMANDS):
         main.add_command(command)
     main.add_command(moses)
 

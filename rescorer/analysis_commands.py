@@ -1,7 +1,7 @@
-"""`rescore top-targets | generate | plot-embeddings | plot-phrases | plot-attention`: the
-paper's analysis (Tables 2-3, Figures 4-5) and attention maps, as commands.
+"""`rescore top-targets | generate`: the paper's Tables 2 and 3 as commands, and what every
+analysis command shares (the figures' commands are in `rescorer.figure_commands`).
 
-Like cli.py, this module only parses options, calls the library and reports; torch and the
+Like cli.py, these modules only parse options, call the library and report; torch and the
 plotting libraries are imported inside the commands. Every output goes through RunPaths (an
 existing one needs --force) and is written whole or not at all.
 """
@@ -16,15 +16,14 @@ import click
 from rescorer import __version__
 from rescorer.failures import reports_errors
 
-__all__ = ["ANALYSIS_COMMANDS"]
+__all__ = ["TABLE_COMMANDS", "EXISTING", "PICKS", "device_option", "load_model_on", "run_paths", "say"]
 
 EXISTING = click.Path(path_type=Path, dir_okay=False, exists=True)
 OUTPUT = click.Path(path_type=Path, dir_okay=False, allow_dash=True)
-FIGURE = click.Path(path_type=Path, dir_okay=False)
 PICKS = ("frequent", "rare", "random")
 
 
-def _say(message: str) -> None:
+def say(message: str) -> None:
     reporter = click.get_current_context().find_root().obj
     if reporter is not None and hasattr(reporter, "say"):
         reporter.say(message)
@@ -32,14 +31,15 @@ def _say(message: str) -> None:
         click.echo(message, err=True)
 
 
-def _signature(job: str, **settings) -> None:
+def signature(job: str, **settings) -> None:
     import torch
 
-    fields = [f"rescore {__version__}", f"job:{job}", *(f"{k.replace('_', '-')}:{v}" for k, v in settings.items())]
-    _say("|".join(fields + [f"torch:{torch.__version__}"]))
+    fields = [f"rescore {__version__}", f"job:{job}",
+              *(f"{key.replace('_', '-')}:{value}" for key, value in settings.items())]
+    say("|".join(fields + [f"torch:{torch.__version__}"]))
 
 
-def _paths(reads: list, output: Optional[Path], role: str, force: bool):
+def run_paths(reads: list, output: Optional[Path], role: str, force: bool):
     """RunPaths for a command writing `output` (stdout when None or '-')."""
     from rescorer.run_paths import RunPaths, Target
 
@@ -47,14 +47,14 @@ def _paths(reads: list, output: Optional[Path], role: str, force: bool):
     return RunPaths(reads, writes, force=force)
 
 
-def _load(model_path: Path, device: str):
+def load_model_on(model_path: Path, device: str):
     from rescorer.checkpoint import load_model
     from rescorer.device import resolve_device
 
     return load_model(model_path, resolve_device(device))
 
 
-def _table_text(headers, rows, csv: bool, footnote: str = "") -> str:
+def table_text(headers, rows, csv: bool, footnote: str = "") -> str:
     from rescorer.text_tables import csv_table, markdown_table
 
     if csv:
@@ -69,7 +69,8 @@ def device_option(command):
 
 def output_options(command):
     command = click.option("--force", is_flag=True, help="Replace an existing output.")(command)
-    command = click.option("--csv", "as_csv", is_flag=True, help="CSV, one row per target, instead of Markdown.")(command)
+    command = click.option("--csv", "as_csv", is_flag=True,
+                           help="CSV, one row per target, instead of Markdown.")(command)
     return click.option("-o", "--output", type=OUTPUT, help="Write here instead of stdout.")(command)
 
 
@@ -111,10 +112,10 @@ def top_targets_command(table_path: Path, model_path: Optional[Path], column: Op
     if model_path is not None and column is not None:
         raise click.UsageError("--column reads a rescored table's score; with --model the model scores instead")
     reads = [("phrase table", table_path), ("model", model_path), ("sources file", sources_path)]
-    with _paths(reads, output, "output", force):
+    with run_paths(reads, output, "output", force):
         sources = read_sources_file(sources_path) if sources_path else None
         choice = SourceChoice(num_sources, min_source_words, min_targets, pick, seed, sources)
-        bundle = _load(model_path, device) if model_path else None
+        bundle = load_model_on(model_path, device) if model_path else None
         groups = read_source_groups(table_path, choice, None if bundle else (-1 if column is None else column),
                                     score_format == "log")
         if bundle is not None:
@@ -124,9 +125,9 @@ def top_targets_command(table_path: Path, model_path: Optional[Path], column: Op
         scorer = model_path.name if model_path else f"column {-1 if column is None else column}"
         footnote = (f"{len(groups)} sources of {table_path.name}; log p (natural log) by the table's "
                     f"p(f|e) (Moses φ(e|f), the third score) and by the RNN ({scorer}).")
-        write_text(_table_text(headers, rows, as_csv, footnote), output, force)
+        write_text(table_text(headers, rows, as_csv, footnote), output, force)
     if missing:
-        _say(f"{len(missing)} of the listed sources are not in {table_path}: {'; '.join(missing[:5])}")
+        say(f"{len(missing)} of the listed sources are not in {table_path}: {'; '.join(missing[:5])}")
 
 
 @click.command("generate")
@@ -163,12 +164,13 @@ def generate_command(model_path: Path, source_phrases: tuple, sources_path: Opti
     if not beam and not samples:
         raise click.UsageError("--beam 0 and --samples 0 leave nothing to generate")
     reads = [("model", model_path), ("sources file", sources_path), ("phrase table", table_path)]
-    with _paths(reads, output, "output", force):
-        sources = [" ".join(s.split()) for s in source_phrases] + (read_sources_file(sources_path) if sources_path else [])
+    with run_paths(reads, output, "output", force):
+        sources = [" ".join(s.split()) for s in source_phrases]
+        sources += read_sources_file(sources_path) if sources_path else []
         if any(not s for s in sources):
             raise click.UsageError("--source '': a source phrase needs at least one word")
-        bundle = _load(model_path, device)
-        _signature("generate", model=f"{model_path.name}({bundle.config.arch})", beam=beam, samples=samples,
+        bundle = load_model_on(model_path, device)
+        signature("generate", model=f"{model_path.name}({bundle.config.arch})", beam=beam, samples=samples,
                    temperature=temperature, seed=seed, max_length=max_length,
                    device=next(bundle.model.parameters()).device.type)
         groups = None
@@ -180,131 +182,10 @@ def generate_command(model_path: Path, source_phrases: tuple, sources_path: Opti
         headers, rows = generated_rows(items, beam, samples, top, groups is not None, as_csv)
         footnote = "log p: the RNN's, natural log" + (
             f"; * also a target of this source in {table_path.name}" if table_path else "") + "."
-        write_text(_table_text(headers, rows, as_csv, footnote), output, force)
+        write_text(table_text(headers, rows, as_csv, footnote), output, force)
     forced = sum(item.forced_ends for item in items)
     if forced:
-        _say(f"{forced} targets reached --max-length {max_length} and were ended there")
+        say(f"{forced} targets reached --max-length {max_length} and were ended there")
 
 
-def figure_options(command):
-    command = click.option("--force", is_flag=True, help="Replace an existing figure.")(command)
-    command = click.option("--dpi", type=click.IntRange(20, 600), default=100, show_default=True,
-                           help="Pixels per inch (the map is 18 x 12 inches).")(command)
-    return click.option("-o", "--output", type=FIGURE, required=True,
-                        help="Figure to write (.png, .pdf or .svg).")(command)
-
-
-def _drawn(drawn: dict) -> str:
-    zooms = ", ".join(f"{labelled}/{points}" for points, labelled in zip(drawn["zooms"], drawn["zoom_labelled"]))
-    return (f"{drawn['size'][0]}x{drawn['size'][1]} px; labelled: {drawn['labelled']} in the full view"
-            + (f", {zooms} in the zoomed views" if zooms else ""))
-
-
-def map_options(command):
-    command = click.option("--zooms", type=click.IntRange(0, 6), default=3, show_default=True,
-                           help="Zoomed views of the densest regions.")(command)
-    return click.option("--seed", type=int, default=1, show_default=True, help="t-SNE's seed.")(command)
-
-
-@click.command("plot-embeddings")
-@click.argument("model_path", metavar="MODEL", type=EXISTING)
-@click.option("--side", type=click.Choice(["source", "target"]), default="source", show_default=True)
-@click.option("--words", type=click.IntRange(5), default=500, show_default=True,
-              help="The most frequent words of the shortlist.")
-@figure_options
-@map_options
-@device_option
-@reports_errors
-def plot_embeddings_command(model_path: Path, side: str, words: int, output: Path, dpi: int, force: bool,
-                            seed: int, zooms: int, device: str) -> None:
-    """The paper's Figure 4: a t-SNE map of the word embeddings, with zoomed dense regions."""
-    from rescorer.figures import check_figure_path
-    from rescorer.maps import plot_map, project_2d
-    from rescorer.representations import word_embeddings
-
-    with _paths([("model", model_path)], output, "figure", force):
-        check_figure_path(output)
-        bundle = _load(model_path, device)
-        labels, vectors = word_embeddings(bundle, side, words)
-        title = (f"{side.capitalize()} word embeddings of {model_path.name} ({bundle.config.arch}, "
-                 f"E={vectors.shape[1]}): t-SNE of the {len(labels)} most frequent words")
-        drawn = plot_map(project_2d(vectors, seed), labels, title, output, dpi, force, zooms)
-    _say(f"wrote {output}: {_drawn(drawn)}, {len(labels)} words")
-
-
-@click.command("plot-phrases")
-@click.argument("model_path", metavar="MODEL", type=EXISTING)
-@click.argument("table_path", metavar="TABLE", type=EXISTING)
-@click.option("--phrases", type=click.IntRange(5), default=1000, show_default=True,
-              help="Source phrases to map (the paper: 5000).")
-@click.option("--min-words", type=click.IntRange(1), default=4, show_default=True)
-@click.option("--pick", type=click.Choice(PICKS), default="random", show_default=True,
-              help="Which sources of TABLE: a seeded random choice (the paper), the most frequent or the rarest.")
-@figure_options
-@map_options
-@device_option
-@reports_errors
-def plot_phrases_command(model_path: Path, table_path: Path, phrases: int, min_words: int, pick: str,
-                         output: Path, dpi: int, force: bool, seed: int, zooms: int, device: str) -> None:
-    """The paper's Figure 5: a t-SNE map of the encoder's summary of source phrases (c, or the
-    mean annotation for attention models), with zoomed dense regions."""
-    from rescorer.figures import check_figure_path
-    from rescorer.inspection import SourceChoice, read_source_groups
-    from rescorer.maps import plot_map, project_2d
-    from rescorer.representations import phrase_summaries
-
-    with _paths([("model", model_path), ("phrase table", table_path)], output, "figure", force):
-        check_figure_path(output)
-        bundle = _load(model_path, device)
-        groups = read_source_groups(table_path, SourceChoice(phrases, min_words, 1, pick, seed))
-        if len(groups) < 5:
-            raise click.ClickException(f"{table_path}: {len(groups)} source phrases of {min_words} or more "
-                                       f"words; a map needs 5 (lower --min-words)")
-        labels = [group.source for group in sorted(groups, key=lambda g: -g.frequency)]
-        vectors = phrase_summaries(bundle, labels)
-        what = "c" if bundle.config.arch == "cho2014" else "mean annotation"
-        title = (f"Phrase representations ({what}, {vectors.shape[1]} dimensions) of {model_path.name}: "
-                 f"t-SNE of {len(labels)} {pick} source phrases of {min_words}+ words")
-        drawn = plot_map(project_2d(vectors, seed), labels, title, output, dpi, force, zooms, per_zoom=15)
-    _say(f"wrote {output}: {_drawn(drawn)}, {len(labels)} phrases")
-
-
-@click.command("plot-attention")
-@click.argument("model_path", metavar="MODEL", type=EXISTING)
-@click.option("--source", "sources", multiple=True, required=True, help="Source phrase (repeat for panels).")
-@click.option("--target", "targets", multiple=True,
-              help="Target phrase, one per --source [default: the model's greedy translation].")
-@figure_options
-@device_option
-@reports_errors
-def plot_attention_command(model_path: Path, sources: tuple, targets: tuple, output: Path, dpi: int,
-                           force: bool, device: str) -> None:
-    """Attention maps of rnnsearch and luong models, drawn as Bahdanau's Fig. 3: each target
-    word's weights over the source words, one panel per pair."""
-    from rescorer.figures import check_figure_path, plot_attention
-    from rescorer.representations import attention_weights, require_attention
-    from rescorer.search import greedy_decode
-
-    if targets and len(targets) != len(sources):
-        raise click.UsageError(f"{len(sources)} --source but {len(targets)} --target: give one target per "
-                               f"source, or none for the model's own translations")
-    with _paths([("model", model_path)], output, "figure", force):
-        check_figure_path(output)
-        bundle = _load(model_path, device)
-        require_attention(bundle, str(model_path))
-        panels = []
-        for number, source in enumerate(sources):
-            src_words = source.split()
-            if targets:
-                tgt_words = targets[number].split()
-            else:
-                best = greedy_decode(bundle.model, bundle.src_vocab.encode(src_words), 20)
-                tgt_words = [bundle.tgt_vocab.tokens[token] for token in best.tokens]
-            weights, log_p = attention_weights(bundle, src_words, tgt_words)
-            panels.append((src_words, tgt_words + ["[EOS]"], weights, f"log p = {log_p:.2f}"))
-        width, height = plot_attention(panels, output, dpi, force)
-    _say(f"wrote {output}: {width}x{height} px, {len(panels)} pairs")
-
-
-ANALYSIS_COMMANDS = (top_targets_command, generate_command, plot_embeddings_command, plot_phrases_command,
-                     plot_attention_command)
+TABLE_COMMANDS = (top_targets_command, generate_command)

@@ -13,7 +13,7 @@ import math
 import time
 from typing import Callable, Optional
 
-__all__ = ["DEFAULT_MAX_EPOCHS", "update_limit", "format_duration", "SpeedProbe"]
+__all__ = ["DEFAULT_MAX_EPOCHS", "update_limit", "describe_limit", "format_duration", "SpeedProbe"]
 
 DEFAULT_MAX_EPOCHS = 10.0
 PROBE_UPDATES = 20  # updates timed before the estimate is made
@@ -23,15 +23,18 @@ FORWARD_SHARE = 1 / 3  # a validation pair costs about a third of a training pai
 def update_limit(max_updates: Optional[int], max_epochs: Optional[float], train_pairs: int,
                  batch_size: int) -> tuple[int, str]:
     """The number of updates training may make, and why: the smaller of the two bounds."""
-    bounds = []
-    if max_epochs is not None:
-        epoch_updates = max(1, math.ceil(max_epochs * train_pairs / batch_size))
-        bounds.append((epoch_updates, f"the {max_epochs:g}-epoch bound ({epoch_updates} updates)"))
-    if max_updates is not None:
-        bounds.append((max_updates, f"{max_updates} updates"))
-    if not bounds:
+    if max_updates is None and max_epochs is None:
         raise ValueError("training needs max_updates or max_epochs")
-    return min(bounds)
+    limits = [] if max_epochs is None else [max(1, math.ceil(max_epochs * train_pairs / batch_size))]
+    limit = min(limits + ([] if max_updates is None else [max_updates]))
+    return limit, describe_limit(limit, max_updates, max_epochs)
+
+
+def describe_limit(limit: int, max_updates: Optional[int], max_epochs: Optional[float]) -> str:
+    """Which bound sets `limit`: '200 updates' or 'the 10-epoch bound (563 updates)'."""
+    if max_updates is not None and limit == max_updates:
+        return f"{limit} updates"
+    return f"the {max_epochs:g}-epoch bound ({limit} updates)"
 
 
 def format_duration(seconds: float) -> str:
