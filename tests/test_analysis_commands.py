@@ -191,6 +191,13 @@ def test_plot_embeddings(tiny_model_path, tmp_path):
     assert "40 words" in result.stderr and "in the zoomed views" in result.stderr
 
 
+def test_plot_embeddings_as_svg_without_zooms(tiny_model_path, tmp_path):
+    out = tmp_path / "fig4.svg"
+    result = run("plot-embeddings", tiny_model_path, "-o", out, "--words", "20", "--zooms", "0")
+    assert result.exit_code == 0, result.output
+    assert b"<svg" in out.read_bytes()[:400] and "zoomed" not in result.stderr
+
+
 def test_plot_phrases_for_an_attention_model(attention_models, example_table, tmp_path):
     out = tmp_path / "fig5.png"
     result = run("plot-phrases", attention_models["rnnsearch"], example_table, "-o", out, "--phrases", "30",
