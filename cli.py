@@ -355,8 +355,9 @@ def train_job(reporter: Reporter, phrase_table: Path, model_path: Path, options:
             bars["updates"] = reporter.bar(desc="training", total=state.update_limit, unit=" upd",
                                            initial=state.updates - 1)
             limit = describe_limit(state.update_limit, o["max_updates"], o["max_epochs"])
+            time_left = None if o["max_time"] is None else max(o["max_time"] - state.seconds, 0.0)
             probe[0] = SpeedProbe(state.update_limit, limit, o["valid_every"], o["valid_pairs"],
-                                  o["batch_size"], torch_device.type, o["max_time"])
+                                  o["batch_size"], torch_device.type, time_left)
         estimate = probe[0].update(state.updates)
         if estimate and not reporter.quiet:
             from rescorer.progress import LogLineBar

@@ -60,7 +60,7 @@ class SpeedProbe:
                  clock: Callable[[], float] = time.perf_counter):
         self.limit, self.reason, self.device = limit, reason, device
         self.valid_every, self.valid_pairs, self.batch_size = valid_every, valid_pairs, batch_size
-        self.max_seconds, self.clock = max_seconds, clock
+        self.max_seconds, self.clock = max_seconds, clock  # max_seconds: the time left to this run
         self.first: Optional[tuple[int, float]] = None  # (updates, time) at the first update seen
         self.done = False
 
@@ -82,7 +82,7 @@ class SpeedProbe:
         seconds = remaining / rate + validations * self.valid_pairs / self.batch_size * FORWARD_SHARE / rate
         capped = ""
         if self.max_seconds is not None and seconds > self.max_seconds:
-            seconds, capped = self.max_seconds, f", capped by --max-time {self.max_seconds:g} s"
+            seconds, capped = self.max_seconds, ", capped by --max-time"
         return (f"training speed {rate:.1f} updates/s on {self.device} (measured over {timed} updates): "
                 f"at most about {format_duration(seconds)} more for {self.reason}{capped}; early "
                 f"stopping (held-out perplexity no longer improving) may end it sooner")

@@ -57,7 +57,18 @@ def test_estimate_is_capped_by_max_time():
     for update in range(1, 22):
         clock.now += 1
         line = probe.update(update)
-    assert "at most about 60 s more for x, capped by --max-time 60 s" in line
+    assert "at most about 60 s more for x, capped by --max-time;" in line
+
+
+def test_a_resumed_run_is_capped_by_the_time_it_has_left(example_table, tmp_path):
+    args = ["train", str(example_table), "-o", str(tmp_path / "m.pt"), "--preset", "tiny", "--valid-pairs", "100"]
+    assert CliRunner().invoke(main, args + ["--max-updates", "30"]).exit_code == 0
+    resumed = CliRunner().invoke(main, args + ["--resume", "--max-updates", "100000", "--max-epochs", "1000",
+                                               "--max-time", "8"])
+    assert resumed.exit_code == 0, resumed.output
+    estimate = resumed.stderr.split("at most about ")[1]
+    assert estimate.split(" s more")[0] in {str(n) for n in range(0, 8)}  # 8 s less the first run's
+    assert "capped by --max-time;" in estimate
 
 
 def test_training_stops_at_the_epoch_bound_and_says_so_at_the_start(example_table, tmp_path):
