@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
+from .child_process import process_group
 from .errors import MosesConfigError, MosesRunError
 from .moses_install import MosesInstall
 from .mert_history import MERT_DEFAULT_MAX_ITERATIONS, read_stop_reason
@@ -182,8 +183,8 @@ def tune(moses: MosesInstall, config: TuningConfig,
     log_path = work_dir / "mert-moses.log"
     logger.info("running %s", " ".join(argv))
     reported = iterations_run(work_dir, config.max_iterations) or 0
-    with open(log_path, "ab") as log:
-        process = subprocess.Popen(argv, cwd=config.base_dir, stdout=log, stderr=subprocess.STDOUT)
+    with open(log_path, "ab") as log, process_group(
+            argv, cwd=config.base_dir, stdout=log, stderr=subprocess.STDOUT) as process:
         while True:
             code = process.poll()
             step = iterations_run(work_dir, config.max_iterations) or 0

@@ -3,7 +3,8 @@ it records its argv and writes the files the real program writes, copied from th
 mert-moses.pl run in shared/data/bible-en-fr (tuning/, eval/), never invented.
 
 Settings come from fake.json at the fake Moses root: {"fixtures": DIR, "stop_after": N|null,
-"converge_after": N|null}. The fixture's run was stopped by hand after iteration 11; the
+"converge_after": N|null, "hang_after": N|null}; hang_after: after iteration N it decodes
+forever, in a child as the real script runs `sh -c moses ...`, and says so in hanging.json. The fixture's run was stopped by hand after iteration 11; the
 stand-in ends there (or at converge_after) as a converged run ends, and at
 --maximum-iterations as the real script does, printing the real script's messages. After its
 loop it does what the real script does: copy init.opt and mert.log to run<run>.*, and mark
@@ -19,6 +20,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -85,6 +87,8 @@ def mert_moses() -> int:
         shutil.copyfile(tuning / f"run{run}.weights.txt", "weights.txt")
         Path("finished_step.txt").write_text(f"{run}\n")
         print(f"run {run} end", flush=True)
+        if SETTINGS.get("hang_after") == run:
+            hang()
         if SETTINGS.get("stop_after") == run:
             print("Killed", file=sys.stderr)
             return 137
@@ -104,6 +108,14 @@ def mert_moses() -> int:
     Path("finished_step.txt").write_text(f"{run}\n")
     print("Training finished", flush=True)
     return 0
+
+
+def hang() -> None:
+    """A decoder that never ends, as a child; the pids go to hanging.json (written whole)."""
+    decoder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    Path("hanging.tmp").write_text(json.dumps({"script": os.getpid(), "decoder": decoder.pid}))
+    os.replace("hanging.tmp", "hanging.json")
+    decoder.wait()
 
 
 def create_config(original: Path, out_path: Path, best: list, run: int, bleu: str,
