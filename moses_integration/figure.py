@@ -18,7 +18,7 @@ from .evaluation import EvalResult
 from .phrase_table import sample_scores
 
 __all__ = ["DIRECT_PROB_COLUMN", "INVERSE_PROB_COLUMN", "ScoresFigure", "plot_rnn_vs_table",
-           "plot_mert_curves", "spearman"]
+           "mert_curves_figure", "plot_mert_curves", "spearman"]
 
 DIRECT_PROB_COLUMN = 2  # φ(e|f) = p(target | source): third of the four standard scores
 INVERSE_PROB_COLUMN = 0  # φ(f|e) = p(source | target): the first
@@ -95,9 +95,10 @@ _END_MARKERS = {"convergence": ("o", "converged"), "max-iterations": ("X", "stop
                 "unknown": ("s", "stop reason unknown")}
 
 
-def plot_mert_curves(results: Mapping[str, Sequence[EvalResult]], out_path: Path) -> Path:
+def mert_curves_figure(results: Mapping[str, Sequence[EvalResult]]):
     """Dev BLEU of each MERT iteration's 1-best output: a panel per replicate, a line per
-    system, the last point marking why MERT stopped. Writes a PNG."""
+    system, the last point marking why MERT stopped; the legend hangs below the panels, in as
+    many columns as their width holds (6 systems on one panel overflowed a 4-column legend)."""
     plt = _pyplot()
     replicates = max((len(runs) for runs in results.values()), default=0)
     columns = min(replicates, 3) or 1
@@ -127,10 +128,18 @@ def plot_mert_curves(results: Mapping[str, Sequence[EvalResult]], out_path: Path
     for marker, meaning in _END_MARKERS.values():
         handles.append(plt.Line2D([], [], marker=marker, color="gray", linestyle="none"))
         labels.append(meaning)
-    fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 4), fontsize="small",
-               frameon=False)
-    fig.tight_layout(rect=(0, 0.06 + 0.03 * math.ceil(len(labels) / 4), 1, 1))
+    fig.tight_layout()
+    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0),
+               ncol=min(len(labels), 2 * columns), fontsize="small", frameon=False)
+    return fig
+
+
+def plot_mert_curves(results: Mapping[str, Sequence[EvalResult]], out_path: Path) -> Path:
+    """Writes mert_curves_figure as a PNG, its canvas grown to hold the legend below; atomically,
+    replacing the previous run's curves."""
+    from rescorer.figures import save_figure
+
+    fig = mert_curves_figure(results)
     out_path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out_path)
-    plt.close(fig)
+    save_figure(fig, out_path, dpi=fig.dpi, force=True, bbox_inches="tight")
     return out_path

@@ -41,12 +41,12 @@ def check_figure_path(path: Path) -> str:
     return suffix
 
 
-def save_figure(fig, path: Path, dpi: int, force: bool = False) -> None:
+def save_figure(fig, path: Path, dpi: int, force: bool = False, **savefig_options) -> None:
     """Render `fig` in memory, then write it whole or not at all; the figure is closed."""
     plt = pyplot()
     buffer = io.BytesIO()
     try:
-        fig.savefig(buffer, format=check_figure_path(path), dpi=dpi)
+        fig.savefig(buffer, format=check_figure_path(path), dpi=dpi, **savefig_options)
     finally:
         plt.close(fig)
     with AtomicOutput(path, force=force) as out:
