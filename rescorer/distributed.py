@@ -19,6 +19,7 @@ import contextlib
 import datetime
 import os
 import pickle
+import re
 import sys
 import time
 from dataclasses import dataclass, field
@@ -90,8 +91,10 @@ class Ranks:
             work.wait()
         except RuntimeError as error:  # a peer closed its connection: it died
             first = str(error).splitlines()[0] if str(error) else type(error).__name__
-            raise RescorerError(f"{self.describe()}: lost the other ranks while {what} ({first})") \
-                from None
+            reason = re.sub(r"^\[[^\]]*\]\s*", "", first).split(". ")[0]  # gloo's, without its source line
+            lost = RescorerError(f"{self.describe()}: another rank died while {what} ({reason})")
+            lost.agreed = True  # nobody is left to tell
+            raise lost from None
         return True
 
     def _exchange(self, failure: Optional[str], value: Any, what: str, limit_s: float) -> Optional[list]:
@@ -116,9 +119,11 @@ class Ranks:
                 for buffer, size in zip(buffers, sizes)]
 
     def _timed_out(self, what: str) -> RescorerError:
-        return RescorerError(f"{self.describe()}: no answer from the other ranks for "
-                             f"{self.timeout_s:g} s while {what} (a rank died or hangs; raise "
-                             f"--rank-timeout if one is only slow)")
+        error = RescorerError(f"{self.describe()}: no answer from the other ranks for "
+                              f"{self.timeout_s:g} s while {what} (a rank died or hangs; raise "
+                              f"--rank-timeout if one is only slow)")
+        error.agreed = True  # the others may be gone
+        return error
 
     def all_gather_objects(self, value: Any, what: str = "exchanging results") -> list:
         """Every rank's `value` (picklable), in rank order; a failure elsewhere is raised here."""

@@ -238,7 +238,7 @@ class UnitWriter:
         self.data.open()
         self.rejects.open()
 
-    def finish(self, record: dict) -> None:
+    def finish(self, record: dict, before_record=lambda: None) -> None:
         """Make the unit durable, then its record (counts, and the data file's size)."""
         try:
             self.data.finish()
@@ -249,6 +249,7 @@ class UnitWriter:
         self.data.commit()
         self.rejects.commit()
         record = dict(record, unit=self.unit, bytes=self.journal.data_path(self.unit).stat().st_size)
+        before_record()
         _write_json(self.journal.record_path(self.unit), record)
 
     def discard(self) -> None:

@@ -12,6 +12,7 @@ number of ranks) into the run's summary.
 from __future__ import annotations
 
 import os
+import signal
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
@@ -174,9 +175,22 @@ def _write(journal: UnitJournal, writers: dict, chunk: UnitChunk, lines, record:
         unit_writer = writers[chunk.unit] = UnitWriter(journal, chunk.unit)
     unit_writer.data.write_lines(lines)
     unit_writer.rejects.write_lines(chunk.rejected)
+    _injected_fault("mid-unit", chunk.unit)
     if record is not None:
         del writers[chunk.unit]
-        unit_writer.finish(record)
+        unit_writer.finish(record, before_record=lambda: _injected_fault("before-record", chunk.unit))
+        _injected_fault("after-record", chunk.unit)
+
+
+def _injected_fault(point: str, unit: int) -> None:
+    """Test hook: RESCORE_FAULT=POINT:UNIT[:RANK] kills this process with SIGKILL (as a power
+    cut or the OOM killer would; RESCORE_FAULT_SIGNAL=SIGTERM sends that instead) at that
+    point of that unit: mid-unit (its first lines are written), before-record (its data is
+    durable, its record not) or after-record."""
+    spec = os.environ.get("RESCORE_FAULT")
+    if spec and spec.split(":")[:2] == [point, str(unit)] and \
+            spec.split(":")[2:] in ([], [os.environ.get("RANK", "0")]):
+        os.kill(os.getpid(), signal.Signals[os.environ.get("RESCORE_FAULT_SIGNAL", "SIGKILL")])
 
 
 def _assemble(journal: UnitJournal, units: TableUnits, table_path: Path, output_path: Path, force: bool,
