@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Optional, TypeVar
 
 from rescorer.errors import RescorerError
+from rescorer.failures import ending
 
 __all__ = ["Ranks", "SINGLE", "launcher_world", "join", "leave", "DEFAULT_TIMEOUT_S"]
 
@@ -94,6 +95,7 @@ class Ranks:
             reason = re.sub(r"^\[[^\]]*\]\s*", "", first).split(". ")[0]  # gloo's, without its source line
             lost = RescorerError(f"{self.describe()}: another rank died while {what} ({reason})")
             lost.agreed = True  # nobody is left to tell
+            ending()  # torchrun's SIGTERM, on its way, must not cut this short
             raise lost from None
         return True
 
@@ -141,6 +143,7 @@ class Ranks:
         """Tell the other ranks that this one failed, then raise: rank 0 reports the failure,
         the others end quietly. If they do not come to an exchange within FAIL_WAIT_S (busy
         in a long step), this rank reports its own failure, naming itself, and ends."""
+        ending()
         if getattr(failure, "agreed", False) or not self.is_distributed:
             failure.agreed = True
             raise failure

@@ -21,10 +21,11 @@ import os
 import signal
 import sys
 
-__all__ = ["Interrupted", "install_signal_handlers", "reports_errors", "SIGNAL_NAMES"]
+__all__ = ["Interrupted", "install_signal_handlers", "reports_errors", "SIGNAL_NAMES", "ending"]
 
 SIGNAL_NAMES = {signal.SIGINT: "SIGINT", signal.SIGTERM: "SIGTERM"}
 _armed = False  # False while the program starts: an interrupt then just ends it
+_ending = False  # True once the program is ending: later signals are ignored
 
 
 class Interrupted(KeyboardInterrupt):
@@ -43,11 +44,23 @@ class Interrupted(KeyboardInterrupt):
 
 
 def _on_signal(signum: int, frame) -> None:
+    global _ending
     if not _armed:  # still importing: nothing was written yet
         os.write(2, f"rescore: interrupted ({SIGNAL_NAMES[signum]}) while starting; nothing was "
                     f"written\n".encode())
         os._exit(128 + signum)
+    if _ending:  # already on the way out: let the cleanup and its one line finish
+        return
+    _ending = True
     raise Interrupted(signum)
+
+
+def ending() -> None:
+    """The run is failing and cleaning up: later SIGINT/SIGTERM are ignored, so that they cannot
+    cut short the cleanup or the line that says what happened (torchrun sends SIGTERM to every
+    rank as soon as one fails, while the others are reporting it)."""
+    global _ending
+    _ending = True
 
 
 def install_signal_handlers() -> None:

@@ -11,6 +11,7 @@ number of ranks) into the run's summary.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import time
@@ -25,6 +26,7 @@ from rescorer.checkpoint import ModelBundle
 from rescorer.chunk_scoring import check_finite, chunk_lines, encode_chunk, in_background
 from rescorer.distributed import SINGLE, Ranks
 from rescorer.errors import PhraseTableFormatError, RescorerError
+from rescorer.failures import ending
 from rescorer.score_format import MAX_COUNT
 from rescorer.scoring import score_encoded
 from rescorer.table_output import AtomicOutput, check_output_target
@@ -80,10 +82,12 @@ def rescore_in_units(table_path: Path, output_path: Path, bundles: Sequence[Mode
         records = ranks.on_main(lambda: _assemble(journal, units, table_path, output_path, force,
                                                   reject_path), "assembling the output")
     except KeyboardInterrupt as interrupt:
+        ending()
         if ranks.is_main:
             interrupt.note = journal.kept_note() or f"no output was written ({output_path} is as it was)"
         raise
     except RescorerError as error:
+        ending()
         note = journal.kept_note() if ranks.is_main else None
         if note is None:
             raise
@@ -101,9 +105,9 @@ def _score_units(units: TableUnits, journal: UnitJournal, bundles, vocabularies,
     pending = None
     counts: Optional[UnitCounts] = None
     encoded = ((chunk, encode_chunk(chunk.entries, vocabularies)) for chunk in units.chunks(chunk_size))
-    with ThreadPoolExecutor(max_workers=1) as writer:
+    with ThreadPoolExecutor(max_workers=1) as writer, contextlib.closing(in_background(encoded)) as chunks:
         try:
-            for chunk, encoding in in_background(encoded):
+            for chunk, encoding in chunks:
                 if counts is None:
                     counts = UnitCounts(run, logp_sums=[0.0] * len(bundles),
                                         unknown_src=[0] * len(vocabularies),
