@@ -171,9 +171,13 @@ class UnitJournal:
             self.remove()
             try:
                 self.directory.mkdir()
+                _write_json(journal, now)
             except OSError as error:
+                self.remove()
                 raise RescorerError(f"{self.directory}: cannot create it ({error.strerror})") from None
-            _write_json(journal, now)
+            except RescorerError:
+                self.remove()
+                raise
             return {}
         try:
             recorded = json.loads(journal.read_text())
