@@ -14,7 +14,6 @@ Choices a caller must know:
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import math
 import sys
@@ -213,85 +212,6 @@ class PhraseTableReader:
             raise PhraseTableFormatError(
                 f"{name}: no good line in the phrase table (all {line_no} lines rejected{where})"
             )
-
-    # ---- unit by unit (rescorer.table_units): parse some lines, pass over others -----------
-    def parse_lines(self, limit: int, rejected: Optional[list] = None) -> list[PhraseEntry]:
-        """The entries of up to `limit` more lines; bad lines are appended to `rejected`, or
-        raise PhraseTableFormatError without it. Fewer than `limit` lines means the end."""
-        entries = []
-        name, line_no = self.name, self.lines_read
-        with self._read_errors():
-            for line in itertools.islice(self._lines, limit):
-                line_no += 1
-                self.lines_read = line_no
-                raw = line[:-1] if line[-1:] == b"\n" else line
-                try:
-                    entry = parse_line(raw, line_no, self.num_scores)
-                except _BadLine as exc:
-                    if rejected is None:
-                        raise PhraseTableFormatError(f"{name}:{line_no}: {exc}") from None
-                    rejected.append(raw)
-                    self.lines_rejected += 1
-                    continue
-                if self.num_scores is None:
-                    self.num_scores = entry.num_scores
-                entries.append(entry)
-        return entries
-
-    def skip_lines(self, limit: int) -> int:
-        """Pass over up to `limit` lines without parsing them (another rank scores them) and
-        return how many there were; only newlines are counted, a decompressed block at a time.
-        Until the first good line is found, lines are parsed to learn its number of scores,
-        which every later line must have, whichever rank reads it."""
-        done = 0
-        with self._read_errors():
-            while self.num_scores is None and done < limit:
-                line = self._lines.readline()
-                if not line:
-                    return done
-                done += 1
-                self.lines_read += 1
-                try:
-                    self.num_scores = parse_line(line.rstrip(b"\n"), self.lines_read, None).num_scores
-                except _BadLine:
-                    pass
-            mid_line = False  # the bytes passed over end inside a line
-            while done < limit:
-                block = self._lines.peek(BUFFER_SIZE)
-                if not block:
-                    if mid_line:  # a last line without its newline
-                        done, self.lines_read = done + 1, self.lines_read + 1
-                    break
-                wanted = limit - done
-                newlines = block.count(b"\n")
-                if newlines < wanted or (newlines == wanted and block[-1:] == b"\n"):
-                    self._lines.read(len(block))
-                    done, self.lines_read = done + newlines, self.lines_read + newlines
-                    mid_line = block[-1:] != b"\n"
-                    continue
-                end = -1
-                for _ in range(wanted):
-                    end = block.index(b"\n", end + 1)
-                self._lines.read(end + 1)
-                done, self.lines_read = limit, self.lines_read + wanted
-        return done
-
-    def finish_reading(self) -> None:
-        """After the last line: warn about trailing garbage, once the whole table was read."""
-        if self._decompressed is not None:
-            self._decompressed.warn_trailing_garbage(self.lines_read)
-
-    @contextlib.contextmanager
-    def _read_errors(self) -> Iterator[None]:
-        """Damage or a read error while reading, as one line naming the last line read."""
-        try:
-            yield
-        except CompressedStreamError as exc:
-            raise PhraseTableFormatError(f"{self.name}: {exc.kind} stream is {exc.reason.split(' (')[0]} "
-                                         f"after line {self.lines_read}{_detail(exc.reason)}") from None
-        except OSError as exc:
-            raise RescorerError(f"{self.name}: cannot read the phrase table after line "
-                                f"{self.lines_read} ({exc.strerror or exc})") from None
 
     def close(self, failed: bool = True) -> None:
         """Close the input (never stdin itself); a reject file of its own is kept only if not failed."""

@@ -20,7 +20,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Optional, Sequence
 
-import numpy as np
 
 from rescorer.checkpoint import ModelBundle
 from rescorer.chunk_scoring import check_finite, chunk_lines, encode_chunk, in_background
