@@ -104,7 +104,8 @@ def reports_errors(command):
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise
         except KeyboardInterrupt as error:
-            click.echo(_interrupt_line(error), err=True)
+            if os.environ.get("RANK", "0") == "0":  # under torchrun, rank 0 says it for all
+                click.echo(_interrupt_line(error), err=True)
             sys.exit(getattr(error, "exit_status", 130))
         except BrokenPipeError:
             # Nothing more can reach the reader; keep Python from complaining at exit.
