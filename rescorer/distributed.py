@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Optional, TypeVar
 
 from rescorer.errors import RescorerError
-from rescorer.failures import ending
+from rescorer.failures import ending, one_line
 
 __all__ = ["Ranks", "SINGLE", "launcher_world", "join", "leave", "DEFAULT_TIMEOUT_S"]
 
@@ -147,7 +147,9 @@ class Ranks:
         if getattr(failure, "agreed", False) or not self.is_distributed:
             failure.agreed = True
             raise failure
-        message = str(failure) or type(failure).__name__
+        message = one_line(failure) if isinstance(failure, Exception) else type(failure).__name__
+        if not isinstance(failure, RescorerError):  # may concern this rank alone (its GPU's memory)
+            message = f"{self.describe()}: {message}"
         if self._exchange(message, None, what, min(self.timeout_s, FAIL_WAIT_S)) is None:
             failure.agreed = True
             if not self.is_main and isinstance(failure, RescorerError):

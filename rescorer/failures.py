@@ -21,7 +21,7 @@ import os
 import signal
 import sys
 
-__all__ = ["Interrupted", "install_signal_handlers", "reports_errors", "SIGNAL_NAMES", "ending"]
+__all__ = ["Interrupted", "install_signal_handlers", "reports_errors", "SIGNAL_NAMES", "ending", "one_line"]
 
 SIGNAL_NAMES = {signal.SIGINT: "SIGINT", signal.SIGTERM: "SIGTERM"}
 _armed = False  # False while the program starts: an interrupt then just ends it
@@ -116,21 +116,25 @@ def reports_errors(command):
                 pass
             sys.exit(141)
         except Exception as error:
-            from rescorer.errors import RescorerError
-
-            if isinstance(error, RescorerError):
-                raise click.ClickException(str(error)) from None
-            if isinstance(error, OSError):
-                raise click.ClickException(_os_error_line(error)) from None
-            if isinstance(error, MemoryError) or type(error).__name__ == "OutOfMemoryError":
-                raise click.ClickException(
-                    "out of memory: lower --token-budget or --chunk-size (scoring) or --batch-size "
-                    "(training)") from None
-            if os.environ.get("RESCORE_TRACEBACK"):
+            line = one_line(error)
+            if os.environ.get("RESCORE_TRACEBACK") and line.startswith("internal error"):
                 raise
-            first = str(error).splitlines()[0] if str(error) else ""
-            raise click.ClickException(
-                f"internal error {type(error).__name__}: {first} (a bug in rescore: please report "
-                f"it with the traceback that RESCORE_TRACEBACK=1 prints)") from None
+            raise click.ClickException(line) from None
 
     return wrapper
+
+
+def one_line(error: Exception) -> str:
+    """The one line that reports `error` (see the module docstring)."""
+    from rescorer.errors import RescorerError
+
+    if isinstance(error, RescorerError):
+        return str(error)
+    if isinstance(error, OSError):
+        return _os_error_line(error)
+    if isinstance(error, MemoryError) or type(error).__name__ == "OutOfMemoryError":
+        return ("out of memory: lower --token-budget or --chunk-size (scoring) or --batch-size "
+                "(training)")
+    first = str(error).splitlines()[0] if str(error) else ""
+    return (f"internal error {type(error).__name__}: {first} (a bug in rescore: please report "
+            f"it with the traceback that RESCORE_TRACEBACK=1 prints)")
