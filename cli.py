@@ -212,7 +212,7 @@ def run_command(reporter: Reporter, phrase_table: Path, output: Optional[Path],
     reads = [("phrase table", phrase_table), *(("model", None if training else path) for path in model_paths),
              ("source corpus", options["src_corpus"]), ("target corpus", options["tgt_corpus"])]
     explicit = explicit_options()
-    with job_ranks(reporter, options["device"], options.pop("rank_timeout")) as ranks, \
+    with job_ranks(reporter, options["device"], options.pop("rank_timeout"), training) as ranks, \
             ranks.main_only(RunPaths(reads, writes, force=options["force"]), "checking the paths"):
         check_partial_output(ranks, output, options["resume"], options["force"])
         if training:
@@ -281,7 +281,7 @@ def score_command(reporter: Reporter, phrase_table: Path, model_paths: tuple,
 
     output = output or default_output(phrase_table)
     reads = [("phrase table", phrase_table), *(("model", path) for path in model_paths)]
-    with job_ranks(reporter, options["device"], options.pop("rank_timeout")) as ranks, \
+    with job_ranks(reporter, options["device"], options.pop("rank_timeout"), training=False) as ranks, \
             ranks.main_only(RunPaths(reads, output_targets(output, options["reject_path"]),
                                      force=options["force"]), "checking the paths"):
         check_partial_output(ranks, output, options["resume"], options["force"])
@@ -329,13 +329,13 @@ def require_rereadable(phrase_table: Path) -> None:
 
 
 @contextmanager
-def job_ranks(reporter: Reporter, device: str, rank_timeout: float):
+def job_ranks(reporter: Reporter, device: str, rank_timeout: float, training: bool = True):
     """This process's place in a torchrun job (a world of one without torchrun). Only rank 0
     reports; a failure on any rank fails them all, reported once by rank 0."""
     from rescorer.device import resolve_device
     from rescorer.distributed import join, leave
 
-    ranks = join(resolve_device(device).type, rank_timeout)
+    ranks = join(resolve_device(device).type, rank_timeout, gradients=training)
     if not ranks.is_main:
         reporter.quiet = True
         logging.getLogger().setLevel(logging.ERROR)

@@ -1,7 +1,7 @@
 """How should each rank find its units in a gzipped table? Measures, on one core, in one run:
 
 - parse:   rescorer's reader parsing every line (what a rank pays for the lines it scores);
-- skip:    `PhraseTableReader.skip_lines` over the whole table: decompress and count newlines
+- skip:    `UnitReader.skip_lines` over the whole table: decompress and count newlines
            (what every rank pays, today, to pass over the other ranks' units), isal and zlib;
 - index:   indexed_gzip (random access through a zran index): one pass to build the index
            (every point's 32 KiB window), then a seek to a unit in the middle and reading it;
@@ -15,7 +15,7 @@ Then, from those rates, the time one rank of W spends reading a table of N lines
 indexed_gzip and rapidgzip are not dependencies of rescorer: install them to measure them
 (pip install indexed_gzip rapidgzip); the parts they need are skipped without them.
 
-    OMP_NUM_THREADS=1 python3 benchmarks/reader_sharding.py [--table PATH] [--rounds 3]
+    OMP_NUM_THREADS=1 python3 benchmarks/reader_sharding.py [--table PATH] [--lines 500000] [--rounds 3]
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 
 from rescorer import gzip_io  # noqa: E402
 from rescorer.phrase_table import PhraseTableReader  # noqa: E402
+from rescorer.table_units import UnitReader  # noqa: E402
 
 DEFAULT_TABLE = REPO.parent / "shared" / "data" / "bible-en-fr" / "model" / "phrase-table.gz"
 UNIT_LINES = 200_000
@@ -53,7 +54,7 @@ def parse_all(path: Path) -> int:
 
 
 def skip_all(path: Path) -> int:
-    with PhraseTableReader(path) as reader:
+    with UnitReader(path) as reader:
         return reader.skip_lines(1 << 62)
 
 
@@ -140,9 +141,9 @@ def measure(path: Path, rounds: int) -> dict:
         parts["rapidgzip, 2 threads"] = lambda: rapidgzip_count(path, 2)
     except ImportError:
         extra["rapidgzip"] = "not installed"
-    work = Path(tempfile.mkdtemp(prefix="reader-sharding-"))
-    parts["pipeline (stand-in model)"] = lambda: pipeline(path, work)
-    parts["assemble the units (gzip bytes)"] = lambda: assemble(work)
+    scratch = Path(tempfile.mkdtemp(prefix="reader-sharding-"))
+    parts["pipeline (stand-in model)"] = lambda: pipeline(path, scratch)
+    parts["assemble the units (gzip bytes)"] = lambda: assemble(scratch)
     seconds = {name: [] for name in parts}
     results = {}
     for _ in range(rounds):
@@ -158,7 +159,7 @@ def measure(path: Path, rounds: int) -> dict:
     table["assemble the units (gzip bytes)"] = {"seconds": statistics.median(seconds["assemble the units (gzip bytes)"]),
                                                  "gzip_mb_per_s": copied / statistics.median(
                                                      seconds["assemble the units (gzip bytes)"]) / 1e6}
-    shutil.rmtree(work, ignore_errors=True)
+    shutil.rmtree(scratch, ignore_errors=True)
     if "index build (1 MiB spacing)" in results:
         index = results["index build (1 MiB spacing)"]
         seeks = [timed(lambda: indexed_gzip_seek(path, index, uncompressed // 2, UNIT_LINES))[0]
@@ -187,11 +188,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--table", type=Path, default=DEFAULT_TABLE)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--lines", type=int, default=500_000,
+                        help="Measure on every k-th line of the table, this many (0: the whole table).")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--model-pairs-per-s", type=float, default=2.08e6,
                         help="A GPU's model-only rate for the estimate [default: the paper model's "
                              "190 MFLOP/pair at 40%% of an H100's 989 TFLOP/s bf16]")
     args = parser.parse_args()
+    if args.lines:
+        from ranks import table_slice
+
+        results = REPO / "benchmarks" / "results"
+        results.mkdir(parents=True, exist_ok=True)
+        args.table = table_slice(args.table, args.lines, results)
     result = measure(args.table, args.rounds)
     print(f"{args.table.name}: {result['lines']:,} lines, {result['compressed_bytes'] / 1e6:.1f} MB "
           f"gzipped, {result['uncompressed_bytes'] / 1e6:.1f} MB of text; medians of {args.rounds} "

@@ -221,8 +221,13 @@ class Ranks:
 SINGLE = Ranks()
 
 
-def join(device_type: str, timeout_s: float = DEFAULT_TIMEOUT_S) -> Ranks:
-    """This process's Ranks: SINGLE without a launcher, else a member of the started group."""
+def join(device_type: str, timeout_s: float = DEFAULT_TIMEOUT_S, gradients: bool = True) -> Ranks:
+    """This process's Ranks: SINGLE without a launcher, else a member of the started group.
+
+    Training (`gradients`) on CUDA all-reduces through NCCL, which takes one rank per GPU.
+    Scoring exchanges only small messages (gloo), so several ranks may share a GPU: each brings
+    its own CPU-side pipeline (parse, encode, format, compress), which a GPU otherwise waits on.
+    """
     world = launcher_world()
     if world is None or world[1] == 1:
         return SINGLE
@@ -231,12 +236,13 @@ def join(device_type: str, timeout_s: float = DEFAULT_TIMEOUT_S) -> Ranks:
     import torch.distributed as dist
 
     timeout = datetime.timedelta(seconds=timeout_s)
-    backend = "nccl" if device_type == "cuda" else "gloo"
+    backend = "nccl" if device_type == "cuda" and gradients else "gloo"
     if device_type == "cuda":
-        if local_rank >= torch.cuda.device_count():
-            raise RescorerError(f"LOCAL_RANK={local_rank} but this node has "
-                                f"{torch.cuda.device_count()} CUDA devices (one rank per GPU)")
-        torch.cuda.set_device(local_rank)
+        devices = torch.cuda.device_count()
+        if gradients and local_rank >= devices:
+            raise RescorerError(f"LOCAL_RANK={local_rank} but this node has {devices} CUDA devices: "
+                                f"training takes one rank per GPU (--nproc-per-node {devices})")
+        torch.cuda.set_device(local_rank % devices)
     try:
         if not dist.is_initialized():
             dist.init_process_group(backend, timeout=timeout)
@@ -258,9 +264,10 @@ def leave(ranks: Ranks) -> None:
 
 
 def rank_device(ranks: Ranks, device):
-    """The device of this rank: its own GPU (cuda:LOCAL_RANK) on CUDA, else `device`."""
+    """The device of this rank: on CUDA, the GPU of its LOCAL_RANK (modulo the node's GPUs when
+    several scoring ranks share one), else `device`."""
     import torch
 
     if ranks.is_distributed and device.type == "cuda":
-        return torch.device("cuda", ranks.local_rank)
+        return torch.device("cuda", ranks.local_rank % torch.cuda.device_count())
     return device
