@@ -57,7 +57,7 @@ def run(command: list, env: dict) -> float:
 def one_and_two(table: Path, model: Path, unit_lines: int, work: Path) -> tuple[float, float]:
     """Wall seconds of one rank and of two ranks on the same table, and a check of equality."""
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO)}
-    score = ["score", str(table), "--model", str(model), "--unit-lines", str(unit_lines), "--force", "-q"]
+    score = ["-q", "score", str(table), "--model", str(model), "--unit-lines", str(unit_lines), "--force"]
     one = run([sys.executable, "-m", "rescorer", *score, "-o", str(work / "one.gz")], env)
     two = run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node=2",
                "-m", "rescorer", *score, "-o", str(work / "two.gz")], env)
