@@ -114,6 +114,14 @@ def evaluate_perplexity(model: torch.nn.Module, cache: PairCache, indices: np.nd
     """exp(mean negative log-likelihood per target token, end of sequence included)."""
     if len(indices) == 0:
         return math.nan
+    total_logp, total_tokens = log_likelihood(model, cache, indices, device, precision, token_budget)
+    return math.exp(-total_logp / total_tokens)
+
+
+def log_likelihood(model: torch.nn.Module, cache: PairCache, indices: np.ndarray,
+                   device: torch.device, precision: str, token_budget: int = 6000) -> tuple[float, int]:
+    """(sum of log p over the pairs, their target tokens, end of sequence included): the terms
+    of the perplexity, which ranks holding a share of the pairs add up."""
     was_training = model.training
     model.eval()
     total_logp, total_tokens = 0.0, 0
@@ -123,7 +131,7 @@ def evaluate_perplexity(model: torch.nn.Module, cache: PairCache, indices: np.nd
             total_logp += float(model(*batch_tensors(cache, indices[batch], device)).sum())
             total_tokens += int(tgt_lengths[batch].sum()) + len(batch)
     model.train(was_training)
-    return math.exp(-total_logp / total_tokens)
+    return total_logp, total_tokens
 
 
 def unigram_perplexity(cache: PairCache, split: PairSplit, vocab_size: int) -> float:
@@ -190,8 +198,16 @@ class Trainer:
         self.state.train_tokens += int(tensors[3].sum()) + len(indices)
         return loss.item()
 
+    def validation_perplexity(self) -> float:
+        return evaluate_perplexity(self.model, self.cache, self.split.valid, self.device, self.precision)
+
+    def out_of_time(self, started: float) -> bool:
+        """Whether --max-time is reached (`started`: the clock's reading when training began)."""
+        return (self.settings.max_seconds is not None
+                and time.perf_counter() - started >= self.settings.max_seconds)
+
     def validate(self) -> float:
-        ppl = evaluate_perplexity(self.model, self.cache, self.split.valid, self.device, self.precision)
+        ppl = self.validation_perplexity()
         if ppl < self.state.best_valid_ppl:
             self.state.best_valid_ppl, self.state.best_update = ppl, self.state.updates
             self.state.bad_validations = 0
@@ -215,7 +231,7 @@ class Trainer:
             if state.updates >= state.update_limit:
                 state.stopped_because = f"reached {bound}"
                 break
-            if settings.max_seconds is not None and time.perf_counter() - started >= settings.max_seconds:
+            if self.out_of_time(started):
                 state.stopped_because = f"reached the {settings.max_seconds:g} s time limit"
                 break
             loss = self.step()
