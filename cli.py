@@ -4,6 +4,7 @@
     rescore train PHRASE_TABLE -o MODEL             the first half
     rescore score PHRASE_TABLE --model MODEL        the second half
     rescore moses ...                               MERT, ablations, n-best rescoring
+    rescore top-targets | generate | plot-...       the paper's analysis (rescorer.*_commands)
 
 This module only parses options, calls the library and reports; errors of the library become
 one-line messages with exit status 1 (2 for bad usage).
@@ -24,6 +25,7 @@ if __name__ == "__main__" or os.path.basename(sys.argv[0]) == "rescore":
 
 import logging  # noqa: E402
 import time  # noqa: E402
+from contextlib import contextmanager  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Optional  # noqa: E402
 
@@ -82,6 +84,10 @@ def device_options(command):
                            show_default=True,
                            help="auto: bf16 autocast on CUDA, fp32 on the CPU. int8 (scoring on the CPU, "
                                 "needs torchao): int8 weights and activations; training stays fp32.")(command)
+    command = click.option("--rank-timeout", type=click.FloatRange(min=0, min_open=True), default=3600,
+                           show_default=True,
+                           help="Under torchrun: seconds a rank waits for the others before the job "
+                                "fails.")(command)
     return command
 
 
@@ -99,7 +105,12 @@ def train_options(command):
                      help="[default: 1.0 for Adadelta, 1e-3 for Adam]"),
         click.option("--clip-norm", type=click.FloatRange(min=0, min_open=True), default=1.0,
                      show_default=True, help="Gradient norm clipping."),
-        click.option("--max-updates", type=click.IntRange(1), default=3000, show_default=True),
+        click.option("--max-updates", type=click.IntRange(1), default=None,
+                     help="Stop after this many updates (also bounded by --max-epochs)."),
+        click.option("--max-epochs", type=click.FloatRange(min=0, min_open=True), default=10.0,
+                     show_default=True,
+                     help="Bound on passes over the training pairs; early stopping usually ends "
+                          "training before it."),
         click.option("--max-time", type=click.FloatRange(min=0, min_open=True), default=None,
                      help="Stop training after this many seconds."),
         click.option("--valid-pairs", type=click.IntRange(1), default=2000, show_default=True,
@@ -109,7 +120,9 @@ def train_options(command):
                      help="Validations without improvement before stopping early."),
         click.option("--checkpoint-every", type=click.IntRange(1), default=1000, show_default=True),
         click.option("--seed", type=int, default=1, show_default=True),
-        click.option("--resume", is_flag=True, help="Continue from MODEL.checkpoint."),
+        click.option("--resume", is_flag=True,
+                     help="Continue from MODEL.checkpoint (and, when scoring, from the units an "
+                          "interrupted run finished)."),
         click.option("--cache-dir", type=click.Path(path_type=Path, file_okay=False),
                      help="Where the encoded pairs go [default: MODEL.cache]."),
     ]
@@ -137,6 +150,9 @@ def score_options(command):
                      help="Lines read, sorted and scored together."),
         click.option("--token-budget", type=click.IntRange(1), default=None,
                      help="Padded tokens per scoring batch [default: 6000 on the CPU, 131072 on CUDA]."),
+        click.option("--unit-lines", type=click.IntRange(1), default=200_000, show_default=True,
+                     help="Lines per unit of work: a killed run redoes at most one unit (per rank) "
+                          "under --resume; torchrun ranks share the units."),
     ]
     for option in reversed(options):
         command = option(command)
@@ -202,12 +218,16 @@ def run_command(reporter: Reporter, phrase_table: Path, output: Optional[Path],
         writes += training_targets(model_paths[0], options["cache_dir"], options["resume"])
     reads = [("phrase table", phrase_table), *(("model", None if training else path) for path in model_paths),
              ("source corpus", options["src_corpus"]), ("target corpus", options["tgt_corpus"])]
-    with RunPaths(reads, writes, force=options["force"]):
+    explicit = explicit_options()
+    with job_ranks(reporter, options["device"], options.pop("rank_timeout"), training) as ranks, \
+            ranks.main_only(RunPaths(reads, writes, force=options["force"]), "checking the paths"):
+        check_partial_output(ranks, output, options["resume"], options["force"])
         if training:
-            train_job(reporter, phrase_table, model_paths[0], pick(options, TRAIN_KEYS),
-                      explicit_options(), reject=SKIP_BAD_LINES if options["reject_path"] else None)
+            train_job(reporter, phrase_table, model_paths[0], pick(options, TRAIN_KEYS), explicit,
+                      reject=SKIP_BAD_LINES if options["reject_path"] else None, ranks=ranks)
         try:
-            score_job(reporter, phrase_table, output, list(model_paths), **pick(options, SCORE_KEYS))
+            score_job(reporter, phrase_table, output, list(model_paths), ranks=ranks,
+                      **pick(options, SCORE_KEYS))
         except KeyboardInterrupt as interrupt:
             if training:
                 interrupt.note = (f"the model {model_paths[0]} is saved; {getattr(interrupt, 'note', '')}"
@@ -240,10 +260,13 @@ def train_command(reporter: Reporter, phrase_table: Path, model_path: Path, reje
                                                                    options["resume"])
     reads = [("phrase table", phrase_table), ("source corpus", options["src_corpus"]),
              ("target corpus", options["tgt_corpus"])]
-    with RunPaths(reads, writes, force=force):
-        rejects = AtomicOutput(reject_path, force=force, only_if_written=True) if reject_path else None
+    explicit = explicit_options()
+    with job_ranks(reporter, options["device"], options.pop("rank_timeout")) as ranks, \
+            ranks.main_only(RunPaths(reads, writes, force=force), "checking the paths"):
+        rejects = (AtomicOutput(reject_path, force=force, only_if_written=True)
+                   if reject_path and ranks.is_main else None)
         with committed_together(rejects):
-            train_job(reporter, phrase_table, model_path, options, explicit_options(), reject=rejects)
+            train_job(reporter, phrase_table, model_path, options, explicit, reject=rejects, ranks=ranks)
         if rejects is not None and rejects.lines_written:
             reporter.say(f"{rejects.lines_written} bad lines rejected to {reject_path}")
 
@@ -254,6 +277,8 @@ def train_command(reporter: Reporter, phrase_table: Path, model_path: Path, reje
               help="Model file; repeat it for one column per model, in the order given.")
 @click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False, allow_dash=True),
               help="Output table ('-' for stdout) [default: NAME.rnn.gz beside the input].")
+@click.option("--resume", is_flag=True,
+              help="Continue an interrupted run from the units it finished (kept in .OUT.partial/).")
 @score_options
 @device_options
 @click.pass_obj
@@ -266,39 +291,19 @@ def score_command(reporter: Reporter, phrase_table: Path, model_paths: tuple,
 
     output = output or default_output(phrase_table)
     reads = [("phrase table", phrase_table), *(("model", path) for path in model_paths)]
-    with RunPaths(reads, output_targets(output, options["reject_path"]), force=options["force"]):
-        score_job(reporter, phrase_table, output, list(model_paths), **options)
-
-
-@main.command("top-targets")
-@click.argument("rescored_table", type=EXISTING)
-@click.option("--sources", type=click.IntRange(1), default=10, show_default=True,
-              help="How many of the most frequent source phrases to show.")
-@click.option("-k", "--top", type=click.IntRange(1), default=5, show_default=True,
-              help="Targets shown per source.")
-@click.option("--column", type=int, default=-1, show_default=True,
-              help="Score column holding the RNN score (0-based; -1 is the last).")
-@click.option("--score-format", type=click.Choice(["prob", "log"]), default="prob", show_default=True)
-@reports_errors
-def top_targets_command(rescored_table: Path, sources: int, top: int, column: int, score_format: str) -> None:
-    """Show the RNN's best-scored targets for the most frequent sources of a rescored table,
-    beside the table's own p(target | source) (the paper's Table 2 check)."""
-    from rescorer.inspection import top_targets
-
-    for group in top_targets(rescored_table, sources, column, score_format == "log"):
-        by_direct = sorted(group.targets, key=lambda target: -target[2])
-        click.echo(f"{group.source}  (c(source)={group.frequency:g}, {len(group.targets)} targets)")
-        click.echo(f"  {'RNN log p':>10}  {'log p_table':>11}  {'table rank':>10}  target")
-        for tgt, rnn, direct in group.targets[:top]:
-            rank = 1 + next(i for i, target in enumerate(by_direct) if target[0] == tgt)
-            click.echo(f"  {rnn:10.3f}  {direct:11.3f}  {rank:10d}  {tgt}")
+    with job_ranks(reporter, options["device"], options.pop("rank_timeout"), training=False) as ranks, \
+            ranks.main_only(RunPaths(reads, output_targets(output, options["reject_path"]),
+                                     force=options["force"]), "checking the paths"):
+        check_partial_output(ranks, output, options["resume"], options["force"])
+        score_job(reporter, phrase_table, output, list(model_paths), ranks=ranks, **options)
 
 
 TRAIN_KEYS = (*MODEL_KEYS, "shortlist_size", "src_corpus", "tgt_corpus", "batch_size", "optimizer",
-              "learning_rate", "clip_norm", "max_updates", "max_time", "valid_pairs", "valid_every",
-              "patience", "checkpoint_every", "seed", "resume", "cache_dir", "device", "precision")
+              "learning_rate", "clip_norm", "max_updates", "max_epochs", "max_time", "valid_pairs",
+              "valid_every", "patience", "checkpoint_every", "seed", "resume", "cache_dir", "device",
+              "precision")
 SCORE_KEYS = ("unk_penalty", "score_format", "reject_path", "force", "chunk_size", "token_budget",
-              "device", "precision")
+              "unit_lines", "resume", "device", "precision")
 
 
 def require_rereadable(phrase_table: Path) -> None:
@@ -308,6 +313,31 @@ def require_rereadable(phrase_table: Path) -> None:
     if is_stream(phrase_table):
         raise click.UsageError(f"{phrase_table}: training reads the table several times: give a "
                                f"regular file, not a pipe or '-' (or score with --model)")
+
+
+@contextmanager
+def job_ranks(reporter: Reporter, device: str, rank_timeout: float, training: bool = True):
+    """This process's place in a torchrun job (a world of one without torchrun). Only rank 0
+    reports; a failure on any rank fails them all, reported once by rank 0."""
+    from rescorer.device import resolve_device
+    from rescorer.distributed import join, leave
+
+    ranks = join(resolve_device(device).type, rank_timeout, gradients=training)
+    if not ranks.is_main:
+        reporter.quiet = True
+        logging.getLogger().setLevel(logging.ERROR)
+    with ranks.together():
+        yield ranks
+    leave(ranks)
+
+
+def check_partial_output(ranks, output: Path, resume: bool, force: bool) -> None:
+    """Before any long work: an interrupted scoring left beside OUT needs --resume or --force."""
+    from rescorer.run_paths import is_stream
+    from rescorer.unit_journal import check_leftover
+
+    if not is_stream(output):
+        ranks.on_main(lambda: check_leftover(output, resume, force), "checking the paths")
 
 
 def explicit_options() -> set:
@@ -331,14 +361,17 @@ def signature(job: str, **settings) -> str:
 
 
 def train_job(reporter: Reporter, phrase_table: Path, model_path: Path, options: dict,
-              explicit: set, reject=None) -> None:
+              explicit: set, reject=None, ranks=None) -> None:
     """Train; under --resume the options left at their defaults are the checkpoint's, and the
     settings line shows what is really used."""
     from rescorer.checkpoint import read_model_file
     from rescorer.device import resolve_device, resolve_precision
+    from rescorer.distributed import SINGLE, rank_device
+    from rescorer.distributed_training import check_batch_size
     from rescorer.preparation import checkpoint_path_for, train_on_table
     from rescorer.resume import merge_resumed_options, recordable_options
     from rescorer.training import TrainSettings
+    from rescorer.training_budget import SpeedProbe, describe_limit
 
     payload = None
     if options["resume"]:
@@ -350,30 +383,48 @@ def train_job(reporter: Reporter, phrase_table: Path, model_path: Path, options:
                                         payload.get("training", {}).get("options", {}))
     o = options
     model_settings = model_settings_from(o)
-    torch_device = resolve_device(o["device"])
+    ranks = ranks or SINGLE
+    if ranks.is_distributed:
+        check_batch_size(o["batch_size"], ranks)
+    torch_device = rank_device(ranks, resolve_device(o["device"]))
     precision = resolve_precision(o["precision"], torch_device)
     if precision == "int8":  # `rescore run --precision int8`: int8 scores a model trained in fp32
         precision = "fp32"
     settings = TrainSettings(batch_size=o["batch_size"], optimizer=o["optimizer"],
                              learning_rate=o["learning_rate"], clip_norm=o["clip_norm"],
-                             max_updates=o["max_updates"], max_seconds=o["max_time"],
+                             max_updates=o["max_updates"], max_epochs=o["max_epochs"],
+                             max_seconds=o["max_time"],
                              valid_pairs=o["valid_pairs"], valid_every=o["valid_every"],
                              patience=o["patience"], checkpoint_every=o["checkpoint_every"],
                              seed=o["seed"])
-    max_updates = o["max_updates"]
     reporter.say(signature("train", **model_settings.describe(), optimizer=o["optimizer"],
                            lr=o["learning_rate"] or ("1.0" if o["optimizer"] == "adadelta" else "0.001"),
-                           batch=o["batch_size"], max_updates=max_updates, seed=o["seed"],
+                           batch=o["batch_size"], max_updates=o["max_updates"] or "-",
+                           max_epochs=o["max_epochs"] or "-", patience=o["patience"], seed=o["seed"],
                            resume="yes" if o["resume"] else "no", device=torch_device.type,
-                           precision=precision))
+                           precision=precision,
+                           **({"ranks": ranks.world_size} if ranks.is_distributed else {})))
     started = time.perf_counter()
     bars = {"lines": reporter.bar(desc="reading table", unit=" lines", unit_scale=True)}
+    probe = [None]  # the SpeedProbe, made at the first update (when the update limit is known)
 
     def on_update(state, ppl):
         if "updates" not in bars:  # reading is over once updates start
             bars["lines"].close()
-            bars["updates"] = reporter.bar(desc="training", total=max_updates, unit=" upd",
+            bars["updates"] = reporter.bar(desc="training", total=state.update_limit, unit=" upd",
                                            initial=state.updates - 1)
+            limit = describe_limit(state.update_limit, o["max_updates"], o["max_epochs"])
+            time_left = None if o["max_time"] is None else max(o["max_time"] - state.seconds, 0.0)
+            probe[0] = SpeedProbe(state.update_limit, limit, o["valid_every"], o["valid_pairs"],
+                                  o["batch_size"], torch_device.type, time_left)
+        estimate = probe[0].update(state.updates)
+        if estimate and not reporter.quiet:
+            from rescorer.progress import LogLineBar
+
+            if isinstance(bars["updates"], LogLineBar):  # whole lines: no bar to clear first
+                reporter.say(estimate)
+            else:
+                bars["updates"].write(estimate, file=sys.stderr)
         bar = bars["updates"]
         bar.n = state.updates
         postfix = {"best_valid_ppl": f"{state.best_valid_ppl:.2f}"}
@@ -388,7 +439,8 @@ def train_job(reporter: Reporter, phrase_table: Path, model_path: Path, options:
             shortlist_size=o["shortlist_size"], src_corpus=o["src_corpus"], tgt_corpus=o["tgt_corpus"],
             device=torch_device, precision=precision, resume=o["resume"], cache_dir=o["cache_dir"],
             progress=bars["lines"].update, on_update=on_update,
-            reject=reject, options=recordable_options(options), checkpoint_payload=payload)
+            reject=reject, options=recordable_options(options), checkpoint_payload=payload,
+            ranks=ranks)
     finally:
         for bar in bars.values():
             bar.close()
@@ -407,14 +459,15 @@ def train_job(reporter: Reporter, phrase_table: Path, model_path: Path, options:
 
 
 def score_job(reporter: Reporter, phrase_table: Path, output: Path, model_paths: list, *,
-              unk_penalty, score_format, reject_path, force, chunk_size, token_budget, device,
-              precision) -> None:
+              unk_penalty, score_format, reject_path, force, chunk_size, token_budget, unit_lines,
+              resume, device, precision, ranks) -> None:
     from rescorer.checkpoint import load_model
     from rescorer.device import resolve_device, resolve_precision
+    from rescorer.distributed import rank_device
     from rescorer.rescoring import rescore_table
     from rescorer.scoring import default_token_budget
 
-    torch_device = resolve_device(device)
+    torch_device = rank_device(ranks, resolve_device(device))
     precision = resolve_precision(precision, torch_device)
     bundles = [load_model(path, torch_device) for path in model_paths]
     if precision == "int8":
@@ -423,27 +476,34 @@ def score_job(reporter: Reporter, phrase_table: Path, output: Path, model_paths:
         for bundle in bundles:
             quantize_int8(bundle.model)
     names = [path.name for path in model_paths]
+    sharded = {"ranks": ranks.world_size} if ranks.is_distributed else {}
     reporter.say(signature("score", model=",".join(f"{name}({bundle.config.arch})"
                                                    for name, bundle in zip(names, bundles)),
                            format=score_format, unk_penalty="yes" if unk_penalty else "no",
                            budget=token_budget or default_token_budget(torch_device),
-                           chunk=chunk_size, device=torch_device.type, precision=precision))
+                           chunk=chunk_size, unit=unit_lines, device=torch_device.type,
+                           precision=precision, resume="yes" if resume else "no", **sharded))
     with reporter.bar(desc="scoring", unit=" lines", unit_scale=True) as bar:
         summary = rescore_table(phrase_table, output, bundles, unk_penalty=unk_penalty,
                                 score_format=score_format, force=force, reject_path=reject_path,
                                 chunk_size=chunk_size, token_budget=token_budget,
-                                precision=precision, progress=bar.update)
+                                precision=precision, progress=bar.update, resume=resume,
+                                unit_lines=unit_lines, ranks=ranks, model_names=names)
     reporter.say(summary.report(names, reject_path, unk_penalty, output))
 
 
 
-def _add_moses_commands() -> None:
+def _add_commands() -> None:
     from moses_integration.commands import moses
+    from rescorer.analysis_commands import TABLE_COMMANDS
+    from rescorer.figure_commands import FIGURE_COMMANDS
 
+    for command in (*TABLE_COMMANDS, *FIGURE_COMMANDS):
+        main.add_command(command)
     main.add_command(moses)
 
 
-_add_moses_commands()
+_add_commands()
 
 if __name__ == "__main__":
     main()

@@ -62,7 +62,8 @@ def train(name: str, args, out_dir: Path) -> Path:
         return model
     command = [sys.executable, str(HERE.parent / "cli.py"), "-q", "train", str(args.table), "-o", str(model),
                "--preset", "small", *SYSTEMS[name], "--max-time", str(args.minutes * 60),
-               "--max-updates", "1000000000", "--patience", "1000000", "--valid-every", str(args.valid_every),
+               "--max-updates", "1000000000", "--max-epochs", "1000000", "--patience", "1000000",
+               "--valid-every", str(args.valid_every),
                "--checkpoint-every", "5000", "--seed", str(args.seed), "--cache-dir", str(out_dir / "pairs.cache"),
                "--device", "cpu"]
     log(f"{name}: training for {args.minutes} min: {' '.join(command[2:])}")

@@ -29,7 +29,7 @@ from typing import Callable, Optional, Sequence
 from .errors import MosesConfigError
 from .evaluation import EvalResult, compare, decode, evaluate_file, read_result, write_result
 from .filtering import FilteredModel, filter_for_test, filtered_ini, system_tables
-from .mert import TuningConfig, check_tuned_weights, read_finished_step, tune
+from .mert import TuningConfig, check_tuned_weights, iterations_run, read_finished_step, tune
 from .mert_history import dev_bleu_curve, read_stop_reason
 from .moses_install import MosesInstall
 from .moses_ini import Feature, MosesIni
@@ -199,7 +199,7 @@ def _check_start_kind(rep_dir: Path, kind: str) -> None:
 def _with_history(result: EvalResult, work_dir: Path, config: AblationConfig) -> EvalResult:
     """Fill in iterations, stop reason and the MERT curve from the working directory."""
     if result.iterations is None:
-        result.iterations = read_finished_step(work_dir) or 0
+        result.iterations = iterations_run(work_dir, config.max_iterations) or 0
     if result.stopped_by is None:
         result.stopped_by = read_stop_reason(work_dir)
     if result.dev_bleu_curve is None:

@@ -63,7 +63,7 @@ def ablation_command(ini_path: Path, rescored_table: Optional[Path], models, new
                      plot: bool, base_dir: Path, moses_dir: Optional[Path], threads: int) -> None:
     """Baseline, +RNN, +WP, +RNN+WP: R tuning replicates each, test scores, results table."""
     from .ablation import AblationConfig, run_ablation
-    from .figure import plot_rnn_vs_direct
+    from .figure import plot_rnn_vs_table
     from .model_scoring import score_table
     from .systems import names_from_models
 
@@ -95,5 +95,5 @@ def ablation_command(ini_path: Path, rescored_table: Optional[Path], models, new
         num_base = ini.phrase_table(feature).int_arg("num-features", ini.origin)
         figure = out_dir / "fig3-rnn-vs-direct.png"
         if not figure.is_file():
-            plot_rnn_vs_direct(rescored_table, num_base, figure)
+            say(plot_rnn_vs_table(rescored_table, num_base, figure).summary())
     click.echo((out_dir / "results.md").read_text(encoding="utf-8"), nl=False)

@@ -230,17 +230,22 @@ def rescore_nbest_command(nbest_path: Path, source_path: Path, model: Path, out_
 
 @moses.command("plot-scores")
 @click.argument("table_path", metavar="RESCORED_TABLE", type=EXISTING)
-@click.option("-o", "--output", "out_path", type=PATH, required=True)
+@click.option("-o", "--output", "out_path", type=PATH, required=True, help="PNG to write.")
 @click.option("--rnn-column", type=click.IntRange(1), default=5, show_default=True,
               help="1-based column of the RNN score.")
 @click.option("--sample-size", type=click.IntRange(1), default=10000, show_default=True)
+@click.option("--seed", type=int, default=1, show_default=True, help="Which pairs are sampled.")
 @click.option("--force/--no-force", default=False, help="Overwrite the output.")
 @_errors_to_click
-def plot_scores(table_path: Path, out_path: Path, rnn_column: int, sample_size: int,
+def plot_scores(table_path: Path, out_path: Path, rnn_column: int, sample_size: int, seed: int,
                 force: bool) -> None:
-    """Scatter the RNN score against φ(e|f) for a sample of pairs (paper Fig. 3)."""
-    from .figure import plot_rnn_vs_direct
+    """Scatter the RNN score against the table's p(f|e) (paper Fig. 3) and p(e|f) for a sample
+    of pairs, with Spearman's rho of each."""
+    from rescorer.figures import check_figure_path
+
+    from .figure import plot_rnn_vs_table
 
     with RunPaths([("rescored table", table_path)], [Target(out_path, "figure")], force=force):
-        plot_rnn_vs_direct(table_path, rnn_column - 1, out_path, sample_size)
-    say(f"wrote {out_path}")
+        check_figure_path(out_path)
+        result = plot_rnn_vs_table(table_path, rnn_column - 1, out_path, sample_size, seed, force)
+    say(f"wrote {out_path}: {result.summary()}")

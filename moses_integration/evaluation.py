@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Optional, Sequence
 
+from .child_process import process_group
 from .errors import MosesRunError, PreflightError
 from .moses_install import MosesInstall
 from .textio import open_binary_read, read_lines
@@ -48,8 +49,8 @@ def decode(moses: MosesInstall, ini_path: Path, src_path: Path, hyp_path: Path,
     hyp_path.parent.mkdir(parents=True, exist_ok=True)
     log_path = log_path or hyp_path.with_name(hyp_path.name + ".log")
     partial = hyp_path.with_name(hyp_path.name + ".partial")
-    with open_binary_read(src_path) as src, open(partial, "wb") as out, open(log_path, "wb") as log:
-        process = subprocess.Popen(argv, cwd=base_dir, stdin=subprocess.PIPE, stdout=out, stderr=log)
+    with open_binary_read(src_path) as src, open(partial, "wb") as out, open(log_path, "wb") as log, \
+            process_group(argv, cwd=base_dir, stdin=subprocess.PIPE, stdout=out, stderr=log) as process:
         assert process.stdin is not None  # Popen with stdin=PIPE always sets it
         try:
             for block in iter(lambda: src.read(1 << 16), b""):

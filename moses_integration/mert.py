@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
+from .child_process import process_group
 from .errors import MosesConfigError, MosesRunError
 from .moses_install import MosesInstall
-from .mert_history import read_stop_reason
+from .mert_history import MERT_DEFAULT_MAX_ITERATIONS, read_stop_reason
 from .moses_ini import MosesIni
 from .textio import is_gzipped, open_binary_read
 
@@ -24,6 +25,7 @@ __all__ = [
     "build_mert_argv",
     "read_iteration_bleu",
     "read_finished_step",
+    "iterations_run",
     "check_tuned_weights",
     "tune",
 ]
@@ -79,6 +81,14 @@ def read_finished_step(work_dir: Path) -> Optional[int]:
     if not text.isdigit():
         raise MosesConfigError(f"{path}:1: expected an iteration number, found {text!r}")
     return int(text)
+
+
+def iterations_run(work_dir: Path, max_iterations: Optional[int]) -> Optional[int]:
+    """How many iterations the run decoded and optimized: finished_step.txt, at most
+    --maximum-iterations. Stopped by the limit, mert-moses.pl leaves its loop at run = max + 1
+    and still marks that run finished (copying mert.log to run<max+1>.mert.log), see its source."""
+    step = read_finished_step(work_dir)
+    return None if step is None else min(step, max_iterations or MERT_DEFAULT_MAX_ITERATIONS)
 
 
 def read_iteration_bleu(work_dir: Path, iteration: int) -> Optional[float]:
@@ -156,7 +166,7 @@ def tune(moses: MosesInstall, config: TuningConfig,
     work_dir = config.work_dir
     final_ini = work_dir / "moses.ini"
     if final_ini.is_file():
-        done = read_finished_step(work_dir) or 0
+        done = iterations_run(work_dir, config.max_iterations) or 0
         logger.info("%s: already tuned, not re-running", work_dir)
         return _result(final_ini, done, config)
     work_dir.mkdir(parents=True, exist_ok=True)
@@ -172,12 +182,12 @@ def tune(moses: MosesInstall, config: TuningConfig,
     argv = build_mert_argv(moses, config, ini_for_run.resolve(), dev_src, dev_ref, resume)
     log_path = work_dir / "mert-moses.log"
     logger.info("running %s", " ".join(argv))
-    reported = finished or 0
-    with open(log_path, "ab") as log:
-        process = subprocess.Popen(argv, cwd=config.base_dir, stdout=log, stderr=subprocess.STDOUT)
+    reported = iterations_run(work_dir, config.max_iterations) or 0
+    with open(log_path, "ab") as log, process_group(
+            argv, cwd=config.base_dir, stdout=log, stderr=subprocess.STDOUT) as process:
         while True:
             code = process.poll()
-            step = read_finished_step(work_dir) or 0
+            step = iterations_run(work_dir, config.max_iterations) or 0
             for iteration in range(reported + 1, step + 1):
                 progress(iteration, read_iteration_bleu(work_dir, iteration))
             reported = max(reported, step)

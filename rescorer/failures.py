@@ -21,10 +21,11 @@ import os
 import signal
 import sys
 
-__all__ = ["Interrupted", "install_signal_handlers", "reports_errors", "SIGNAL_NAMES"]
+__all__ = ["Interrupted", "install_signal_handlers", "reports_errors", "SIGNAL_NAMES", "ending", "one_line"]
 
 SIGNAL_NAMES = {signal.SIGINT: "SIGINT", signal.SIGTERM: "SIGTERM"}
 _armed = False  # False while the program starts: an interrupt then just ends it
+_ending = False  # True once the program is ending: later signals are ignored
 
 
 class Interrupted(KeyboardInterrupt):
@@ -43,11 +44,23 @@ class Interrupted(KeyboardInterrupt):
 
 
 def _on_signal(signum: int, frame) -> None:
+    global _ending
     if not _armed:  # still importing: nothing was written yet
         os.write(2, f"rescore: interrupted ({SIGNAL_NAMES[signum]}) while starting; nothing was "
                     f"written\n".encode())
         os._exit(128 + signum)
+    if _ending:  # already on the way out: let the cleanup and its one line finish
+        return
+    _ending = True
     raise Interrupted(signum)
+
+
+def ending() -> None:
+    """The run is failing and cleaning up: later SIGINT/SIGTERM are ignored, so that they cannot
+    cut short the cleanup or the line that says what happened (torchrun sends SIGTERM to every
+    rank as soon as one fails, while the others are reporting it)."""
+    global _ending
+    _ending = True
 
 
 def install_signal_handlers() -> None:
@@ -91,7 +104,8 @@ def reports_errors(command):
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise
         except KeyboardInterrupt as error:
-            click.echo(_interrupt_line(error), err=True)
+            if os.environ.get("RANK", "0") == "0":  # under torchrun, rank 0 says it for all
+                click.echo(_interrupt_line(error), err=True)
             sys.exit(getattr(error, "exit_status", 130))
         except BrokenPipeError:
             # Nothing more can reach the reader; keep Python from complaining at exit.
@@ -102,21 +116,25 @@ def reports_errors(command):
                 pass
             sys.exit(141)
         except Exception as error:
-            from rescorer.errors import RescorerError
-
-            if isinstance(error, RescorerError):
-                raise click.ClickException(str(error)) from None
-            if isinstance(error, OSError):
-                raise click.ClickException(_os_error_line(error)) from None
-            if isinstance(error, MemoryError) or type(error).__name__ == "OutOfMemoryError":
-                raise click.ClickException(
-                    "out of memory: lower --token-budget or --chunk-size (scoring) or --batch-size "
-                    "(training)") from None
-            if os.environ.get("RESCORE_TRACEBACK"):
+            line = one_line(error)
+            if os.environ.get("RESCORE_TRACEBACK") and line.startswith("internal error"):
                 raise
-            first = str(error).splitlines()[0] if str(error) else ""
-            raise click.ClickException(
-                f"internal error {type(error).__name__}: {first} (a bug in rescore: please report "
-                f"it with the traceback that RESCORE_TRACEBACK=1 prints)") from None
+            raise click.ClickException(line) from None
 
     return wrapper
+
+
+def one_line(error: Exception) -> str:
+    """The one line that reports `error` (see the module docstring)."""
+    from rescorer.errors import RescorerError
+
+    if isinstance(error, RescorerError):
+        return str(error)
+    if isinstance(error, OSError):
+        return _os_error_line(error)
+    if isinstance(error, MemoryError) or type(error).__name__ == "OutOfMemoryError":
+        return ("out of memory: lower --token-budget or --chunk-size (scoring) or --batch-size "
+                "(training)")
+    first = str(error).splitlines()[0] if str(error) else ""
+    return (f"internal error {type(error).__name__}: {first} (a bug in rescore: please report "
+            f"it with the traceback that RESCORE_TRACEBACK=1 prints)")

@@ -11,6 +11,7 @@ from typing import Callable, Iterator, Optional
 import torch
 
 from rescorer.checkpoint import ModelBundle, bundle_from_payload, read_model_file, save_model
+from rescorer.distributed import SINGLE, Ranks
 from rescorer.errors import RescorerError
 from rescorer.models import ModelSettings, PhraseScorer, build_model
 from rescorer.pair_cache import PairCache, build_pair_cache, open_matching_cache
@@ -137,7 +138,7 @@ def train_on_table(table_path: Path, model_path: Path, *, preset: str = "small",
                    progress: Progress = no_progress,
                    on_update=None, reject: Optional[RejectSink] = None,
                    options: Optional[dict] = None,
-                   checkpoint_payload: Optional[dict] = None) -> TrainReport:
+                   checkpoint_payload: Optional[dict] = None, ranks: Ranks = SINGLE) -> TrainReport:
     """Train a model on the table's unique pairs and save the best one at `model_path`.
 
     `model` gives the architecture, preset and settings (default: cho2014 at `preset`). A
@@ -145,7 +146,9 @@ def train_on_table(table_path: Path, model_path: Path, *, preset: str = "small",
     `resume`, which refuses settings that contradict the checkpoint's (`rescorer.resume`). A bad
     table line stops the run before training (reject None) or goes to `reject`. `options` (the
     command line's) are recorded in the model file. An interrupt (KeyboardInterrupt) leaves
-    with `.note` saying what was kept.
+    with `.note` saying what was kept. With several `ranks` (torchrun), rank 0 reads the table
+    and builds the pair cache while the others wait, then all train together
+    (`rescorer.distributed_training`); rank 0 alone writes the checkpoint and the model.
     """
     settings = settings or TrainSettings()
     model = model or ModelSettings.make(preset=preset)
@@ -170,15 +173,27 @@ def train_on_table(table_path: Path, model_path: Path, *, preset: str = "small",
             model.check()  # before the table is read
             torch.manual_seed(settings.seed)
             size = shortlist_size or model.shortlist_size
-            vocabularies = build_vocabularies(table_path, size, src_corpus, tgt_corpus, progress,
-                                              rejects.next_pass() if src_corpus is None else None)
+            vocabularies = ranks.on_main(
+                lambda: build_vocabularies(table_path, size, src_corpus, tgt_corpus, progress,
+                                           rejects.next_pass() if src_corpus is None else None),
+                "reading the table's words")
             bundle = ModelBundle(new_model(model, vocabularies.src_vocab, vocabularies.tgt_vocab),
                                  vocabularies.src_vocab, vocabularies.tgt_vocab)
             if options is not None:
                 bundle.training = {"options": options}
-        cache = encode_table(table_path, bundle.src_vocab, bundle.tgt_vocab, cache_dir, progress,
-                             rejects.next_pass())
-        trainer = Trainer(bundle, cache, settings, device, precision, checkpoint, on_update)
+        def build_cache() -> None:  # on rank 0; the others open it once it is built
+            encode_table(table_path, bundle.src_vocab, bundle.tgt_vocab, cache_dir, progress,
+                         rejects.next_pass())
+
+        ranks.on_main(build_cache, "encoding the pairs")
+        cache = open_built_cache(table_path, bundle.src_vocab, bundle.tgt_vocab, cache_dir)
+        if ranks.is_distributed:
+            from rescorer.distributed_training import DistributedTrainer
+
+            trainer = DistributedTrainer(bundle, cache, settings, device, precision, checkpoint,
+                                         on_update, ranks=ranks)
+        else:
+            trainer = Trainer(bundle, cache, settings, device, precision, checkpoint, on_update)
         if resume:
             trainer.resume(payload, checkpoint)
         unigram = unigram_perplexity(cache, trainer.split, len(bundle.tgt_vocab))
@@ -186,13 +201,28 @@ def train_on_table(table_path: Path, model_path: Path, *, preset: str = "small",
     except KeyboardInterrupt as interrupt:
         interrupt.note = _kept_after_interrupt(trainer, checkpoint, cache_dir)
         raise
+    ranks.on_main(lambda: _save_trained(bundle, model_path, checkpoint, trainer), "writing the model")
+    return TrainReport(bundle, vocabularies, state, cache.num_pairs, len(trainer.split.valid), unigram)
+
+
+def _save_trained(bundle: ModelBundle, model_path: Path, checkpoint: Path, trainer: Trainer) -> None:
     try:
         save_model(bundle, model_path)
     except RescorerError as error:
         raise RescorerError(f"{error}; the trained weights are in {checkpoint} (update "
                             f"{trainer.checkpoint_update}): rerun with --resume once it can be "
                             f"written") from None
-    return TrainReport(bundle, vocabularies, state, cache.num_pairs, len(trainer.split.valid), unigram)
+
+
+def open_built_cache(table_path: Path, src_vocab: Vocabulary, tgt_vocab: Vocabulary,
+                     cache_dir: Path) -> PairCache:
+    """The pair cache `encode_table` built (on rank 0, for every rank)."""
+    meta = {**table_identity(table_path), "vocab_hash": hash_vocabularies(src_vocab, tgt_vocab)}
+    cache = open_matching_cache(cache_dir, meta)
+    if cache is None:
+        raise RescorerError(f"{cache_dir}: cannot open the pair cache that rank 0 built (the "
+                            f"directory must be on a file system that every node sees)")
+    return cache
 
 
 def _kept_after_interrupt(trainer: Optional[Trainer], checkpoint: Path, cache_dir: Path) -> str:

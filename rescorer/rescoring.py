@@ -12,26 +12,26 @@ so that the count would depend on the order).
 
 from __future__ import annotations
 
-import contextlib
-import gc
-import queue
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator, Optional, Sequence, Union
+from typing import Optional, Sequence, Union
 
 import numpy as np
 
 from rescorer.checkpoint import ModelBundle
 from rescorer.errors import RescorerError
-from rescorer.phrase_encoding import EncodedPhrases, encode_phrases
-from rescorer.phrase_table import PhraseTableReader, append_scores
+from rescorer.phrase_table import PhraseTableReader
+from rescorer.chunk_scoring import (check_finite, chunk_lines, distinct_vocabularies, encode_chunks,
+                                    in_background, long_lived_objects_frozen)
+from rescorer.distributed import SINGLE, Ranks
 from rescorer.preparation import Progress, no_progress
-from rescorer.score_format import MAX_COUNT, format_count_scores, format_log_scores, format_moses_scores
-from rescorer.scoring import score_encoded
+from rescorer.run_paths import is_stream
+from rescorer.score_format import MAX_COUNT, format_log_scores, format_moses_scores
+from rescorer.scoring import default_token_budget, score_encoded
 from rescorer.table_output import AtomicOutput, committed_together
+from rescorer.unit_journal import DEFAULT_UNIT_LINES
 
 SCORE_FORMATS = ("prob", "log")
 
@@ -48,6 +48,8 @@ class RescoreSummary:
     shortlists_differ: bool = False  # the models' target shortlists are not all the same
     unk_capped: int = 0  # lines whose word-penalty count was capped at unk_cap
     unk_cap: int = MAX_COUNT
+    resumed_lines: int = 0  # lines of units an interrupted run had finished (--resume)
+    resumed_written: int = 0
 
     @property
     def mean_log_prob(self) -> float:
@@ -63,7 +65,8 @@ class RescoreSummary:
 
     @property
     def pairs_per_second(self) -> float:
-        return self.lines_written / self.seconds if self.seconds > 0 else 0.0
+        scored = self.lines_written - self.resumed_written  # by this run
+        return scored / self.seconds if self.seconds > 0 else 0.0
 
     def report(self, names: Sequence[str], reject_path: Optional[Path], unk_penalty: bool,
                output: Path) -> str:
@@ -83,97 +86,11 @@ class RescoreSummary:
                                  in zip(names, self.src_coverages, self.tgt_coverages))
         penalty = (f"; the word penalty counts words outside {names[0]}'s target shortlist (the "
                    f"models' shortlists differ)" if unk_penalty and self.shortlists_differ else "")
+        if self.resumed_lines:
+            rejected += f"; {self.resumed_lines} lines were done by the interrupted run"
         return (f"lines in {self.lines_read}, out {self.lines_written}{rejected}; "
                 f"mean log p {means}; shortlist coverage {coverage}{penalty}; "
                 f"{self.seconds:.1f} s, {self.pairs_per_second:.0f} pairs/s; wrote {output}")
-
-
-@dataclass
-class _Encoding:
-    """A chunk's pairs in one pair of shortlists (shared by the models that use them)."""
-
-    src_seqs: EncodedPhrases
-    tgt_seqs: EncodedPhrases
-    unknown_tgt: np.ndarray  # shortlist-unknown target words per pair (the word penalty)
-    unknown_src: int
-    unknown_tgt_total: int
-
-
-@dataclass
-class _Chunk:
-    entries: list
-    encodings: list  # one _Encoding per distinct pair of shortlists
-    src_tokens: int
-    tgt_tokens: int
-
-
-def _distinct_vocabularies(bundles: Sequence[ModelBundle]) -> tuple[list, list[int]]:
-    """The distinct (src, tgt) shortlist pairs, and each model's index among them."""
-    distinct: list = []
-    index = []
-    for bundle in bundles:
-        pair = (bundle.src_vocab, bundle.tgt_vocab)
-        if pair not in distinct:
-            distinct.append(pair)
-        index.append(distinct.index(pair))
-    return distinct, index
-
-
-def _encode_chunks(reader: PhraseTableReader, vocabularies: list, chunk_size: int) -> Iterator[_Chunk]:
-    entries: list = []
-    for entry in reader:
-        entries.append(entry)
-        if len(entries) == chunk_size:
-            yield _encode_chunk(entries, vocabularies)
-            entries = []
-    if entries:
-        yield _encode_chunk(entries, vocabularies)
-
-
-def _encode_chunk(entries: list, vocabularies: list) -> _Chunk:
-    src_phrases = [entry.src for entry in entries]
-    tgt_phrases = [entry.tgt for entry in entries]
-    encodings = []
-    for src_vocab, tgt_vocab in vocabularies:
-        src, tgt = encode_phrases(src_phrases, src_vocab), encode_phrases(tgt_phrases, tgt_vocab)
-        encodings.append(_Encoding(src, tgt, tgt.unknown, int(src.unknown.sum()), int(tgt.unknown.sum())))
-    return _Chunk(entries, encodings, int(src.offsets[-1]), int(tgt.offsets[-1]))
-
-
-def _in_background(items: Iterable, depth: int = 2) -> Iterator:
-    """Iterate `items` in a worker thread, `depth` ahead; its exceptions surface here."""
-    buffer: queue.Queue = queue.Queue(maxsize=depth)
-    done = object()
-    stop = threading.Event()
-
-    def work() -> None:
-        try:
-            for item in items:
-                while not stop.is_set():
-                    try:
-                        buffer.put(("item", item), timeout=0.1)
-                        break
-                    except queue.Full:
-                        continue
-                if stop.is_set():
-                    return
-            buffer.put(("done", done))
-        except BaseException as error:  # handed to the consumer, which re-raises it
-            buffer.put(("error", error))
-
-    worker = threading.Thread(target=work, daemon=True)
-    worker.start()
-    try:
-        while True:
-            kind, value = buffer.get()
-            if kind == "done":
-                return
-            if kind == "error":
-                raise value
-            yield value
-    finally:
-        stop.set()
-        worker.join(timeout=5)
 
 
 def rescore_table(table_path: Path, output_path: Path,
@@ -181,7 +98,9 @@ def rescore_table(table_path: Path, output_path: Path,
                   unk_penalty: bool = False, score_format: str = "prob", force: bool = False,
                   reject_path: Optional[Path] = None, chunk_size: int = 20000,
                   token_budget: Optional[int] = None, precision: str = "fp32",
-                  progress: Progress = no_progress) -> RescoreSummary:
+                  progress: Progress = no_progress, resume: bool = False,
+                  unit_lines: int = DEFAULT_UNIT_LINES, ranks: Ranks = SINGLE,
+                  model_names: Optional[Sequence[str]] = None) -> RescoreSummary:
     """Write `table_path` to `output_path` with each model's log p(tgt | src) appended to every
     line's scores, in the order of `bundles` (one bundle or several).
 
@@ -190,14 +109,72 @@ def rescore_table(table_path: Path, output_path: Path,
     rules and appears only if a line was rejected; without it the first bad line is an error.
     Word-penalty counts above MAX_COUNT are written as exp(MAX_COUNT), counted in `unk_capped`.
     An interrupt (KeyboardInterrupt) leaves with `.note` saying what reached the output.
+
+    A regular output file is written in units of `unit_lines` lines, kept beside it until the
+    end (`rescorer.unit_journal`), so that `resume` continues a killed run; with several
+    `ranks` (torchrun), each scores its share of the units and rank 0 assembles the output.
+    A stream (stdin, stdout, a FIFO) is read and written in one pass, as it comes.
     """
     if score_format not in SCORE_FORMATS:
         raise RescorerError(f"unknown score format {score_format!r}; valid: {', '.join(SCORE_FORMATS)}")
     bundles = [bundles] if isinstance(bundles, ModelBundle) else list(bundles)
     if not bundles:
         raise RescorerError("no model to score with")
-    vocabularies, vocab_index = _distinct_vocabularies(bundles)
+    vocabularies, vocab_index = distinct_vocabularies(bundles)
     format_scores = format_moses_scores if score_format == "prob" else format_log_scores
+    streamed = is_stream(Path(table_path)) or is_stream(Path(output_path))
+    if streamed and (resume or ranks.is_distributed):
+        what = "--resume" if resume else "scoring on several ranks"
+        raise RescorerError(f"{what} needs a regular file as the table and as the output (units "
+                            f"are kept beside it), not stdin, stdout, a FIFO or a device")
+    if streamed:
+        return _rescore_stream(table_path, output_path, bundles, vocabularies, vocab_index,
+                               format_scores, unk_penalty, force, reject_path, chunk_size,
+                               token_budget, precision, progress)
+    from rescorer.unit_scoring import rescore_in_units
+
+    device = next(bundles[0].model.parameters()).device
+    settings = {"unit_lines": unit_lines, "score_format": score_format, "unk_penalty": unk_penalty,
+                "chunk_size": chunk_size, "token_budget": token_budget or default_token_budget(device),
+                "precision": precision, "device": device.type}
+    names = list(model_names or [f"model {index}" for index in range(1, len(bundles) + 1)])
+    records, finished, seconds = rescore_in_units(
+        Path(table_path), Path(output_path), bundles, vocabularies, vocab_index, settings=settings,
+        format_scores=format_scores, unk_penalty=unk_penalty, force=force, resume=resume,
+        reject_path=reject_path, unit_lines=unit_lines, chunk_size=chunk_size,
+        token_budget=token_budget, precision=precision, model_names=names, ranks=ranks,
+        progress=progress)
+    return _summary_of_units(records, finished, seconds, vocabularies, vocab_index)
+
+
+def _summary_of_units(records: Optional[dict], finished: Sequence[int], seconds: float,
+                      vocabularies: list, vocab_index: list) -> Optional[RescoreSummary]:
+    """The run's summary from its units' records, summed in unit order (None off rank 0)."""
+    if records is None:
+        return None
+    ordered = [records[unit] for unit in sorted(records)]
+    total = {key: sum(record[key] for record in ordered)
+             for key in ("lines_read", "lines_written", "lines_rejected", "src_tokens", "tgt_tokens",
+                         "capped")}
+    logp = [sum(record["logp_sums"][model] for record in ordered) for model in range(len(vocab_index))]
+    unknown_src = [sum(record["unknown_src"][i] for record in ordered) for i in range(len(vocabularies))]
+    unknown_tgt = [sum(record["unknown_tgt"][i] for record in ordered) for i in range(len(vocabularies))]
+    written, src_tokens, tgt_tokens = total["lines_written"], total["src_tokens"], total["tgt_tokens"]
+    differ = any(tgt_vocab != vocabularies[0][1] for _, tgt_vocab in vocabularies[1:])
+    return RescoreSummary(
+        total["lines_read"], written, total["lines_rejected"],
+        [value / written if written else float("nan") for value in logp],
+        [1 - unknown_src[i] / src_tokens if src_tokens else 1.0 for i in vocab_index],
+        [1 - unknown_tgt[i] / tgt_tokens if tgt_tokens else 1.0 for i in vocab_index],
+        seconds, differ, total["capped"],
+        resumed_lines=sum(records[unit]["lines_read"] for unit in finished),
+        resumed_written=sum(records[unit]["lines_written"] for unit in finished))
+
+
+def _rescore_stream(table_path, output_path, bundles, vocabularies, vocab_index, format_scores,
+                    unk_penalty, force, reject_path, chunk_size, token_budget, precision,
+                    progress) -> RescoreSummary:
+    """The one-pass path for a stream: read, score and write as the lines come."""
     started = time.perf_counter()
     total_logp = np.zeros(len(bundles))
     src_tokens, tgt_tokens, capped = 0, 0, 0
@@ -209,17 +186,17 @@ def rescore_table(table_path: Path, output_path: Path,
         with PhraseTableReader(table_path, reject_path=rejects) as reader, long_lived_objects_frozen(), \
                 committed_together(output, rejects), ThreadPoolExecutor(max_workers=1) as writer:
             pending = None
-            for chunk in _in_background(_encode_chunks(reader, vocabularies, chunk_size)):
+            for chunk in in_background(encode_chunks(reader, vocabularies, chunk_size)):
                 logps = []
                 for bundle, encoding in zip(bundles, (chunk.encodings[i] for i in vocab_index)):
                     logp = score_encoded(bundle.model, encoding.src_seqs, encoding.tgt_seqs,
                                          token_budget, precision)
-                    _check_finite(logp, chunk, table_path)
+                    check_finite(logp, chunk, table_path)
                     logps.append(logp)
                 if pending is not None:
                     pending.result()
                 penalty = chunk.encodings[vocab_index[0]].unknown_tgt if unk_penalty else None
-                pending = writer.submit(_write_chunk, output, chunk, logps, format_scores, penalty)
+                pending = writer.submit(output.write_lines, chunk_lines(chunk.entries, logps, format_scores, penalty))
                 total_logp += [float(logp.sum()) for logp in logps]
                 src_tokens, tgt_tokens = src_tokens + chunk.src_tokens, tgt_tokens + chunk.tgt_tokens
                 unknown_src += [encoding.unknown_src for encoding in chunk.encodings]
@@ -246,31 +223,3 @@ def rescore_table(table_path: Path, output_path: Path,
                           time.perf_counter() - started, differ, capped)
 
 
-@contextlib.contextmanager
-def long_lived_objects_frozen() -> Iterator[None]:
-    """Keep the objects alive before the pass (torch, the models: ~400k) out of the garbage
-    collector's full collections while the reader makes millions of short-lived ones; those
-    collections took a third of the reader thread's time, holding the GIL (gc.freeze)."""
-    gc.freeze()
-    try:
-        yield
-    finally:
-        gc.unfreeze()
-
-
-def _check_finite(logp: np.ndarray, chunk: _Chunk, table_path: Path) -> None:
-    """A model that gives NaN (weights broken by a diverged training) is refused, line named."""
-    bad = np.isnan(logp) | (logp == np.inf)
-    if bad.any():
-        line_no = chunk.entries[int(np.flatnonzero(bad)[0])].line_no
-        raise RescorerError(f"{table_path}:{line_no}: the model scores this pair as "
-                            f"{logp[bad][0]}: its weights are broken (a diverged training?)")
-
-
-def _write_chunk(output: AtomicOutput, chunk: _Chunk, logps: list, format_scores,
-                 penalty: Optional[np.ndarray]) -> None:
-    columns = [format_scores(logp) for logp in logps]
-    if penalty is not None:
-        columns.append(format_count_scores(np.minimum(penalty, MAX_COUNT)))
-    for entry, new_scores in zip(chunk.entries, zip(*columns)):
-        output.write_line(append_scores(entry, new_scores))

@@ -22,7 +22,7 @@ __all__ = ["CHANGEABLE_SETTINGS", "NOT_RECORDED", "recordable_options", "merge_r
 # Training settings a resumed run may change: when to stop and how often to validate or save.
 # The batches drawn at update u depend only on (seed, u), so none of these changes the weights
 # of the updates both runs make.
-CHANGEABLE_SETTINGS = ("max_updates", "max_seconds", "patience", "checkpoint_every", "valid_every")
+CHANGEABLE_SETTINGS = ("max_updates", "max_epochs", "max_seconds", "patience", "checkpoint_every", "valid_every")
 # Options that are about this run only: where it runs and what it writes.
 NOT_RECORDED = ("resume", "device", "precision", "cache_dir", "force", "reject_path")
 # Settings whose None means "the default for this optimizer".

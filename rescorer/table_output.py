@@ -72,11 +72,17 @@ class AtomicOutput:
         input_path: Path | str | None = None,
         compresslevel: int = 6,
         only_if_written: bool = False,
+        encoded: bool = False,
+        label: str | None = None,
+        header_name: str | None = None,
     ):
         self.is_stdout = str(path) == "-"
         self.path = Path(path)
         self.compresslevel = compresslevel
         self.only_if_written = only_if_written
+        self.encoded = encoded  # bytes come already in the file's encoding (gzip members): not re-compressed
+        self.label = label or str(path)  # how messages name it
+        self.header_name = str(path) if header_name is None else header_name
         self.lines_written = 0
         self.tmp_path: Path | None = None
         self.is_stream = is_stream(self.path)  # stdout, a FIFO, a device
@@ -107,25 +113,25 @@ class AtomicOutput:
             try:
                 self._file = open(self.path, "wb")  # buffered: a short write is retried, never lost
             except OSError as exc:
-                raise RescorerError(f"{self.path}: cannot write the output ({_reason(exc)})") from None
+                raise RescorerError(f"{self.label}: cannot write the output ({_reason(exc)})") from None
         else:
             try:
                 fd, tmp_name = tempfile.mkstemp(prefix=temporary_prefix(self._target),
                                                 dir=self._target.parent)
             except OSError as exc:
-                raise RescorerError(f"{self.path}: cannot write the output ({_reason(exc)})") from None
+                raise RescorerError(f"{self.label}: cannot write the output ({_reason(exc)})") from None
             self.tmp_path = Path(tmp_name)
             os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; the table should get normal permissions
             self._file = os.fdopen(fd, "wb")  # buffered: a short write is retried, never lost
-        if self.path.name.endswith(".gz"):
-            self._stream = gzip_writer(self._file, self.compresslevel, name=str(self.path))
+        if self.path.name.endswith(".gz") and not self.encoded:
+            self._stream = gzip_writer(self._file, self.compresslevel, name=self.header_name)
         else:
             self._stream = self._file
 
     def write(self, data: bytes) -> None:
         """Write bytes as they are (no newline added, not counted as a line)."""
         if not self._opened:
-            raise RescorerError(f"{self.path}: write outside the `with` block")
+            raise RescorerError(f"{self.label}: write outside the `with` block")
         if self._stream is None:
             self._open_file()
         self._buffer.append(data)
@@ -143,6 +149,13 @@ class AtomicOutput:
         for line in lines:
             self.write_line(line)
 
+    def copy_from(self, path: Path, lines: int) -> None:
+        """Append a file's bytes as they are (a unit's gzip member), counting its `lines`."""
+        with open(path, "rb") as source:
+            while block := source.read(BUFFER_SIZE):
+                self.write(block)
+        self.lines_written += lines
+
     def _flush_buffer(self) -> None:
         # One large write per MiB: gzip writers pay a per-call cost that per-line writes would multiply.
         if not self._buffer:
@@ -152,9 +165,9 @@ class AtomicOutput:
         except BrokenPipeError:
             raise
         except OSError as exc:
-            raise RescorerError(f"{self.path}: {_reason(exc)}; nothing was written there "
+            raise RescorerError(f"{self.label}: {_reason(exc)}; nothing was written there "
                                 f"(the temporary file is removed)" if not self.is_stream
-                                else f"{self.path}: {_reason(exc)}") from None
+                                else f"{self.label}: {_reason(exc)}") from None
         self._buffer.clear()
         self._buffered = 0
 
@@ -193,7 +206,7 @@ class AtomicOutput:
         except BrokenPipeError:
             raise
         except OSError as exc:
-            raise RescorerError(f"{self.path}: {_reason(exc)}; nothing was written there "
+            raise RescorerError(f"{self.label}: {_reason(exc)}; nothing was written there "
                                 f"(the temporary file is removed)") from None
 
     def commit(self) -> None:
@@ -203,7 +216,7 @@ class AtomicOutput:
                 os.replace(self.tmp_path, self._target)
             except OSError as exc:
                 self.discard()
-                raise RescorerError(f"{self.path}: cannot replace it ({_reason(exc)})") from None
+                raise RescorerError(f"{self.label}: cannot replace it ({_reason(exc)})") from None
             self.tmp_path = None
             self._fsync_directory()
         elif self.only_if_written and not self.is_stream and not self.is_stdout \

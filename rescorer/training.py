@@ -2,7 +2,8 @@
 
 Each update draws a uniformly random batch of pairs (64 in the paper) from the on-disk cache and
 takes an Adadelta step (eps 1e-6, rho 0.95). A held-out slice of pairs measures validation
-perplexity; training stops early when it no longer improves. The batch drawn at update u
+perplexity; training stops early when it no longer improves, and at the latest after
+`max_epochs` passes over the training pairs (`rescorer.training_budget`). The batch drawn at update u
 depends only on (seed, u), so a resumed run continues exactly where it stopped.
 """
 
@@ -24,6 +25,7 @@ from rescorer.checkpoint import ModelBundle, save_model
 from rescorer.device import autocast
 from rescorer.errors import RescorerError
 from rescorer.pair_cache import PairCache
+from rescorer.training_budget import DEFAULT_MAX_EPOCHS, update_limit
 from rescorer.vocabulary import EOS_ID
 
 log = logging.getLogger(__name__)
@@ -36,7 +38,8 @@ class TrainSettings:
     optimizer: str = "adadelta"
     learning_rate: Optional[float] = None  # None: 1.0 for Adadelta, 1e-3 for Adam
     clip_norm: float = 1.0
-    max_updates: int = 3000
+    max_updates: Optional[int] = None  # None: only the epoch bound
+    max_epochs: Optional[float] = DEFAULT_MAX_EPOCHS  # None: only max_updates
     max_seconds: Optional[float] = None
     valid_pairs: int = 2000
     valid_every: int = 250
@@ -56,6 +59,7 @@ class TrainState:
     train_tokens: int = 0
     seconds: float = 0.0
     stopped_because: str = ""
+    update_limit: int = 0  # the updates max_updates and max_epochs allow (set when training starts)
 
 
 def heldout_mask(indices: np.ndarray, seed: int, fraction: float) -> np.ndarray:
@@ -110,6 +114,14 @@ def evaluate_perplexity(model: torch.nn.Module, cache: PairCache, indices: np.nd
     """exp(mean negative log-likelihood per target token, end of sequence included)."""
     if len(indices) == 0:
         return math.nan
+    total_logp, total_tokens = log_likelihood(model, cache, indices, device, precision, token_budget)
+    return math.exp(-total_logp / total_tokens)
+
+
+def log_likelihood(model: torch.nn.Module, cache: PairCache, indices: np.ndarray,
+                   device: torch.device, precision: str, token_budget: int = 6000) -> tuple[float, int]:
+    """(sum of log p over the pairs, their target tokens, end of sequence included): the terms
+    of the perplexity, which ranks holding a share of the pairs add up."""
     was_training = model.training
     model.eval()
     total_logp, total_tokens = 0.0, 0
@@ -119,7 +131,7 @@ def evaluate_perplexity(model: torch.nn.Module, cache: PairCache, indices: np.nd
             total_logp += float(model(*batch_tensors(cache, indices[batch], device)).sum())
             total_tokens += int(tgt_lengths[batch].sum()) + len(batch)
     model.train(was_training)
-    return math.exp(-total_logp / total_tokens)
+    return total_logp, total_tokens
 
 
 def unigram_perplexity(cache: PairCache, split: PairSplit, vocab_size: int) -> float:
@@ -186,8 +198,16 @@ class Trainer:
         self.state.train_tokens += int(tensors[3].sum()) + len(indices)
         return loss.item()
 
+    def validation_perplexity(self) -> float:
+        return evaluate_perplexity(self.model, self.cache, self.split.valid, self.device, self.precision)
+
+    def out_of_time(self, started: float) -> bool:
+        """Whether --max-time is reached (`started`: the clock's reading when training began)."""
+        return (self.settings.max_seconds is not None
+                and time.perf_counter() - started >= self.settings.max_seconds)
+
     def validate(self) -> float:
-        ppl = evaluate_perplexity(self.model, self.cache, self.split.valid, self.device, self.precision)
+        ppl = self.validation_perplexity()
         if ppl < self.state.best_valid_ppl:
             self.state.best_valid_ppl, self.state.best_update = ppl, self.state.updates
             self.state.bad_validations = 0
@@ -196,16 +216,22 @@ class Trainer:
             self.state.bad_validations += 1
         return ppl
 
+    def update_limit(self) -> tuple[int, str]:
+        """The updates this run may make, and the bound that sets it (for messages)."""
+        return update_limit(self.settings.max_updates, self.settings.max_epochs,
+                            self.split.num_pairs - len(self.split.valid), self.settings.batch_size)
+
     def train(self) -> TrainState:
         """Train until max updates, max time or patience runs out; leaves the best weights loaded."""
         settings, state = self.settings, self.state
         self.model.train()
         started = time.perf_counter() - state.seconds
+        state.update_limit, bound = self.update_limit()
         while True:
-            if state.updates >= settings.max_updates:
-                state.stopped_because = f"reached {settings.max_updates} updates"
+            if state.updates >= state.update_limit:
+                state.stopped_because = f"reached {bound}"
                 break
-            if settings.max_seconds is not None and time.perf_counter() - started >= settings.max_seconds:
+            if self.out_of_time(started):
                 state.stopped_because = f"reached the {settings.max_seconds:g} s time limit"
                 break
             loss = self.step()

@@ -73,6 +73,8 @@ def workspace(tmp_path, table_lines, tiny_model_path) -> Path:
     return tmp_path
 
 
+PARTIAL = [".o.gz.partial/journal.json", ".o.gz.partial/unit-000000.gz", ".o.gz.partial/unit-000000.json"]
+
 # (case, arguments, exit status, message fragment, files unchanged, files that must not exist)
 CASES = [
     # ---- data loss ----------------------------------------------------------------------
@@ -156,6 +158,22 @@ CASES = [
      ["out.ini"]),
     ("plot-scores -o the table", ["moses", "plot-scores", "t.gz", "-o", "t.gz", "--force"], 1,
      "t.gz: the figure would overwrite the rescored table", ["t.gz"], []),
+    # ---- resumable scoring (issue 9): a partial run left by a kill -9 (1 unit of 100 lines) ----
+    ("leftover partial run", ["score", "t.gz", "--model", "m.pt", "-o", "o.gz", "--unit-lines", "100"], 1,
+     "o.gz: an interrupted run left 1 finished units (100 lines) in .o.gz.partial; pass --resume to "
+     "continue it, or --force to start over", PARTIAL, ["o.gz"]),
+    ("resume with another score format", ["score", "t.gz", "--model", "m.pt", "-o", "o.gz", "--unit-lines",
+                                          "100", "--resume", "--score-format", "log"], 1,
+     "o.gz: --resume: the partial run in .o.gz.partial was made with other inputs or settings: "
+     "score-format 'prob' (partial run) vs 'log' (now)", PARTIAL, ["o.gz"]),
+    ("resume with another model", ["score", "t.gz", "--model", "other.pt", "-o", "o.gz", "--unit-lines", "100",
+                                   "--resume"], 1,
+     "model 1 m.pt (partial run) differs from other.pt (now)", PARTIAL, ["o.gz"]),
+    ("resume on a changed table", ["score", "t.gz", "--model", "m.pt", "-o", "o.gz", "--unit-lines", "100",
+                                   "--resume"], 1,
+     "the table's bytes", PARTIAL, ["o.gz"]),
+    ("resume to stdout", ["score", "t.gz", "--model", "m.pt", "-o", "-", "--resume"], 1,
+     "--resume needs a regular file as the table and as the output", [], []),
     # ---- rough edges ----------------------------------------------------------------------
     ("bzip2 input", ["score", "t.bz2", "--model", "m.pt", "-o", "o.bz2.out"], 0, "lines in 300, out 300", [], []),
     ("xz input", ["score", "t.xz", "--model", "m.pt", "-o", "o.xz.out"], 0, "lines in 300, out 300", [], []),
@@ -185,6 +203,14 @@ def _prepare(case: str, workspace: Path, trained_run: Path) -> None:
     if case.startswith("resume with") or case == "resume on another table":
         for path in trained_run.iterdir():
             (shutil.copytree if path.is_dir() else shutil.copy)(path, workspace / path.name)
+    if case.startswith(("leftover partial", "resume with another score", "resume with another model",
+                        "resume on a changed")):
+        killed = rescore("score", "t.gz", "--model", "m.pt", "-o", "o.gz", "--unit-lines", "100", cwd=workspace,
+                         env={**os.environ, "RESCORE_FAULT": "after-record:0"})
+        assert killed.returncode == -signal.SIGKILL, killed.stderr
+        shutil.copy(Path(__file__).parent / "data" / "v1-model.pt", workspace / "other.pt")
+        if case == "resume on a changed table":
+            (workspace / "t.gz").write_bytes(gzip.compress(gzip.decompress((workspace / "t.gz").read_bytes())[:-40]))
     if case == "pickle that runs code":
         import pickle
 

@@ -4,6 +4,7 @@ test set filtered once, MERT iterations and curves in the results, resume withou
 
 import gzip
 import json
+import struct
 
 import pandas as pd
 import pytest
@@ -12,8 +13,8 @@ from fake_moses import FIXTURES, calls, install_fake_moses, needs_fixtures, set_
 from fake_moses.systems import expected_starts, model_score, penalty, small_system
 from moses_integration.ablation import AblationConfig, run_ablation
 from moses_integration.errors import MosesConfigError, MosesRunError
-from moses_integration.evaluation import evaluate_file
-from moses_integration.figure import plot_rnn_vs_direct
+from moses_integration.evaluation import EvalResult, evaluate_file
+from moses_integration.figure import mert_curves_figure, plot_mert_curves, plot_rnn_vs_table
 from moses_integration.moses_install import find_moses
 from moses_integration.moses_ini import MosesIni
 from moses_integration.phrase_table import read_num_scores, select_score_columns
@@ -264,5 +265,37 @@ def test_a_half_tuned_run_keeps_its_start(setup):
 
 def test_figure_is_a_png(tmp_path):
     _, rescored = small_system(tmp_path, 50)
-    out = plot_rnn_vs_direct(rescored, 4, tmp_path / "fig3.png", sample_size=20)
-    assert out.read_bytes()[:8] == PNG
+    result = plot_rnn_vs_table(rescored, 4, tmp_path / "fig3.png", sample_size=20)
+    assert result.path.read_bytes()[:8] == PNG and result.num_pairs == 20
+
+
+# The MERT curves of the real bible-en-fr ablation (200 dev verses, warm starts, at most 8
+# iterations): six systems on one panel, whose 4-column legend was cut off on both sides.
+REAL_CURVES = {  # from its mert-curves.csv, rounded
+    "Baseline": ("ini", "convergence", [44.64, 45.09, 44.86, 45.8, 45.74, 45.89, 46.05, 46.03]),
+    "+cho2014": ("warm", "convergence", [44.54, 45.99, 46.03, 46.1, 45.88, 46.1]),
+    "+rnnsearch": ("warm", "max-iterations", [44.49, 45.85, 38.08, 45.11, 44.86, 45.19, 45.57, 45.3]),
+    "+RNN": ("warm", "convergence", [43.6, 42.81, 46.1, 46.1]),
+    "+WP": ("warm", "convergence", [45.97, 8.85, 40.72, 45.65, 46.01, 46.17]),
+    "+RNN+WP": ("warm", "convergence", [43.56, 42.78, 46.08, 46.0, 46.05]),
+}
+
+
+@pytest.mark.parametrize("replicates", [1, 3])
+def test_mert_curves_png_holds_its_whole_legend(replicates, tmp_path):
+    results = {name: [EvalResult(39.0, 59.0, "", "", 400, "", start=start, stopped_by=stop,
+                                 iterations=len(curve), dev_bleu_curve=curve)] * replicates
+               for name, (start, stop, curve) in REAL_CURVES.items()}
+    fig = mert_curves_figure(results)
+    renderer = fig.canvas.get_renderer()
+    [legend] = fig.legends
+    assert [t.get_text() for t in legend.get_texts()] == [
+        f"{name} ({start} start)" for name, (start, _, _) in REAL_CURVES.items()] + [
+        "converged", "stopped by --max-iterations", "stop reason unknown"]
+    box = legend.get_window_extent(renderer)
+    for ax in fig.axes:  # below every panel, its tick labels and axis title included
+        assert box.y1 <= ax.get_tightbbox(renderer).y0
+    png = plot_mert_curves(results, tmp_path / "curves.png").read_bytes()
+    width, height = struct.unpack(">II", png[16:24])  # the IHDR chunk
+    panels = max(ax.get_tightbbox(renderer).y1 for ax in fig.axes) - box.y0
+    assert width >= box.width and height >= panels  # nothing of it cut off

@@ -3,7 +3,11 @@
 import gzip
 import json
 import os
+import signal
+import shutil
+import subprocess
 import sys
+import time
 import types
 from pathlib import Path
 
@@ -11,7 +15,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from fake_moses import FIXTURES, calls, install_fake_moses, needs_fixtures
+from fake_moses import FIXTURES, calls, install_fake_moses, needs_fixtures, set_fake
 from fake_moses.systems import expected_starts, small_system
 from moses_integration.commands import moses
 from moses_integration.errors import MosesConfigError
@@ -126,6 +130,46 @@ def test_tune_prints_progress_and_the_tuned_ini(tmp_path):
     assert result.exit_code == 0, result.output
     assert "iteration 1: dev BLEU 40.04" in result.output
     assert result.output.splitlines()[-1] == str(tmp_path / "w" / "moses.ini")
+
+
+def _running(pid: int) -> bool:
+    """Alive and not a zombie (an orphan's zombie waits for init to reap it)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_interrupted_tune_ends_mert_moses_and_its_decoder(signum, tmp_path):
+    """Interrupting rescore (a scheduler's SIGTERM, kill -INT) once left mert-moses.pl and Moses
+    running orphaned, decoding into the working directory a rerun would share."""
+    root = install_fake_moses(tmp_path / "moses")
+    set_fake(root, hang_after=1)
+    work = tmp_path / "w"
+    process = subprocess.Popen([
+        shutil.which("rescore"), "moses", "tune", str(FIXTURES / "model/moses.ini"),
+        "--dev", str(FIXTURES / "corpus/dev.en.gz"), str(FIXTURES / "corpus/dev.fr.gz"),
+        "--work-dir", str(work), "--moses-dir", str(root), "--base-dir", str(FIXTURES)],
+        stderr=subprocess.PIPE)
+    deadline = time.time() + 120
+    while not (work / "hanging.json").is_file() and time.time() < deadline:
+        time.sleep(0.1)
+    pids = json.loads((work / "hanging.json").read_text())
+    assert _running(pids["script"]) and _running(pids["decoder"])
+    process.send_signal(signum)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 128 + signum, stderr
+    assert stderr.decode().strip().splitlines()[-1].startswith(
+        f"rescore: interrupted ({signal.Signals(signum).name})")
+    deadline = time.time() + 10
+    while (_running(pids["script"]) or _running(pids["decoder"])) and time.time() < deadline:
+        time.sleep(0.1)
+    left = [name for name, pid in pids.items() if _running(pid)]
+    for name in left:  # leave no orphans behind, even when failing
+        os.kill(pids[name], signal.SIGKILL)
+    assert left == []
 
 
 def test_rescore_nbest_uses_the_rescorer_library(tmp_path, monkeypatch):

@@ -72,3 +72,17 @@ def test_cli_scores_in_int8_and_refuses_int8_training(tmp_path, example_table, t
     refused = rescore("train", example_table, "-o", tmp_path / "m.pt", "--precision", "int8")
     assert refused.returncode == 2
     assert "--precision int8 is for scoring" in refused.stderr and not (tmp_path / "m.pt").exists()
+
+
+def test_an_int8_model_has_a_journal_identity_of_its_own():
+    """--resume compares models by their weights; int8 weights are tensor subclasses."""
+    from rescorer.checkpoint import ModelBundle
+    from rescorer.unit_journal import model_identity
+    from rescorer.vocabulary import Vocabulary
+
+    model = make("cho2014", {})
+    vocab = Vocabulary(["[PAD]", "[UNK]", "[EOS]", "a", "b"])
+    fp32 = model_identity(ModelBundle(model, vocab, vocab), "m.pt")
+    int8 = [model_identity(ModelBundle(quantize_int8(copy.deepcopy(model)), vocab, vocab), "m.pt")
+            for _ in range(2)]
+    assert int8[0] == int8[1] and int8[0] != fp32

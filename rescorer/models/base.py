@@ -162,6 +162,15 @@ class PhraseScorer(nn.Module):
         logits = full_precision(self.output_left(features))
         return torch.log_softmax(logits, dim=-1), state, attention
 
+    def source_summary(self, src: torch.Tensor, src_lengths: torch.Tensor) -> torch.Tensor:
+        """One vector per source phrase, for maps of phrase representations (Cho et al. Fig. 5):
+        the mean of the top layer's annotations over the real positions, (batch, A). cho2014
+        returns its summary c instead."""
+        annotations = self.encoder(self.src_embed(src), src_lengths).annotations  # (batch, src_len, A)
+        real = (torch.arange(src.size(1), device=src.device).unsqueeze(0) < src_lengths.unsqueeze(1))
+        total = (annotations * real.unsqueeze(-1).to(annotations.dtype)).sum(dim=1)
+        return total / src_lengths.unsqueeze(1).to(annotations.dtype)
+
     def previous_embedding(self, state: DecoderState, prev_tokens: torch.Tensor) -> torch.Tensor:
         """e(y_{t-1}) for a step: (batch, E), zero at the first step."""
         embedded = self.tgt_embed(prev_tokens)

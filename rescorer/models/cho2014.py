@@ -65,6 +65,10 @@ class Cho2014(PhraseScorer):
         encoded = self.encoder(self.src_embed(src), src_lengths)
         return torch.tanh(self.context(encoded.final_outputs[-1]))
 
+    def source_summary(self, src: torch.Tensor, src_lengths: torch.Tensor) -> torch.Tensor:
+        """The summary c itself (the paper's phrase representation, Fig. 5): (batch, H)."""
+        return self.encode(src, src_lengths)
+
     def teacher_forced_features(self, src, src_lengths, tgt_in, steps, rows):
         context = self.encode(src, src_lengths)
         prev_embed = previous_word_embeddings(self.tgt_embed, tgt_in)  # (batch, steps, E)

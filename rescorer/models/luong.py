@@ -197,4 +197,4 @@ register(Architecture(
     settings=frozenset({"decoder_layers", "attention", "attention_score", "attention_window",
                         "input_feeding", "attention_size"}),
     presets=PRESETS, defaults=dict(cell="lstm", attention="global", attention_score="general",
-                                   input_feeding=True), resolve=resolve))
+                                   input_feeding=True), resolve=resolve, attention=True))

@@ -23,6 +23,7 @@ class Architecture:
     settings: frozenset  # the optional settings of ModelConfig it uses (config.OPTIONAL_SETTINGS)
     presets: dict  # paper / small / tiny: sizes and shortlist_size
     defaults: dict = field(default_factory=dict)  # settings that differ from the common defaults
+    attention: bool = False  # whether `step` returns attention weights (attention maps)
     # Completes resolved settings (given: the names the user set) or raises ModelSettingError.
     resolve: Optional[Callable[[dict, frozenset], dict]] = None
 
@@ -46,3 +47,7 @@ def get_architecture(name: str) -> Architecture:
 
 def architecture_names() -> list[str]:
     return list(ARCHITECTURES)
+
+
+def attention_architectures() -> list[str]:
+    return [name for name, architecture in ARCHITECTURES.items() if architecture.attention]

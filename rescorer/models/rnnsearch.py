@@ -124,4 +124,4 @@ register(Architecture(
     name="rnnsearch", model_class=RNNsearch,
     summary="Bahdanau et al. (2015): bidirectional encoder, additive attention from s_{i-1} at every step",
     settings=frozenset({"maxout_units", "attention_size"}), presets=PRESETS,
-    defaults=dict(bidirectional=True)))
+    defaults=dict(bidirectional=True), attention=True))

@@ -3,9 +3,12 @@ it records its argv and writes the files the real program writes, copied from th
 mert-moses.pl run in shared/data/bible-en-fr (tuning/, eval/), never invented.
 
 Settings come from fake.json at the fake Moses root: {"fixtures": DIR, "stop_after": N|null,
-"converge_after": N|null}. The fixture's run was stopped by hand after iteration 11; the
+"converge_after": N|null, "hang_after": N|null}; hang_after: after iteration N it decodes
+forever, in a child as the real script runs `sh -c moses ...`, and says so in hanging.json. The fixture's run was stopped by hand after iteration 11; the
 stand-in ends there (or at converge_after) as a converged run ends, and at
---maximum-iterations as the real script does, printing the real script's messages.
+--maximum-iterations as the real script does, printing the real script's messages. After its
+loop it does what the real script does: copy init.opt and mert.log to run<run>.*, and mark
+<run> finished, where run is max + 1 when the limit stopped it (an iteration never run).
 
 filter-model-given-input.pl is the real script's algorithm (phrases of up to 10 input words,
 factor 0, the ini lines it rewrites), checked against the fixture's filtered table.
@@ -17,6 +20,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -78,23 +82,40 @@ def mert_moses() -> int:
             shutil.copyfile(tuning / f"run{run}.{suffix}", f"run{run}.{suffix}")
         with gzip.open(tuning / f"run{run}.out.gz", "rb") as src, open(f"run{run}.out", "wb") as out:
             shutil.copyfileobj(src, out)  # the real script leaves the 1-best output plain
+        shutil.copyfile(tuning / f"run{run}.init.opt", "init.opt")
         shutil.copyfile(tuning / f"run{run}.mert.log", "mert.log")
         shutil.copyfile(tuning / f"run{run}.weights.txt", "weights.txt")
         Path("finished_step.txt").write_text(f"{run}\n")
         print(f"run {run} end", flush=True)
+        if SETTINGS.get("hang_after") == run:
+            hang()
         if SETTINGS.get("stop_after") == run:
             print("Killed", file=sys.stderr)
             return 137
         if run == last:
             print("None of the weights changed more than 1e-05. Stopping.", file=sys.stderr)
-    finished = int(Path("finished_step.txt").read_text())
-    best = (tuning / f"run{finished}.mert.log").read_text()
+    # mert-moses.pl after its loop (see its source): `cp -f init.opt run$run.init.opt`,
+    # `cp -f mert.log run$run.mert.log`, create_config, save_finished_step($run). Stopped by
+    # --maximum-iterations, $run is max + 1 there, so run<max+1>.{init.opt,mert.log} are copies
+    # of the last iteration's and finished_step.txt says max + 1.
+    shutil.copyfile("init.opt", f"run{run}.init.opt")
+    shutil.copyfile("mert.log", f"run{run}.mert.log")
+    best = Path("mert.log").read_text()
     point, bleu = re.search(r"Best point:\s*([\s\d.\-e]+?)\s*=> ([\-\d.]+)", best).groups()
     flags = options.get("decoder-flags", "")
     create_config(config, Path("moses.ini"), point.split(), run, bleu,
                   positional[2], positional[0], flags)
+    Path("finished_step.txt").write_text(f"{run}\n")
     print("Training finished", flush=True)
     return 0
+
+
+def hang() -> None:
+    """A decoder that never ends, as a child; the pids go to hanging.json (written whole)."""
+    decoder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    Path("hanging.tmp").write_text(json.dumps({"script": os.getpid(), "decoder": decoder.pid}))
+    os.replace("hanging.tmp", "hanging.json")
+    decoder.wait()
 
 
 def create_config(original: Path, out_path: Path, best: list, run: int, bleu: str,
