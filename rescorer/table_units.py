@@ -53,7 +53,9 @@ class UnitReader(PhraseTableReader):
 
     def parse_lines(self, limit: int, rejected: Optional[list] = None) -> list[PhraseEntry]:
         """The entries of up to `limit` more lines; bad lines are appended to `rejected`, or
-        raise PhraseTableFormatError without it. Fewer than `limit` lines means the end."""
+        raise PhraseTableFormatError without it. Fewer than `limit` lines means the end.
+        The loop repeats PhraseTableReader._entries' on purpose: a call per line would slow
+        the reader's hot loop."""
         entries = []
         name, line_no = self.name, self.lines_read
         with self._read_errors():
