@@ -1,21 +1,30 @@
-"""Which scorer to choose: every architecture trained for the same time on the real table, then
-compared on held-out perplexity, scoring speed and FLOPs per pair (issue 8's figures).
+"""Which scorer to choose: every architecture trained for the same time, or the same number of
+updates, on the real table, then compared on held-out perplexity, scoring speed and FLOPs per
+pair (issue 8's figures).
 
     OMP_NUM_THREADS=1 nice -n 5 python3 benchmarks/arch_guide.py --minutes 20 --out-dir /work/runs/models/guide
+    python3 benchmarks/arch_guide.py --updates 3000 --jobs 2 --out-dir /work/runs/models/guide-updates
 
-For each system: `rescore train TABLE --preset small --max-time MINUTES*60` of this checkout, one
-thread, no early stopping (so each gets the same training time), all on the same shortlists,
+For each system: `rescore train TABLE --preset small --max-time MINUTES*60` (or `--max-updates
+UPDATES`) of this checkout, one thread, no early stopping, all on the same shortlists,
 the same pair cache and the same held-out pairs (same seed), hence the same unigram baseline.
 Then model-only pairs/s of every trained model on the same evenly spaced sample of the table,
 one thread, in interleaved rounds (the machine is shared: compare ratios within one run), and
 FLOPs per pair from rescorer.flops on that sample. A system whose model file already exists is
 not trained again, so an interrupted run continues. Results: OUT/guide.json and OUT/guide.md.
+
+Equal time is fair only on a machine nobody else uses: a system that gets less CPU makes fewer
+updates. Equal updates (`--updates`) are fair on a busy machine too, and `--jobs 2` trains two
+systems at once, one thread each, each on its own copy of the pair cache (a cache is locked
+while a training uses it).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import shutil
+from concurrent.futures import ThreadPoolExecutor
 import os
 import statistics
 import subprocess
@@ -55,24 +64,46 @@ def slug(name: str) -> str:
     return "".join(c if c.isalnum() else "-" for c in name.lower()).strip("-").replace("--", "-")
 
 
-def train(name: str, args, out_dir: Path) -> Path:
+def train(name: str, args, out_dir: Path, cache: Path) -> Path:
     model = out_dir / f"{slug(name)}.pt"
     if model.exists():
         log(f"{name}: {model.name} exists, not trained again")
         return model
+    if args.updates:
+        bound, what = ["--max-time", "1000000000", "--max-updates", str(args.updates)], f"{args.updates} updates"
+    else:
+        bound, what = ["--max-time", str(args.minutes * 60), "--max-updates", "1000000000"], f"{args.minutes} min"
     command = [sys.executable, str(HERE.parent / "cli.py"), "-q", "train", str(args.table), "-o", str(model),
-               "--preset", "small", *SYSTEMS[name], "--max-time", str(args.minutes * 60),
-               "--max-updates", "1000000000", "--max-epochs", "1000000", "--patience", "1000000",
+               "--preset", "small", *SYSTEMS[name], *bound, "--max-epochs", "1000000", "--patience", "1000000",
                "--valid-every", str(args.valid_every),
-               "--checkpoint-every", "5000", "--seed", str(args.seed), "--cache-dir", str(out_dir / "pairs.cache"),
+               "--checkpoint-every", "5000", "--seed", str(args.seed), "--cache-dir", str(cache),
                "--device", "cpu"]
-    log(f"{name}: training for {args.minutes} min: {' '.join(command[2:])}")
+    log(f"{name}: training for {what}: {' '.join(command[2:])}")
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     with open(out_dir / f"{slug(name)}.train.log", "w") as training_log:
         result = subprocess.run(command, stderr=training_log, stdout=subprocess.DEVNULL, env=env)
     if result.returncode != 0:
         raise SystemExit(f"{name}: training failed ({result.returncode}); see {training_log.name}")
     return model
+
+
+def train_all(names: list, args) -> dict:
+    """Train every system, `args.jobs` at a time; the first alone if the shared cache is missing."""
+    shared = args.out_dir / "pairs.cache"
+    if args.jobs == 1:
+        return {name: train(name, args, args.out_dir, shared) for name in names}
+    models = {}
+    if not shared.exists():
+        models[names[0]] = train(names[0], args, args.out_dir, shared)
+    caches = {}
+    for name in names[len(models):]:
+        caches[name] = args.out_dir / f"pairs.cache.{slug(name)}"
+        if not caches[name].exists():
+            shutil.copytree(shared, caches[name])
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        running = {name: pool.submit(train, name, args, args.out_dir, cache) for name, cache in caches.items()}
+        models.update((name, job.result()) for name, job in running.items())
+    return {name: models[name] for name in names}
 
 
 def unigram_baseline(model: Path, out_dir: Path) -> float:
@@ -115,8 +146,9 @@ def table(results: dict) -> str:
     for name, row in results["systems"].items():
         rows.append(f"| {name} | {row['parameters'] / 1e6:.1f}M | {row['updates']:,} | "
                     f"{row['best_valid_ppl']:.1f} | {row['pairs_per_s']:,.0f} | {row['flops_per_pair'] / 1e6:.1f} |")
+    budget = (f"{results['updates']:,} updates" if results.get("updates") else f"{results['minutes']:g} minutes")
     rows.append(f"\nUnigram model of the same held-out pairs: perplexity {results['unigram_ppl']:.1f}. "
-                f"Each scorer trained {results['minutes']:g} minutes on one thread.")
+                f"Each scorer trained {budget} on one thread.")
     return "\n".join(rows)
 
 
@@ -125,6 +157,9 @@ def main(argv=None) -> int:
     parser.add_argument("--table", type=Path, default=DEFAULT_TABLE)
     parser.add_argument("--out-dir", type=Path, default=Path("/work/runs/models/guide"))
     parser.add_argument("--minutes", type=float, default=20.0, help="training time of every system")
+    parser.add_argument("--updates", type=int, default=0,
+                        help="train every system for this many updates instead (fair on a busy machine)")
+    parser.add_argument("--jobs", type=int, default=1, help="systems trained at once, one thread each")
     parser.add_argument("--systems", default="all", help=f"comma list of: {', '.join(map(slug, SYSTEMS))}; or all")
     parser.add_argument("--valid-every", type=int, default=500)
     parser.add_argument("--seed", type=int, default=1)
@@ -143,8 +178,9 @@ def main(argv=None) -> int:
             print(f"{name}: rescore train TABLE --preset small {' '.join(SYSTEMS[name])}")
         return 0
     args.out_dir.mkdir(parents=True, exist_ok=True)
-    models = {name: train(name, args, args.out_dir) for name in names}
-    results = {"table": str(args.table), "minutes": args.minutes, "threads": 1,
+    models = train_all(names, args)
+    results = {"table": str(args.table), "minutes": None if args.updates else args.minutes,
+               "updates": args.updates or None, "threads": 1,
                "unigram_ppl": unigram_baseline(next(iter(models.values())), args.out_dir),
                "date": time.strftime("%Y-%m-%d %H:%M"), "load_avg": os.getloadavg(), "systems": {}}
     scoring = measure_scoring(models, args.table, args.score_pairs, args.rounds, args.out_dir)
