@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path

@@ -10,7 +10,6 @@ from typing import Optional
 
 import click
 
-from rescorer.errors import RescorerError
 from rescorer.failures import reports_errors
 from rescorer.run_paths import RunPaths, Target
 

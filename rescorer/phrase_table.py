@@ -14,6 +14,7 @@ Choices a caller must know:
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
 import sys
@@ -182,7 +183,7 @@ class PhraseTableReader:
         name = self.name
         reject = self._reject
         line_no = 0
-        try:
+        with self._read_errors():
             for line in self._lines:
                 line_no += 1
                 self.lines_read = line_no
@@ -198,12 +199,6 @@ class PhraseTableReader:
                 if self.num_scores is None:
                     self.num_scores = entry.num_scores
                 yield entry
-        except CompressedStreamError as exc:
-            raise PhraseTableFormatError(f"{name}: {exc.kind} stream is {exc.reason.split(' (')[0]} "
-                                         f"after line {line_no}{_detail(exc.reason)}") from None
-        except OSError as exc:
-            raise RescorerError(f"{name}: cannot read the phrase table after line {line_no} "
-                                f"({exc.strerror or exc})") from None
         if self._decompressed is not None:
             self._decompressed.warn_trailing_garbage(line_no)
         if line_no == 0:
@@ -227,6 +222,18 @@ class PhraseTableReader:
             else:
                 owned.finish()
                 owned.commit()
+
+    @contextlib.contextmanager
+    def _read_errors(self) -> Iterator[None]:
+        """Damage or a read error while reading, as one line naming the last line read."""
+        try:
+            yield
+        except CompressedStreamError as exc:
+            raise PhraseTableFormatError(f"{self.name}: {exc.kind} stream is {exc.reason.split(' (')[0]} "
+                                         f"after line {self.lines_read}{_detail(exc.reason)}") from None
+        except OSError as exc:
+            raise RescorerError(f"{self.name}: cannot read the phrase table after line "
+                                f"{self.lines_read} ({exc.strerror or exc})") from None
 
     def __enter__(self) -> PhraseTableReader:
         return self

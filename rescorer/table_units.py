@@ -13,16 +13,14 @@ number of ranks.
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Collection, Iterator, Optional
 
-from rescorer.errors import PhraseTableFormatError, RescorerError
-from rescorer.compression import CompressedStreamError
+from rescorer.errors import PhraseTableFormatError
 from rescorer.gzip_io import BUFFER_SIZE
-from rescorer.phrase_table import PhraseEntry, PhraseTableReader, _BadLine, _detail, parse_line
+from rescorer.phrase_table import PhraseEntry, PhraseTableReader, _BadLine, parse_line
 
 __all__ = ["UnitChunk", "UnitReader", "TableUnits", "unit_owner"]
 
@@ -118,18 +116,6 @@ class UnitReader(PhraseTableReader):
         """After the last line: warn about trailing garbage, once the whole table was read."""
         if self._decompressed is not None:
             self._decompressed.warn_trailing_garbage(self.lines_read)
-
-    @contextlib.contextmanager
-    def _read_errors(self) -> Iterator[None]:
-        """Damage or a read error while reading, as one line naming the last line read."""
-        try:
-            yield
-        except CompressedStreamError as exc:
-            raise PhraseTableFormatError(f"{self.name}: {exc.kind} stream is {exc.reason.split(' (')[0]} "
-                                         f"after line {self.lines_read}{_detail(exc.reason)}") from None
-        except OSError as exc:
-            raise RescorerError(f"{self.name}: cannot read the phrase table after line "
-                                f"{self.lines_read} ({exc.strerror or exc})") from None
 
 
 class TableUnits:
