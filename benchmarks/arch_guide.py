@@ -57,7 +57,8 @@ SYSTEMS = {
 
 
 def log(message: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+    sys.stderr.write(f"[{time.strftime('%H:%M:%S')}] {message}\n")  # one write: --jobs log from threads
+    sys.stderr.flush()
 
 
 def slug(name: str) -> str:
