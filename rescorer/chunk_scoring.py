@@ -13,7 +13,7 @@ import contextlib
 import gc
 import queue
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator, Optional, Sequence
 
@@ -24,9 +24,11 @@ from rescorer.errors import RescorerError
 from rescorer.phrase_encoding import EncodedPhrases, encode_phrases
 from rescorer.phrase_table import PhraseTableReader, append_scores
 from rescorer.score_format import MAX_COUNT, format_count_scores
+from rescorer.scoring import score_encoded
 
 __all__ = ["Encoding", "Chunk", "distinct_vocabularies", "encode_chunks", "encode_chunk",
-           "in_background", "check_finite", "chunk_lines", "long_lived_objects_frozen"]
+           "in_background", "check_finite", "chunk_lines", "long_lived_objects_frozen",
+           "score_chunk", "word_penalty", "ScoreTotals"]
 
 
 @dataclass
@@ -127,6 +129,52 @@ def in_background(items: Iterable, depth: int = 2) -> Iterator:
     finally:
         stop.set()
         worker.join(timeout=5)
+
+
+def score_chunk(chunk: Chunk, bundles: Sequence[ModelBundle], vocab_index: list, token_budget: Optional[int],
+                precision: str, table_path: Path) -> list[np.ndarray]:
+    """Each model's log p of the chunk's pairs, through its shortlists' encoding; NaN refused."""
+    logps = []
+    for bundle, index in zip(bundles, vocab_index):
+        encoding = chunk.encodings[index]
+        logp = score_encoded(bundle.model, encoding.src_seqs, encoding.tgt_seqs, token_budget, precision)
+        check_finite(logp, chunk, table_path)
+        logps.append(logp)
+    return logps
+
+
+def word_penalty(chunk: Chunk, vocab_index: list, unk_penalty: bool) -> Optional[np.ndarray]:
+    """Shortlist-unknown target words per pair, by the first model's shortlist (or None)."""
+    return chunk.encodings[vocab_index[0]].unknown_tgt if unk_penalty else None
+
+
+@dataclass
+class ScoreTotals:
+    """The summary's terms for some lines: a whole streamed run, or one unit (its record)."""
+
+    lines_read: int = 0
+    lines_written: int = 0
+    lines_rejected: int = 0
+    logp_sums: list = field(default_factory=list)  # one per model
+    src_tokens: int = 0
+    tgt_tokens: int = 0
+    unknown_src: list = field(default_factory=list)  # one per distinct pair of shortlists
+    unknown_tgt: list = field(default_factory=list)
+    capped: int = 0
+
+    def add(self, chunk: Chunk, logps: list, penalty: Optional[np.ndarray]) -> None:
+        """Count a scored chunk's written lines (lines read and rejected are the caller's)."""
+        if not self.logp_sums:
+            self.logp_sums = [0.0] * len(logps)
+            self.unknown_src = [0] * len(chunk.encodings)
+            self.unknown_tgt = [0] * len(chunk.encodings)
+        self.lines_written += len(chunk.entries)
+        self.logp_sums = [total + float(logp.sum()) for total, logp in zip(self.logp_sums, logps)]
+        self.src_tokens += chunk.src_tokens
+        self.tgt_tokens += chunk.tgt_tokens
+        self.unknown_src = [a + e.unknown_src for a, e in zip(self.unknown_src, chunk.encodings)]
+        self.unknown_tgt = [a + e.unknown_tgt_total for a, e in zip(self.unknown_tgt, chunk.encodings)]
+        self.capped += int((penalty > MAX_COUNT).sum()) if penalty is not None else 0
 
 
 def check_finite(logp: np.ndarray, chunk: Chunk, table_path: Path) -> None:

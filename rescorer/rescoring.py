@@ -18,18 +18,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Sequence, Union
 
-import numpy as np
-
 from rescorer.checkpoint import ModelBundle
 from rescorer.errors import RescorerError
 from rescorer.phrase_table import PhraseTableReader
-from rescorer.chunk_scoring import (check_finite, chunk_lines, distinct_vocabularies, encode_chunks,
-                                    in_background, long_lived_objects_frozen)
+from rescorer.chunk_scoring import (ScoreTotals, chunk_lines, distinct_vocabularies, encode_chunks,
+                                    in_background, long_lived_objects_frozen, score_chunk, word_penalty)
 from rescorer.distributed import SINGLE, Ranks
 from rescorer.preparation import Progress, no_progress
 from rescorer.run_paths import is_stream
 from rescorer.score_format import MAX_COUNT, format_log_scores, format_moses_scores
-from rescorer.scoring import default_token_budget, score_encoded
+from rescorer.scoring import default_token_budget
 from rescorer.table_output import AtomicOutput, committed_together
 from rescorer.unit_journal import DEFAULT_UNIT_LINES
 
@@ -153,22 +151,31 @@ def _summary_of_units(records: Optional[dict], finished: Sequence[int], seconds:
     if records is None:
         return None
     ordered = [records[unit] for unit in sorted(records)]
-    total = {key: sum(record[key] for record in ordered)
-             for key in ("lines_read", "lines_written", "lines_rejected", "src_tokens", "tgt_tokens",
-                         "capped")}
-    logp = [sum(record["logp_sums"][model] for record in ordered) for model in range(len(vocab_index))]
-    unknown_src = [sum(record["unknown_src"][i] for record in ordered) for i in range(len(vocabularies))]
-    unknown_tgt = [sum(record["unknown_tgt"][i] for record in ordered) for i in range(len(vocabularies))]
-    written, src_tokens, tgt_tokens = total["lines_written"], total["src_tokens"], total["tgt_tokens"]
+    totals = ScoreTotals(
+        **{key: sum(record[key] for record in ordered)
+           for key in ("lines_read", "lines_written", "lines_rejected", "src_tokens", "tgt_tokens", "capped")},
+        logp_sums=[sum(record["logp_sums"][model] for record in ordered) for model in range(len(vocab_index))],
+        unknown_src=[sum(record["unknown_src"][i] for record in ordered) for i in range(len(vocabularies))],
+        unknown_tgt=[sum(record["unknown_tgt"][i] for record in ordered) for i in range(len(vocabularies))])
+    return _summary(totals, seconds, vocabularies, vocab_index,
+                    resumed_lines=sum(records[unit]["lines_read"] for unit in finished),
+                    resumed_written=sum(records[unit]["lines_written"] for unit in finished))
+
+
+def _summary(totals: ScoreTotals, seconds: float, vocabularies: list, vocab_index: list,
+             **resumed) -> RescoreSummary:
+    """Means and coverages from the run's totals (lists empty when no line was scored)."""
+    written, src_tokens, tgt_tokens = totals.lines_written, totals.src_tokens, totals.tgt_tokens
+    logp_sums = totals.logp_sums or [0.0] * len(vocab_index)
+    unknown_src = totals.unknown_src or [0] * len(vocabularies)
+    unknown_tgt = totals.unknown_tgt or [0] * len(vocabularies)
     differ = any(tgt_vocab != vocabularies[0][1] for _, tgt_vocab in vocabularies[1:])
     return RescoreSummary(
-        total["lines_read"], written, total["lines_rejected"],
-        [value / written if written else float("nan") for value in logp],
+        totals.lines_read, written, totals.lines_rejected,
+        [value / written if written else float("nan") for value in logp_sums],
         [1 - unknown_src[i] / src_tokens if src_tokens else 1.0 for i in vocab_index],
         [1 - unknown_tgt[i] / tgt_tokens if tgt_tokens else 1.0 for i in vocab_index],
-        seconds, differ, total["capped"],
-        resumed_lines=sum(records[unit]["lines_read"] for unit in finished),
-        resumed_written=sum(records[unit]["lines_written"] for unit in finished))
+        seconds, differ, totals.capped, **resumed)
 
 
 def _rescore_stream(table_path, output_path, bundles, vocabularies, vocab_index, format_scores,
@@ -176,9 +183,7 @@ def _rescore_stream(table_path, output_path, bundles, vocabularies, vocab_index,
                     progress) -> RescoreSummary:
     """The one-pass path for a stream: read, score and write as the lines come."""
     started = time.perf_counter()
-    total_logp = np.zeros(len(bundles))
-    src_tokens, tgt_tokens, capped = 0, 0, 0
-    unknown_src, unknown_tgt = np.zeros(len(vocabularies), np.int64), np.zeros(len(vocabularies), np.int64)
+    totals = ScoreTotals()
     output = AtomicOutput(output_path, force=force, input_path=table_path)
     rejects = (AtomicOutput(reject_path, force=force, input_path=table_path, only_if_written=True)
                if reject_path is not None else None)
@@ -187,39 +192,23 @@ def _rescore_stream(table_path, output_path, bundles, vocabularies, vocab_index,
                 committed_together(output, rejects), ThreadPoolExecutor(max_workers=1) as writer:
             pending = None
             for chunk in in_background(encode_chunks(reader, vocabularies, chunk_size)):
-                logps = []
-                for bundle, encoding in zip(bundles, (chunk.encodings[i] for i in vocab_index)):
-                    logp = score_encoded(bundle.model, encoding.src_seqs, encoding.tgt_seqs,
-                                         token_budget, precision)
-                    check_finite(logp, chunk, table_path)
-                    logps.append(logp)
+                logps = score_chunk(chunk, bundles, vocab_index, token_budget, precision, table_path)
                 if pending is not None:
                     pending.result()
-                penalty = chunk.encodings[vocab_index[0]].unknown_tgt if unk_penalty else None
+                penalty = word_penalty(chunk, vocab_index, unk_penalty)
                 pending = writer.submit(output.write_lines, chunk_lines(chunk.entries, logps, format_scores, penalty))
-                total_logp += [float(logp.sum()) for logp in logps]
-                src_tokens, tgt_tokens = src_tokens + chunk.src_tokens, tgt_tokens + chunk.tgt_tokens
-                unknown_src += [encoding.unknown_src for encoding in chunk.encodings]
-                unknown_tgt += [encoding.unknown_tgt_total for encoding in chunk.encodings]
-                capped += int((penalty > MAX_COUNT).sum()) if penalty is not None else 0
+                totals.add(chunk, logps, penalty)
                 progress(len(chunk.entries))
             if pending is not None:
                 pending.result()
-            lines_read, lines_rejected = reader.lines_read, reader.lines_rejected
+            totals.lines_read, totals.lines_rejected = reader.lines_read, reader.lines_rejected
             written = output.lines_written
-            if written + lines_rejected != lines_read:
-                raise RescorerError(f"{table_path}: read {lines_read} lines but wrote {written} and "
-                                    f"rejected {lines_rejected}; output discarded")
+            if written + totals.lines_rejected != totals.lines_read:
+                raise RescorerError(f"{table_path}: read {totals.lines_read} lines but wrote {written} and "
+                                    f"rejected {totals.lines_rejected}; output discarded")
     except KeyboardInterrupt as interrupt:
         interrupt.note = (f"{output.lines_written} lines had already been written to {output_path}"
                           if output.is_stream else
                           f"no output was written ({output_path} is as it was)")
         raise
-    means = [total / written if written else float("nan") for total in total_logp]
-    src_coverage = [1 - unknown_src[i] / src_tokens if src_tokens else 1.0 for i in vocab_index]
-    tgt_coverage = [1 - unknown_tgt[i] / tgt_tokens if tgt_tokens else 1.0 for i in vocab_index]
-    differ = any(tgt_vocab != vocabularies[0][1] for _, tgt_vocab in vocabularies[1:])
-    return RescoreSummary(lines_read, written, lines_rejected, means, src_coverage, tgt_coverage,
-                          time.perf_counter() - started, differ, capped)
-
-
+    return _summary(totals, time.perf_counter() - started, vocabularies, vocab_index)

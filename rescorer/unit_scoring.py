@@ -16,19 +16,17 @@ import os
 import signal
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Optional, Sequence
 
 
 from rescorer.checkpoint import ModelBundle
-from rescorer.chunk_scoring import (check_finite, chunk_lines, encode_chunk, in_background,
-                                    long_lived_objects_frozen)
+from rescorer.chunk_scoring import (ScoreTotals, chunk_lines, encode_chunk, in_background,
+                                    long_lived_objects_frozen, score_chunk, word_penalty)
 from rescorer.distributed import SINGLE, Ranks
 from rescorer.errors import PhraseTableFormatError, RescorerError
 from rescorer.failures import ending
-from rescorer.score_format import MAX_COUNT
-from rescorer.scoring import score_encoded
 from rescorer.table_output import AtomicOutput, check_output_target
 from rescorer.table_units import TableUnits, UnitChunk
 from rescorer.unit_journal import UnitJournal, UnitWriter, input_identity, model_identity
@@ -37,19 +35,10 @@ __all__ = ["rescore_in_units"]
 
 
 @dataclass
-class UnitCounts:
-    """What a unit's record holds besides its place: the summary's terms for its lines."""
+class UnitCounts(ScoreTotals):
+    """A unit's record besides its place: the summary's terms for its lines, and its run."""
 
-    run: str
-    lines_read: int = 0
-    lines_written: int = 0
-    lines_rejected: int = 0
-    logp_sums: list = field(default_factory=list)  # one per model
-    src_tokens: int = 0
-    tgt_tokens: int = 0
-    unknown_src: list = field(default_factory=list)  # one per distinct pair of shortlists
-    unknown_tgt: list = field(default_factory=list)
-    capped: int = 0
+    run: str = ""
 
 
 def rescore_in_units(table_path: Path, output_path: Path, bundles: Sequence[ModelBundle],
@@ -110,17 +99,12 @@ def _score_units(units: TableUnits, journal: UnitJournal, bundles, vocabularies,
         try:
             for chunk, encoding in chunks:
                 if counts is None:
-                    counts = UnitCounts(run, logp_sums=[0.0] * len(bundles),
-                                        unknown_src=[0] * len(vocabularies),
-                                        unknown_tgt=[0] * len(vocabularies))
-                logps = []
-                for bundle, index in zip(bundles, vocab_index):
-                    logp = score_encoded(bundle.model, encoding.encodings[index].src_seqs,
-                                         encoding.encodings[index].tgt_seqs, token_budget, precision)
-                    check_finite(logp, encoding, table_path)
-                    logps.append(logp)
-                penalty = encoding.encodings[vocab_index[0]].unknown_tgt if unk_penalty else None
-                _count(counts, chunk, encoding, logps, penalty)
+                    counts = UnitCounts(run=run)
+                logps = score_chunk(encoding, bundles, vocab_index, token_budget, precision, table_path)
+                penalty = word_penalty(encoding, vocab_index, unk_penalty)
+                counts.add(encoding, logps, penalty)
+                counts.lines_read += chunk.lines
+                counts.lines_rejected += len(chunk.rejected)
                 if pending is not None:
                     pending.result()
                 record = asdict(counts) if chunk.last else None
@@ -159,18 +143,6 @@ def _stop_writing(pending, writers: dict) -> None:
     for unit_writer in writers.values():
         unit_writer.discard()
     writers.clear()
-
-
-def _count(counts: UnitCounts, chunk: UnitChunk, encoding, logps: list, penalty) -> None:
-    counts.lines_read += chunk.lines
-    counts.lines_written += len(chunk.entries)
-    counts.lines_rejected += len(chunk.rejected)
-    counts.logp_sums = [total + float(logp.sum()) for total, logp in zip(counts.logp_sums, logps)]
-    counts.src_tokens += encoding.src_tokens
-    counts.tgt_tokens += encoding.tgt_tokens
-    counts.unknown_src = [a + e.unknown_src for a, e in zip(counts.unknown_src, encoding.encodings)]
-    counts.unknown_tgt = [a + e.unknown_tgt_total for a, e in zip(counts.unknown_tgt, encoding.encodings)]
-    counts.capped += int((penalty > MAX_COUNT).sum()) if penalty is not None else 0
 
 
 def _write(journal: UnitJournal, writers: dict, chunk: UnitChunk, lines, record: Optional[dict]) -> None:
