@@ -25,8 +25,8 @@ sys.path.insert(1, str(HERE.parent))
 
 import ours  # noqa: E402
 from pairs import sample_pairs  # noqa: E402
-from rescorer.checkpoint import load_model  # noqa: E402
-from rescorer.scoring import score_encoded  # noqa: E402
+from rescorer.models.model_files import load_model  # noqa: E402
+from rescorer.scoring.batch_scoring import score_encoded  # noqa: E402
 
 __all__ = ["measure_accuracy"]
 

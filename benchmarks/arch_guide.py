@@ -10,7 +10,7 @@ UPDATES`) of this checkout, one thread, no early stopping, all on the same short
 the same pair cache and the same held-out pairs (same seed), hence the same unigram baseline.
 Then model-only pairs/s of every trained model on the same evenly spaced sample of the table,
 one thread, in interleaved rounds (the machine is shared: compare ratios within one run), and
-FLOPs per pair from rescorer.flops on that sample. A system whose model file already exists is
+FLOPs per pair from rescorer.models.flops on that sample. A system whose model file already exists is
 not trained again, so an interrupted run continues. Results: OUT/guide.json and OUT/guide.md.
 
 Equal time is fair only on a machine nobody else uses: a system that gets less CPU makes fewer
@@ -40,8 +40,8 @@ import torch  # noqa: E402
 
 import ours  # noqa: E402
 from pairs import DEFAULT_TABLE, sample_pairs  # noqa: E402
-from rescorer.checkpoint import load_model, read_model_file  # noqa: E402
-from rescorer.flops import flops_per_batch  # noqa: E402
+from rescorer.models.model_files import load_model, read_model_file  # noqa: E402
+from rescorer.models.flops import flops_per_batch  # noqa: E402
 from rescorer.models import count_parameters  # noqa: E402
 
 SYSTEMS = {
@@ -109,8 +109,8 @@ def train_all(names: list, args) -> dict:
 
 def unigram_baseline(model: Path, out_dir: Path) -> float:
     """The add-one unigram perplexity of the same held-out pairs (the floor to beat)."""
-    from rescorer.pair_cache import PairCache
-    from rescorer.training import PairSplit, unigram_perplexity
+    from rescorer.data.pair_cache import PairCache
+    from rescorer.training.trainer import PairSplit, unigram_perplexity
 
     payload = read_model_file(model)
     settings = payload["training"]["settings"]

@@ -3,7 +3,7 @@
 Each architecture is randomly initialised (seed 0) at its paper sizes but with the real table's
 15,000-word shortlists (the papers' own 30k/50k vocabularies would only make the output layers
 larger than this table needs), and scores the same evenly spaced sample of real pairs through
-`rescorer.scoring.score_encoded`. Rounds are interleaved (cho2014, rnnsearch, luong, luong,
+`rescorer.scoring.batch_scoring.score_encoded`. Rounds are interleaved (cho2014, rnnsearch, luong, luong,
 rnnsearch, ...) and each architecture's speed relative to cho2014 is the median of per-round
 ratios, since the machine is shared.
 
@@ -25,7 +25,7 @@ import ours  # noqa: E402
 from pairs import DEFAULT_TABLE, RESULTS_DIR, sample_pairs  # noqa: E402
 from report import format_archs  # noqa: E402
 from rescorer.errors import ModelSettingError  # noqa: E402
-from rescorer.flops import flops_per_batch  # noqa: E402
+from rescorer.models.flops import flops_per_batch  # noqa: E402
 from rescorer.models import architecture_names, count_parameters, get_architecture  # noqa: E402
 
 __all__ = ["parse_archs", "model_only_archs"]

@@ -61,8 +61,8 @@ def _isal(table: Path, out: Path) -> int:
 
 
 def _rescorer(table: Path, out: Path) -> int:
-    from rescorer.phrase_table import PhraseTableReader, append_scores
-    from rescorer.table_output import AtomicOutput
+    from rescorer.io.table_reader import PhraseTableReader, append_scores
+    from rescorer.io.atomic_output import AtomicOutput
 
     with PhraseTableReader(table) as reader, AtomicOutput(out, force=True, input_path=table) as output:
         for entry in reader:

@@ -1,10 +1,10 @@
 """rescorer itself, measured through its public API and its CLI.
 
-- model-only scoring: ``rescorer.scoring.score_encoded`` on encoded pairs (the library call
+- model-only scoring: ``rescorer.scoring.batch_scoring.score_encoded`` on encoded pairs (the library call
   that ``score_pairs`` and ``rescore score`` use), in this process;
 - end to end: ``rescore score TABLE.gz --model M -o OUT`` of this checkout in a subprocess,
   whose peak resident memory comes from ``os.wait4``;
-- training: ``rescorer.training.Trainer.step`` on a pair cache of the benchmark pairs.
+- training: ``rescorer.training.trainer.Trainer.step`` on a pair cache of the benchmark pairs.
 
 Models are randomly initialised (seed 0) presets with the shortlists of the real table:
 speed does not depend on the weights.
@@ -31,10 +31,10 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from rescorer.checkpoint import ModelBundle, save_model  # noqa: E402
+from rescorer.models.model_files import ModelBundle, save_model  # noqa: E402
 from rescorer.models import ModelConfig, ModelSettings, build_model  # noqa: E402
-from rescorer.scoring import DEFAULT_TOKEN_BUDGET, score_encoded  # noqa: E402
-from rescorer.vocabulary import Vocabulary  # noqa: E402
+from rescorer.scoring.batch_scoring import DEFAULT_TOKEN_BUDGET, score_encoded  # noqa: E402
+from rescorer.data.vocabulary import Vocabulary  # noqa: E402
 
 __all__ = ["load_shortlists", "make_bundle", "tiny_bundle", "int8_bundle", "threads", "Encoded", "encode",
            "time_model_only", "warm_up", "save_bundle", "run_cli_score", "measure_training"]
@@ -44,7 +44,7 @@ Pair = Tuple[List[str], List[str]]
 
 def load_shortlists(table: Path, cache_dir: Path, size: int = 15000) -> Tuple[Vocabulary, Vocabulary]:
     """The table's shortlists as rescorer builds them (cached as JSON: counting takes ~20 s)."""
-    from rescorer.preparation import build_vocabularies, table_identity
+    from rescorer.training.pipeline import build_vocabularies, table_identity
 
     cache = cache_dir / f"shortlists-{size}.json"
     identity = table_identity(table)
@@ -81,7 +81,7 @@ def int8_bundle(bundle: ModelBundle) -> ModelBundle:
     """A copy of `bundle` whose model is quantized for `--precision int8` (torchao)."""
     import copy
 
-    from rescorer.quantization import quantize_int8
+    from rescorer.models.quantization import quantize_int8
 
     return ModelBundle(quantize_int8(copy.deepcopy(bundle.model)), bundle.src_vocab, bundle.tgt_vocab,
                        dict(bundle.training))
@@ -182,8 +182,8 @@ def run_cli_score(table: Path, model: Path, extra: Sequence[str] = (), threads: 
 def measure_training(bundle: ModelBundle, pairs: Sequence[Pair], work_dir: Path, updates: int,
                      warmup: int = 2, batch_size: int = 64) -> Dict[str, float]:
     """Updates/s and target tokens/s of ``Trainer.step`` (Adadelta, batch 64, as the paper)."""
-    from rescorer.pair_cache import build_pair_cache
-    from rescorer.training import Trainer, TrainSettings
+    from rescorer.data.pair_cache import build_pair_cache
+    from rescorer.training.trainer import Trainer, TrainSettings
 
     cache = build_pair_cache(((" ".join(s), " ".join(t)) for s, t in pairs), bundle.src_vocab,
                              bundle.tgt_vocab, work_dir / f"train-cache-{len(pairs)}", {})

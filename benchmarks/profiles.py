@@ -25,13 +25,13 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(1, str(HERE.parent))
 
 import ours  # noqa: E402
-from rescorer import scoring  # noqa: E402
-from rescorer.compression import decompressing_reader  # noqa: E402
-from rescorer.device import autocast  # noqa: E402
-from rescorer.phrase_encoding import encode_phrases  # noqa: E402
-from rescorer.phrase_table import PhraseTableReader, append_scores  # noqa: E402
-from rescorer.score_format import format_moses_scores  # noqa: E402
-from rescorer.table_output import AtomicOutput  # noqa: E402
+from rescorer.scoring.batch_scoring import batch_scoring as scoring  # noqa: E402
+from rescorer.io.compression import decompressing_reader  # noqa: E402
+from rescorer.runtime.device import autocast  # noqa: E402
+from rescorer.data.phrase_encoding import encode_phrases  # noqa: E402
+from rescorer.io.table_reader import PhraseTableReader, append_scores  # noqa: E402
+from rescorer.io.score_format import format_moses_scores  # noqa: E402
+from rescorer.io.atomic_output import AtomicOutput  # noqa: E402
 
 __all__ = ["profile_model_only", "reader_breakdown"]
 

@@ -34,9 +34,9 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from rescorer import gzip_io  # noqa: E402
-from rescorer.phrase_table import PhraseTableReader  # noqa: E402
-from rescorer.table_units import UnitReader  # noqa: E402
+from rescorer.io import gzip_io  # noqa: E402
+from rescorer.io.table_reader import PhraseTableReader  # noqa: E402
+from rescorer.io.table_units import UnitReader  # noqa: E402
 
 DEFAULT_TABLE = REPO.parent / "shared" / "data" / "bible-en-fr" / "model" / "phrase-table.gz"
 UNIT_LINES = 200_000
@@ -105,7 +105,7 @@ def rapidgzip_count(path: Path, threads: int) -> int:
 def pipeline(path: Path, work: Path) -> int:
     """The whole scoring path with a stand-in model that costs next to nothing."""
     import ours
-    from rescorer.rescoring import rescore_table
+    from rescorer.scoring.table_rescoring import rescore_table
 
     vocabs = ours.load_shortlists(DEFAULT_TABLE, REPO / "benchmarks" / "results")
     summary = rescore_table(path, work / "out.gz", ours.tiny_bundle(*vocabs), force=True)
@@ -114,7 +114,7 @@ def pipeline(path: Path, work: Path) -> int:
 
 def assemble(work: Path) -> int:
     """Copy the last pipeline output into a new output as rank 0 copies units: bytes copied."""
-    from rescorer.table_output import AtomicOutput
+    from rescorer.io.atomic_output import AtomicOutput
 
     source = work / "out.gz"
     with AtomicOutput(work / "assembled.gz", force=True, encoded=True) as output:

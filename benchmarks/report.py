@@ -85,7 +85,7 @@ def format_report(results: dict) -> str:
     out.append(f"  {'preset / system':34s} {'pairs/s':>9s} {'tgt tok/s':>10s} {'GFLOP/s':>8s} {'of peak':>8s} {'ours is':>8s}")
     for preset, res in results.get("model_only", {}).items():
         flops = res["flops_per_pair"]
-        out.append(f"  {preset}: {res['fp32']['pairs']} pairs, {flops / 1e6:.1f} MFLOP/pair (rescorer.flops)")
+        out.append(f"  {preset}: {res['fp32']['pairs']} pairs, {flops / 1e6:.1f} MFLOP/pair (rescorer.models.flops)")
         for key, label, ratio_key in (
                 ("fp32", "rescorer fp32", None), ("fp32_1_thread", "rescorer fp32, 1 thread", None),
                 ("bf16", "rescorer bf16 autocast", None), ("int8", "rescorer int8 (torchao; fp32 peak)", None),

@@ -36,7 +36,7 @@ from io_floor import measure_io_floor  # noqa: E402
 from pairs import (DEFAULT_TABLE, RESULTS_DIR, read_table_pairs, repeated_table, sample_pairs,  # noqa: E402
                    sample_table, write_parallel_text)
 from report import check_targets, format_report  # noqa: E402
-from rescorer.flops import flops_per_batch  # noqa: E402
+from rescorer.models.flops import flops_per_batch  # noqa: E402
 from roofline import measure_matmul  # noqa: E402
 
 FULL = dict(pairs_small=20000, peer_pairs=4000, rounds=3, e2e_lines_small=100000, e2e_lines_paper=12000,

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import numpy as np
 
-from rescorer import gzip_io
-from rescorer.phrase_table import PhraseTableReader, append_scores
-from rescorer.score_format import format_moses_scores
-from rescorer.table_output import AtomicOutput
+from rescorer.io import gzip_io
+from rescorer.io.table_reader import PhraseTableReader, append_scores
+from rescorer.io.score_format import format_moses_scores
+from rescorer.io.atomic_output import AtomicOutput
 
 
 def rate(num: int, seconds: float) -> str:

@@ -2,7 +2,7 @@
 default on the same pairs, in interleaved rounds (medians of per-round speed ratios):
 
 - batches one after another on all of torch's threads, as before (now N batches at once, one
-  thread each: rescorer.scoring._score_in_workers);
+  thread each: rescorer.scoring.batch_scoring._score_in_workers);
 - the output layer as it was before (addmm with the bias, then a max-shifted logsumexp), to
   show what rescorer.models.softmax gains;
 - torch.compile of the recurrent step (every GRU/LSTM layer's `step`) and of the output layer
@@ -31,9 +31,9 @@ sys.path.insert(1, str(HERE.parent))
 
 import ours  # noqa: E402
 from pairs import RESULTS_DIR, sample_pairs, sample_table  # noqa: E402
-from rescorer import scoring  # noqa: E402
-from rescorer.device import autocast  # noqa: E402
-from rescorer.flops import flops_per_batch  # noqa: E402
+from rescorer.scoring.batch_scoring import batch_scoring as scoring  # noqa: E402
+from rescorer.runtime.device import autocast  # noqa: E402
+from rescorer.models.flops import flops_per_batch  # noqa: E402
 from rescorer.models.cells import RecurrentLayer  # noqa: E402
 
 __all__ = ["try_model_variants", "try_processes"]

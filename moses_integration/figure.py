@@ -68,7 +68,7 @@ def plot_rnn_vs_table(table_path: Path, rnn_column: int, out_path: Path, sample_
     """The RNN's log p against the table's direct p(f|e) (the paper's Fig. 3) and inverse
     p(e|f), for a uniform sample of pairs, Spearman's rho in each title. The PNG is written
     whole or not at all (Agg backend, no display)."""
-    from rescorer.figures import save_figure
+    from rescorer.analysis.figures import save_figure
 
     plt = _pyplot()
     points = sample_scores(table_path, (DIRECT_PROB_COLUMN, INVERSE_PROB_COLUMN, rnn_column),
@@ -137,7 +137,7 @@ def mert_curves_figure(results: Mapping[str, Sequence[EvalResult]]):
 def plot_mert_curves(results: Mapping[str, Sequence[EvalResult]], out_path: Path) -> Path:
     """Writes mert_curves_figure as a PNG, its canvas grown to hold the legend below; atomically,
     replacing the previous run's curves."""
-    from rescorer.figures import save_figure
+    from rescorer.analysis.figures import save_figure
 
     fig = mert_curves_figure(results)
     out_path.parent.mkdir(parents=True, exist_ok=True)

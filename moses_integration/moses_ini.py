@@ -97,7 +97,7 @@ class MosesIni:
 
     def write(self, path: Path, force: bool = True) -> None:
         """Write atomically (a temporary beside it, renamed): a failed write keeps the old file."""
-        from rescorer.table_output import AtomicOutput
+        from rescorer.io.atomic_output import AtomicOutput
 
         path.parent.mkdir(parents=True, exist_ok=True)
         with AtomicOutput(path, force=force) as out:

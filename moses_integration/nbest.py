@@ -15,7 +15,7 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
-from rescorer.table_output import AtomicOutput
+from rescorer.io.atomic_output import AtomicOutput
 
 from .errors import NbestFormatError
 from .textio import open_binary_read, read_lines
@@ -120,15 +120,6 @@ def rescore_nbest(nbest_path: Path, out_path: Path, source_path: Path, scorer: S
                 _flush(chunk, scorer, name, out, per_phrase)
         _flush(chunk, scorer, name, out, per_phrase)
     return count
-
-
-def model_scorer(model_path: Path, device: str = "auto") -> Scorer:
-    """A Scorer backed by the rescorer library (imported here, so this module needs no torch)."""
-    from rescorer.checkpoint import load_model
-    from rescorer.scoring import score_pairs
-
-    bundle = load_model(model_path)
-    return lambda pairs: score_pairs(bundle, pairs, device=device)
 
 
 def iter_feature_values(path: Path, feature_name: str) -> Iterable[float]:

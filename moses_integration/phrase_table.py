@@ -1,6 +1,6 @@
 """Phrase-table file operations Moses integration needs: count the scores, keep a subset of
 score columns (to build the ablation systems' tables), re-binarize a compact table, and
-sample scores for the figure. Lines are read with `rescorer.phrase_table.PhraseTableReader`
+sample scores for the figure. Lines are read with `rescorer.io.table_reader.PhraseTableReader`
 (which validates them) and handled as bytes, so that every other field is kept."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from rescorer.errors import PhraseTableFormatError
-from rescorer.phrase_table import PhraseEntry, PhraseTableReader
-from rescorer.table_output import AtomicOutput
+from rescorer.io.table_reader import PhraseEntry, PhraseTableReader
+from rescorer.io.atomic_output import AtomicOutput
 
 from .errors import MosesNotFoundError, MosesRunError
 from .moses_install import COMPACT_BINARY, MosesInstall

@@ -24,7 +24,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from rescorer.phrase_table import PhraseTableReader
+from rescorer.io.table_reader import PhraseTableReader
 
 from .errors import MosesConfigError
 from .moses_ini import Feature, MosesIni

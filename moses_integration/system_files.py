@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional, Sequence
 
-from rescorer.phrase_table import PhraseTableReader
+from rescorer.io.table_reader import PhraseTableReader
 
 from .errors import MosesConfigError, MosesNotFoundError
 from .moses_install import MosesInstall

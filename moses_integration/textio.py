@@ -1,6 +1,6 @@
-"""Read plain or compressed text the way Moses tools write it, through `rescorer.compression`:
+"""Read plain or compressed text the way Moses tools write it, through `rescorer.io.compression`:
 gzip (and bzip2, xz, zstd) is told by magic bytes (Moses names gzipped files with and without `.gz`). Tables and n-best lists
-are written with `rescorer.table_output.AtomicOutput`."""
+are written with `rescorer.io.atomic_output.AtomicOutput`."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO, Iterator
 
-from rescorer.compression import decompressing_reader, sniff_compression
-from rescorer.gzip_io import BUFFER_SIZE
+from rescorer.io.compression import decompressing_reader, sniff_compression
+from rescorer.io.gzip_io import BUFFER_SIZE
 
 __all__ = ["count_lines", "is_gzipped", "open_binary_read", "read_lines"]
 

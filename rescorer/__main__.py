@@ -1,7 +1,7 @@
 """`python -m rescorer ...` is `rescore ...`, so that `torchrun -m rescorer score ...` runs it on
 every rank. On ranks other than 0, usage errors (which rank 0 reports too) are not repeated."""
 
-from rescorer.failures import install_signal_handlers
+from rescorer.runtime.failure_reports import install_signal_handlers
 
 install_signal_handlers()  # before the heavy imports, as the `rescore` script does
 
@@ -10,7 +10,7 @@ import sys  # noqa: E402
 
 import click  # noqa: E402
 
-from cli import main  # noqa: E402
+from rescorer.cli.main import main  # noqa: E402
 
 
 def run() -> None:

@@ -34,8 +34,8 @@ def example_table() -> Path:
 @pytest.fixture(scope="session")
 def tiny_model_path(tmp_path_factory, example_table) -> Path:
     """A tiny model trained briefly (seeded) on the example table: saved once per test session."""
-    from rescorer.preparation import train_on_table
-    from rescorer.training import TrainSettings
+    from rescorer.training.pipeline import train_on_table
+    from rescorer.training.trainer import TrainSettings
 
     model_path = tmp_path_factory.mktemp("model") / "tiny.pt"
     settings = TrainSettings(max_updates=60, valid_every=30, valid_pairs=200, seed=3)
@@ -45,7 +45,7 @@ def tiny_model_path(tmp_path_factory, example_table) -> Path:
 
 @pytest.fixture()
 def tiny_bundle(tiny_model_path):
-    from rescorer.checkpoint import load_model
+    from rescorer.models.model_files import load_model
 
     return load_model(tiny_model_path)
 
@@ -53,7 +53,7 @@ def tiny_bundle(tiny_model_path):
 @pytest.fixture(params=["isal", "zlib"])
 def gzip_backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """Run a test with python-isal (when installed) and with the standard-library fallback."""
-    from rescorer import gzip_io
+    from rescorer.io import gzip_io
 
     if request.param == "isal":
         if gzip_io._igzip is None:

@@ -11,11 +11,11 @@ import torch
 from click.testing import CliRunner
 
 from cli import main
-from rescorer.checkpoint import ModelBundle, load_model, save_model
-from rescorer.inspection import SourceChoice, read_source_groups
+from rescorer.models.model_files import ModelBundle, load_model, save_model
+from rescorer.analysis.top_targets import SourceChoice, read_source_groups
 from rescorer.models import ModelSettings, build_model
-from rescorer.scoring import score_encoded
-from rescorer.search import greedy_decode
+from rescorer.scoring.batch_scoring import score_encoded
+from rescorer.models.search import greedy_decode
 
 pytest.importorskip("matplotlib")
 pytest.importorskip("sklearn")

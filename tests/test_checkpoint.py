@@ -7,12 +7,12 @@ import numpy as np
 import pytest
 import torch
 
-from rescorer.checkpoint import FORMAT_VERSION, ModelBundle, load_model, read_model_file, save_model
+from rescorer.models.model_files import FORMAT_VERSION, ModelBundle, load_model, read_model_file, save_model
 from rescorer.errors import ModelFileError
 from rescorer.models import ModelSettings, build_model
-from rescorer.phrase_table import PhraseTableReader
-from rescorer.scoring import score_pairs
-from rescorer.vocabulary import Vocabulary
+from rescorer.io.table_reader import PhraseTableReader
+from rescorer.scoring.batch_scoring import score_pairs
+from rescorer.data.vocabulary import Vocabulary
 
 DATA = Path(__file__).resolve().parent / "data"
 V1_MODEL = DATA / "v1-model.pt"  # made by rescorer 0.1.0: see data/make_v1_fixture.py
@@ -126,8 +126,8 @@ def test_training_cho2014_gives_the_weights_0_1_0_gave(example_table, tmp_path, 
     """The same settings and seed as the version-1 file: the same weights (same init order,
     same batches, same arithmetic)."""
     from rescorer.models import cho2014
-    from rescorer.preparation import train_on_table
-    from rescorer.training import TrainSettings
+    from rescorer.training.pipeline import train_on_table
+    from rescorer.training.trainer import TrainSettings
 
     old = read_model_file(V1_MODEL)
     config = old["config"]

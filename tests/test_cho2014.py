@@ -6,7 +6,7 @@ import torch
 
 from equations import cell_step, embed, linear, log_softmax, maxout, numpy_of, randomize
 from rescorer.models import ModelConfig, ModelSettings, build_model, count_parameters
-from rescorer.vocabulary import PAD_ID
+from rescorer.data.vocabulary import PAD_ID
 
 SRC, SRC_LENGTHS = torch.tensor([[3, 4, 5], [6, PAD_ID, PAD_ID]]), torch.tensor([3, 1])
 GOLD = [7, 8]  # y_1, y_2 of both pairs

@@ -3,9 +3,9 @@
 import pytest
 import torch
 
-from rescorer.device import autocast, resolve_device, resolve_precision
+from rescorer.runtime.device import autocast, resolve_device, resolve_precision
 from rescorer.errors import RescorerError
-from rescorer.scoring import default_token_budget
+from rescorer.scoring.batch_scoring import default_token_budget
 
 
 def test_auto_device_follows_cuda_availability():

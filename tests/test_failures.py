@@ -403,7 +403,7 @@ def test_injected_enospc_in_the_output_removes_the_temporary(tmp_path, monkeypat
     """The same without root: a writer whose disk fills after a few bytes."""
     import errno
 
-    from rescorer import table_output
+    from rescorer.io import atomic_output as table_output
     from rescorer.errors import RescorerError
 
     class FullDisk:
@@ -427,9 +427,11 @@ def test_injected_enospc_in_the_output_removes_the_temporary(tmp_path, monkeypat
 def test_injected_enospc_in_the_pair_cache_and_the_model(tmp_path, monkeypatch, example_table):
     import errno
 
-    from rescorer import checkpoint, pair_cache
+    from rescorer.models import model_files as checkpoint
+
+    from rescorer.data import pair_cache
     from rescorer.errors import RescorerError
-    from rescorer.preparation import build_vocabularies, encode_table
+    from rescorer.training.pipeline import build_vocabularies, encode_table
 
     def full(*args, **kwargs):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
@@ -440,9 +442,9 @@ def test_injected_enospc_in_the_pair_cache_and_the_model(tmp_path, monkeypatch, 
         encode_table(example_table, vocabularies.src_vocab, vocabularies.tgt_vocab, tmp_path / "cache")
     assert list(tmp_path.iterdir()) == []
     monkeypatch.setattr(checkpoint.torch, "save", full)
-    from rescorer.checkpoint import ModelBundle, save_model
+    from rescorer.models.model_files import ModelBundle, save_model
     from rescorer.models import ModelSettings
-    from rescorer.preparation import new_model
+    from rescorer.training.pipeline import new_model
 
     bundle = ModelBundle(new_model(ModelSettings.make(preset="tiny"), vocabularies.src_vocab,
                                    vocabularies.tgt_vocab),

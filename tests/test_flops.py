@@ -3,7 +3,7 @@ PyTorch's own FLOP counter on the models."""
 
 import pytest
 
-from rescorer.flops import flops_per_batch, flops_per_pair
+from rescorer.models.flops import flops_per_batch, flops_per_pair
 from rescorer.models import ModelConfig, ModelSettings
 
 TINY = ModelConfig(src_vocab_size=7, tgt_vocab_size=11, embed_dim=3, embed_rank=2, hidden_size=4,

@@ -7,10 +7,10 @@ import pytest
 import torch
 
 from equations import randomize
-from rescorer.device import autocast
+from rescorer.runtime.device import autocast
 from rescorer.models import ModelSettings, build_model
-from rescorer.scoring import score_encoded
-from rescorer.vocabulary import EOS_ID, PAD_ID
+from rescorer.scoring.batch_scoring import score_encoded
+from rescorer.data.vocabulary import EOS_ID, PAD_ID
 
 VARIANTS = [
     ("cho2014", {}), ("cho2014", {"cell": "lstm"}), ("cho2014", {"reset_after": True}),

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 from fake_moses import FIXTURES, calls, install_fake_moses, needs_fixtures, set_fake
 from fake_moses.systems import expected_starts, small_system
-from moses_integration.commands import moses
+from rescorer.cli.moses_commands import moses
 from moses_integration.errors import MosesConfigError
 from moses_integration.moses_ini import MosesIni
 
@@ -173,14 +173,14 @@ def test_interrupted_tune_ends_mert_moses_and_its_decoder(signum, tmp_path):
 
 
 def test_rescore_nbest_uses_the_rescorer_library(tmp_path, monkeypatch):
-    """rescorer.checkpoint / rescorer.scoring are the lead's; faked here by their contract."""
+    """rescorer.models.model_files / rescorer.scoring.batch_scoring are the lead's; faked here by their contract."""
     loaded = []
-    checkpoint = types.ModuleType("rescorer.checkpoint")
+    checkpoint = types.ModuleType("rescorer.models.model_files")
     checkpoint.load_model = lambda path: loaded.append(path) or "bundle"
-    scoring = types.ModuleType("rescorer.scoring")
+    scoring = types.ModuleType("rescorer.scoring.batch_scoring")
     scoring.score_pairs = lambda bundle, pairs, device="auto": np.full(len(pairs), -2.5)
-    monkeypatch.setitem(sys.modules, "rescorer.checkpoint", checkpoint)
-    monkeypatch.setitem(sys.modules, "rescorer.scoring", scoring)
+    monkeypatch.setitem(sys.modules, "rescorer.models.model_files", checkpoint)
+    monkeypatch.setitem(sys.modules, "rescorer.scoring.batch_scoring", scoring)
     model = tmp_path / "model.pt"
     model.write_bytes(b"")
     nbest = tmp_path / "in.nbest"

@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 import torch
 
-from rescorer.batching import pad_sequences
-from rescorer.phrase_encoding import EncodedPhrases, encode_phrases
-from rescorer.scoring import score_encoded
-from rescorer.vocabulary import Vocabulary
+from rescorer.data.batching import pad_sequences
+from rescorer.data.phrase_encoding import EncodedPhrases, encode_phrases
+from rescorer.scoring.batch_scoring import score_encoded
+from rescorer.data.vocabulary import Vocabulary
 
 VOCAB = Vocabulary(["[PAD]", "[UNK]", "[EOS]", "the", "house", "la", "maison", "é"])
 

@@ -1,4 +1,4 @@
-"""Tests for rescorer.phrase_table: parsing, rejects, errors, and byte-exact round trips."""
+"""Tests for rescorer.io.table_reader: parsing, rejects, errors, and byte-exact round trips."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from rescorer.errors import PhraseTableFormatError, RescorerError
-from rescorer.phrase_table import PhraseEntry, PhraseTableReader, append_scores, read_chunks
-from rescorer.table_output import AtomicOutput
+from rescorer.io.table_reader import PhraseEntry, PhraseTableReader, append_scores, read_chunks
+from rescorer.io.atomic_output import AtomicOutput
 
 REAL_LINE = (
     b"! let his enemies be scattered ||| ses ennemis se dispersent ||| 0.125 2.39606e-11 0.25 0.000444395"

@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from rescorer.progress import LogLineBar, progress_bar
+from rescorer.runtime.progress import LogLineBar, progress_bar
 
 
 class Terminal(io.StringIO):

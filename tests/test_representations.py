@@ -5,13 +5,13 @@ import numpy as np
 import pytest
 import torch
 
-from rescorer.checkpoint import ModelBundle
+from rescorer.models.model_files import ModelBundle
 from rescorer.errors import RescorerError
 from rescorer.models import ModelSettings, build_model
 from rescorer.models.attention import source_mask
-from rescorer.representations import (attention_weights, phrase_summaries, require_attention,
+from rescorer.analysis.representations import (attention_weights, phrase_summaries, require_attention,
                                       word_embeddings)
-from rescorer.vocabulary import Vocabulary
+from rescorer.data.vocabulary import Vocabulary
 
 WORDS = ["the", "house", "of", "god", "and", "he", "said"]
 VOCAB = Vocabulary(["[PAD]", "[UNK]", "[EOS]"] + WORDS)
@@ -93,7 +93,7 @@ def test_word_embeddings_are_the_most_frequent_words_vectors():
 
 def test_dense_windows_find_the_clusters_and_do_not_overlap():
     pytest.importorskip("sklearn")
-    from rescorer.maps import dense_windows
+    from rescorer.analysis.tsne_maps import dense_windows
 
     rng = np.random.default_rng(0)
     tight = rng.normal((0, 0), 0.1, size=(30, 2))

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 from rescorer.errors import PhraseTableFormatError
-from rescorer.phrase_table import PhraseTableReader
-from rescorer.rescoring import rescore_table
-from rescorer.score_format import decode_moses_score
-from rescorer.scoring import score_pairs
+from rescorer.io.table_reader import PhraseTableReader
+from rescorer.scoring.table_rescoring import rescore_table
+from rescorer.io.score_format import decode_moses_score
+from rescorer.scoring.batch_scoring import score_pairs
 
 FIELD = " ||| "
 
@@ -88,7 +88,7 @@ def test_several_models_append_one_column_each_in_the_order_given(tiny_bundle, e
                                                                    example_pairs, tmp_path):
     from pathlib import Path
 
-    from rescorer.checkpoint import load_model
+    from rescorer.models.model_files import load_model
 
     other = load_model(Path(__file__).resolve().parent / "data" / "v1-model.pt")  # a 300-word shortlist
     out = tmp_path / "multi.gz"

@@ -1,4 +1,4 @@
-"""Tests for rescorer.score_format: what Moses reads back from the text we write."""
+"""Tests for rescorer.io.score_format: what Moses reads back from the text we write."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from rescorer.score_format import (
+from rescorer.io.score_format import (
     MOSES_LOG_FLOOR,
     decode_moses_score,
     format_count_scores,

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 import torch
 
-from rescorer.batching import length_sorted_batches, pad_sequences
-from rescorer.phrase_table import PhraseTableReader
-from rescorer.scoring import score_encoded, score_pairs
+from rescorer.data.batching import length_sorted_batches, pad_sequences
+from rescorer.io.table_reader import PhraseTableReader
+from rescorer.scoring.batch_scoring import score_encoded, score_pairs
 
 
 @pytest.fixture(scope="module")

@@ -11,8 +11,8 @@ import pytest
 import torch
 
 from rescorer.models import ModelSettings, build_model
-from rescorer.search import beam_search, greedy_decode, sample
-from rescorer.vocabulary import EOS_ID, PAD_ID
+from rescorer.models.search import beam_search, greedy_decode, sample
+from rescorer.data.vocabulary import EOS_ID, PAD_ID
 
 ARCHITECTURES = [("cho2014", {}), ("cho2014", {"cell": "lstm", "bidirectional": True}),
                  ("rnnsearch", {}), ("luong", {}), ("luong", {"attention": "local-p"})]

@@ -1,4 +1,4 @@
-"""Tests for rescorer.table_output.AtomicOutput: all or nothing at the target, gzip by name."""
+"""Tests for rescorer.io.atomic_output.AtomicOutput: all or nothing at the target, gzip by name."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from rescorer.errors import RescorerError
-from rescorer.table_output import AtomicOutput
+from rescorer.io.atomic_output import AtomicOutput
 
 LINES = [b"a ||| b ||| 0.5 0.1", b"caf\xe9 ||| c ||| 1 1", b""]
 CONTENT = b"a ||| b ||| 0.5 0.1\ncaf\xe9 ||| c ||| 1 1\n\n"

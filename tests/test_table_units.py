@@ -6,8 +6,8 @@ import gzip
 import pytest
 
 from rescorer.errors import PhraseTableFormatError
-from rescorer.phrase_table import PhraseTableReader
-from rescorer.table_units import TableUnits
+from rescorer.io.table_reader import PhraseTableReader
+from rescorer.io.table_units import TableUnits
 
 
 @pytest.fixture(scope="module")

@@ -6,14 +6,15 @@ import numpy as np
 import pytest
 import torch
 
-from rescorer.checkpoint import ModelBundle, read_model_file
-from rescorer.pair_cache import build_pair_cache
+from rescorer.models.model_files import ModelBundle, read_model_file
+from rescorer.data.pair_cache import build_pair_cache
 from rescorer.models import ModelSettings
-from rescorer.preparation import (build_vocabularies, checkpoint_path_for, encode_table, new_model,
+from rescorer.io.file_names import checkpoint_path_for
+from rescorer.training.pipeline import (build_vocabularies, encode_table, new_model,
                                   train_on_table)
-from rescorer.training import (PairSplit, Trainer, TrainSettings, evaluate_perplexity, heldout_mask,
+from rescorer.training.trainer import (PairSplit, Trainer, TrainSettings, evaluate_perplexity, heldout_mask,
                                unigram_perplexity)
-from rescorer.vocabulary import Vocabulary
+from rescorer.data.vocabulary import Vocabulary
 
 CPU = torch.device("cpu")
 

@@ -6,7 +6,7 @@ import pytest
 from click.testing import CliRunner
 
 from cli import main
-from rescorer.training_budget import SpeedProbe, format_duration, update_limit
+from rescorer.training.budget import SpeedProbe, format_duration, update_limit
 
 
 @pytest.mark.parametrize("max_updates, max_epochs, pairs, batch, expected", [

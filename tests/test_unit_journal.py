@@ -7,8 +7,8 @@ import pytest
 import torch
 
 from rescorer.errors import RescorerError
-from rescorer.table_output import AtomicOutput
-from rescorer.unit_journal import UnitJournal, UnitWriter, check_leftover, input_identity, model_identity
+from rescorer.io.atomic_output import AtomicOutput
+from rescorer.io.unit_journal import UnitJournal, UnitWriter, check_leftover, input_identity, model_identity
 
 SETTINGS = {"unit_lines": 2, "score_format": "prob", "unk_penalty": False}
 

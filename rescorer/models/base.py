@@ -22,7 +22,7 @@ from rescorer.models.config import ModelConfig
 from rescorer.models.embeddings import FactoredEmbedding
 from rescorer.models.softmax import full_precision
 from rescorer.models.encoders import RecurrentEncoder
-from rescorer.vocabulary import EOS_ID, PAD_ID
+from rescorer.data.vocabulary import EOS_ID, PAD_ID
 
 
 @dataclass
@@ -177,7 +177,7 @@ class PhraseScorer(nn.Module):
         return torch.zeros_like(embedded) if state.position == 0 else embedded
 
     def full_precision_modules(self) -> set[str]:
-        """Modules that `--precision int8` leaves in fp32 (rescorer.quantization): the output
+        """Modules that `--precision int8` leaves in fp32 (rescorer.models.quantization): the output
         layer, whose logits int8 would have to rescale in several passes, and any layer whose
         weight the architecture slices."""
         return {"output_left"}
@@ -202,7 +202,7 @@ class PhraseScorer(nn.Module):
 
     @staticmethod
     def flops_per_pair(config: ModelConfig, src_len: int, tgt_len: int) -> int:
-        """Matmul FLOPs of scoring one unpadded pair with teacher forcing (see rescorer.flops)."""
+        """Matmul FLOPs of scoring one unpadded pair with teacher forcing (see rescorer.models.flops)."""
         raise NotImplementedError
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from rescorer import flops
+from rescorer.models import flops
 from rescorer.models.base import DecoderState, PhraseScorer
 from rescorer.models.cells import build_layer
 from rescorer.models.config import ModelConfig

@@ -7,7 +7,7 @@ from typing import Optional
 import torch
 from torch import nn
 
-from rescorer.vocabulary import PAD_ID
+from rescorer.data.vocabulary import PAD_ID
 
 
 class FactoredEmbedding(nn.Module):

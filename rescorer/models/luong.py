@@ -19,7 +19,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from rescorer import flops
+from rescorer.models import flops
 from rescorer.errors import ModelSettingError
 from rescorer.models.attention import LuongAttention, attend
 from rescorer.models.base import DecoderState, PhraseScorer

@@ -15,10 +15,10 @@ import torch
 
 import rescorer
 from rescorer.model import PRESETS
-from rescorer.phrase_table import PhraseTableReader
-from rescorer.preparation import train_on_table
-from rescorer.scoring import score_pairs
-from rescorer.training import TrainSettings
+from rescorer.io.table_reader import PhraseTableReader
+from rescorer.training.pipeline import train_on_table
+from rescorer.scoring.batch_scoring import score_pairs
+from rescorer.training.trainer import TrainSettings
 
 HERE = Path(__file__).resolve().parent
 SIZES = dict(embed_dim=16, embed_rank=8, hidden_size=16, maxout_units=8, output_rank=8, shortlist_size=300)

@@ -1,0 +1,191 @@
+"""`rescore top-targets | generate`: the paper's Tables 2 and 3 as commands, and what every
+analysis command shares (the figures' commands are in `rescorer.cli.figure_commands`).
+
+Like cli.py, these modules only parse options, call the library and report; torch and the
+plotting libraries are imported inside the commands. Every output goes through RunPaths (an
+existing one needs --force) and is written whole or not at all.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import click
+
+from rescorer import __version__
+from rescorer.runtime.failure_reports import reports_errors
+
+__all__ = ["TABLE_COMMANDS", "EXISTING", "PICKS", "device_option", "load_model_on", "run_paths", "say"]
+
+EXISTING = click.Path(path_type=Path, dir_okay=False, exists=True)
+OUTPUT = click.Path(path_type=Path, dir_okay=False, allow_dash=True)
+PICKS = ("frequent", "rare", "random")
+
+
+def say(message: str) -> None:
+    reporter = click.get_current_context().find_root().obj
+    if reporter is not None and hasattr(reporter, "say"):
+        reporter.say(message)
+    else:
+        click.echo(message, err=True)
+
+
+def signature(job: str, **settings) -> None:
+    import torch
+
+    fields = [f"rescore {__version__}", f"job:{job}",
+              *(f"{key.replace('_', '-')}:{value}" for key, value in settings.items())]
+    say("|".join(fields + [f"torch:{torch.__version__}"]))
+
+
+def run_paths(reads: list, output: Optional[Path], role: str, force: bool):
+    """RunPaths for a command writing `output` (stdout when None or '-')."""
+    from rescorer.io.path_checks import RunPaths, Target
+
+    writes = [] if output is None or str(output) == "-" else [Target(output, role, streamable=role == "output")]
+    return RunPaths(reads, writes, force=force)
+
+
+def load_model_on(model_path: Path, device: str):
+    from rescorer.models.model_files import load_model
+    from rescorer.runtime.device import resolve_device
+
+    return load_model(model_path, resolve_device(device))
+
+
+def table_text(headers, rows, csv: bool, footnote: str = "") -> str:
+    from rescorer.io.text_tables import csv_table, markdown_table
+
+    if csv:
+        return csv_table(headers, rows)
+    return markdown_table(headers, rows) + (f"\n{footnote}\n" if footnote else "")
+
+
+def device_option(command):
+    return click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto",
+                        show_default=True, help="Where the model runs.")(command)
+
+
+def output_options(command):
+    command = click.option("--force", is_flag=True, help="Replace an existing output.")(command)
+    command = click.option("--csv", "as_csv", is_flag=True,
+                           help="CSV, one row per target, instead of Markdown.")(command)
+    return click.option("-o", "--output", type=OUTPUT, help="Write here instead of stdout.")(command)
+
+
+@click.command("top-targets")
+@click.argument("table_path", metavar="TABLE", type=EXISTING)
+@click.option("--model", "model_path", type=EXISTING,
+              help="Score the shown sources' targets with this model (TABLE need not be rescored).")
+@click.option("--column", type=int, default=None,
+              help="Score column holding the RNN score in a rescored TABLE (0-based; -1, the last, "
+                   "by default).")
+@click.option("--score-format", type=click.Choice(["prob", "log"]), default="prob", show_default=True,
+              help="How --column stores the RNN score.")
+@click.option("--num-sources", type=click.IntRange(1), default=10, show_default=True,
+              help="How many source phrases to pick.")
+@click.option("--pick", type=click.Choice(PICKS), default="frequent", show_default=True,
+              help="The most frequent sources (by c(source)), the rarest, or a seeded random choice.")
+@click.option("--min-source-words", type=click.IntRange(1), default=1, show_default=True,
+              help="Pick only sources of at least this many words (the paper: 4).")
+@click.option("--min-targets", type=click.IntRange(1), default=2, show_default=True,
+              help="Pick only sources with at least this many targets (one target ranks first both ways).")
+@click.option("--sources", "sources_path", type=EXISTING,
+              help="Show these sources, one per line, instead of picking.")
+@click.option("-k", "--top", type=click.IntRange(1), default=3, show_default=True, help="Targets per ranking.")
+@click.option("--seed", type=int, default=1, show_default=True, help="For --pick random and ties.")
+@output_options
+@device_option
+@reports_errors
+def top_targets_command(table_path: Path, model_path: Optional[Path], column: Optional[int], score_format: str,
+                        num_sources: int, pick: str, min_source_words: int, min_targets: int,
+                        sources_path: Optional[Path],
+                        top: int, seed: int, output: Optional[Path], as_csv: bool, force: bool,
+                        device: str) -> None:
+    """The paper's Table 2: for each source, its top targets by the table's p(f|e) beside its
+    top targets by the RNN (a score column of a rescored TABLE, or --model)."""
+    from rescorer.analysis.top_targets import (SourceChoice, read_source_groups, read_sources_file, score_groups,
+                                     top_targets_rows)
+    from rescorer.io.text_tables import write_text
+
+    if model_path is not None and column is not None:
+        raise click.UsageError("--column reads a rescored table's score; with --model the model scores instead")
+    reads = [("phrase table", table_path), ("model", model_path), ("sources file", sources_path)]
+    with run_paths(reads, output, "output", force):
+        sources = read_sources_file(sources_path) if sources_path else None
+        choice = SourceChoice(num_sources, min_source_words, min_targets, pick, seed, sources)
+        bundle = load_model_on(model_path, device) if model_path else None
+        groups = read_source_groups(table_path, choice, None if bundle else (-1 if column is None else column),
+                                    score_format == "log")
+        if bundle is not None:
+            score_groups(groups, bundle)
+        missing = [s for s in sources if s not in {g.source for g in groups}] if sources else []
+        headers, rows = top_targets_rows(groups, top, as_csv, missing)
+        scorer = model_path.name if model_path else f"column {-1 if column is None else column}"
+        footnote = (f"{len(groups)} sources of {table_path.name}; log p (natural log) by the table's "
+                    f"p(f|e) (Moses φ(e|f), the third score) and by the RNN ({scorer}).")
+        write_text(table_text(headers, rows, as_csv, footnote), output, force)
+    if missing:
+        say(f"{len(missing)} of the listed sources are not in {table_path}: {'; '.join(missing[:5])}")
+
+
+@click.command("generate")
+@click.argument("model_path", metavar="MODEL", type=EXISTING)
+@click.option("--source", "source_phrases", multiple=True, help="A source phrase (repeatable).")
+@click.option("--sources", "sources_path", type=EXISTING, help="Source phrases, one per line.")
+@click.option("--beam", type=click.IntRange(0), default=5, show_default=True,
+              help="Beam size K: the K best targets beam search finds (0: no beam search).")
+@click.option("--samples", type=click.IntRange(0), default=50, show_default=True,
+              help="Targets drawn per source (0: no sampling); the paper drew 50.")
+@click.option("--temperature", type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True,
+              help="Sample from p^(1/T); log p is always the model's own.")
+@click.option("--seed", type=int, default=1, show_default=True, help="Samples depend only on (seed, source).")
+@click.option("--table", "table_path", type=EXISTING,
+              help="A phrase table: show each source's top targets by its p(f|e) too.")
+@click.option("-k", "--top", type=click.IntRange(1), default=5, show_default=True,
+              help="Distinct samples and table targets shown per source.")
+@click.option("--max-length", type=click.IntRange(1), default=20, show_default=True,
+              help="Target words at most; a hypothesis that long must end.")
+@output_options
+@device_option
+@reports_errors
+def generate_command(model_path: Path, source_phrases: tuple, sources_path: Optional[Path], beam: int,
+                     samples: int, temperature: float, seed: int, table_path: Optional[Path], top: int,
+                     max_length: int, output: Optional[Path], as_csv: bool, force: bool, device: str) -> None:
+    """The paper's Table 3: target phrases the model proposes by itself (beam search and
+    sampling), each with its log p, beside the table's top targets when --table is given."""
+    from rescorer.analysis.generation import generate, generated_rows
+    from rescorer.analysis.top_targets import SourceChoice, read_source_groups, read_sources_file, score_groups
+    from rescorer.io.text_tables import write_text
+
+    if not source_phrases and sources_path is None:
+        raise click.UsageError("give --source PHRASE (repeatable) or --sources FILE")
+    if not beam and not samples:
+        raise click.UsageError("--beam 0 and --samples 0 leave nothing to generate")
+    reads = [("model", model_path), ("sources file", sources_path), ("phrase table", table_path)]
+    with run_paths(reads, output, "output", force):
+        sources = [" ".join(s.split()) for s in source_phrases]
+        sources += read_sources_file(sources_path) if sources_path else []
+        if any(not s for s in sources):
+            raise click.UsageError("--source '': a source phrase needs at least one word")
+        bundle = load_model_on(model_path, device)
+        signature("generate", model=f"{model_path.name}({bundle.config.arch})", beam=beam, samples=samples,
+                   temperature=temperature, seed=seed, max_length=max_length,
+                   device=next(bundle.model.parameters()).device.type)
+        groups = None
+        if table_path is not None:
+            found = read_source_groups(table_path, SourceChoice(sources=sources))
+            score_groups(found, bundle)
+            groups = {group.source: group for group in found}
+        items = generate(bundle, sources, beam, samples, max_length, temperature, seed, groups, top)
+        headers, rows = generated_rows(items, beam, samples, top, groups is not None, as_csv)
+        footnote = "log p: the RNN's, natural log" + (
+            f"; * also a target of this source in {table_path.name}" if table_path else "") + "."
+        write_text(table_text(headers, rows, as_csv, footnote), output, force)
+    forced = sum(item.forced_ends for item in items)
+    if forced:
+        say(f"{forced} targets reached --max-length {max_length} and were ended there")
+
+
+TABLE_COMMANDS = (top_targets_command, generate_command)

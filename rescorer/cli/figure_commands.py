@@ -1,0 +1,142 @@
+"""`rescore plot-embeddings | plot-phrases | plot-attention`: the paper's Figures 4 and 5 and
+attention maps as commands. Each writes one figure (PNG, PDF or SVG by its name) of a fixed
+pixel size, through RunPaths, whole or not at all.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from rescorer.cli.analysis_commands import EXISTING, PICKS, device_option, load_model_on, run_paths, say
+from rescorer.runtime.failure_reports import reports_errors
+
+__all__ = ["FIGURE_COMMANDS"]
+
+FIGURE = click.Path(path_type=Path, dir_okay=False)
+
+
+def figure_options(command):
+    command = click.option("--force", is_flag=True, help="Replace an existing figure.")(command)
+    command = click.option("--dpi", type=click.IntRange(20, 600), default=100, show_default=True,
+                           help="Pixels per inch (the map is 18 x 12 inches).")(command)
+    return click.option("-o", "--output", type=FIGURE, required=True,
+                        help="Figure to write (.png, .pdf or .svg).")(command)
+
+
+def _drawn(drawn: dict) -> str:
+    zooms = ", ".join(f"{labelled}/{points}"
+                      for points, labelled in zip(drawn["zooms"], drawn["zoom_labelled"]))
+    return (f"{drawn['size'][0]}x{drawn['size'][1]} px; labelled: {drawn['labelled']} in the full view"
+            + (f", {zooms} in the zoomed views" if zooms else ""))
+
+
+def map_options(command):
+    command = click.option("--zooms", type=click.IntRange(0, 6), default=3, show_default=True,
+                           help="Zoomed views of the densest regions.")(command)
+    return click.option("--seed", type=int, default=1, show_default=True, help="t-SNE's seed.")(command)
+
+
+@click.command("plot-embeddings")
+@click.argument("model_path", metavar="MODEL", type=EXISTING)
+@click.option("--side", type=click.Choice(["source", "target"]), default="source", show_default=True)
+@click.option("--words", type=click.IntRange(5), default=500, show_default=True,
+              help="The most frequent words of the shortlist.")
+@figure_options
+@map_options
+@device_option
+@reports_errors
+def plot_embeddings_command(model_path: Path, side: str, words: int, output: Path, dpi: int, force: bool,
+                            seed: int, zooms: int, device: str) -> None:
+    """The paper's Figure 4: a t-SNE map of the word embeddings, with zoomed dense regions."""
+    from rescorer.analysis.figures import check_figure_path
+    from rescorer.analysis.tsne_maps import plot_map, project_2d
+    from rescorer.analysis.representations import word_embeddings
+
+    with run_paths([("model", model_path)], output, "figure", force):
+        check_figure_path(output)
+        bundle = load_model_on(model_path, device)
+        labels, vectors = word_embeddings(bundle, side, words)
+        title = (f"{side.capitalize()} word embeddings of {model_path.name} ({bundle.config.arch}, "
+                 f"E={vectors.shape[1]}): t-SNE of the {len(labels)} most frequent words")
+        drawn = plot_map(project_2d(vectors, seed), labels, title, output, dpi, force, zooms)
+    say(f"wrote {output}: {_drawn(drawn)}, {len(labels)} words")
+
+
+@click.command("plot-phrases")
+@click.argument("model_path", metavar="MODEL", type=EXISTING)
+@click.argument("table_path", metavar="TABLE", type=EXISTING)
+@click.option("--phrases", type=click.IntRange(5), default=1000, show_default=True,
+              help="Source phrases to map (the paper: 5000).")
+@click.option("--min-words", type=click.IntRange(1), default=4, show_default=True)
+@click.option("--pick", type=click.Choice(PICKS), default="random", show_default=True,
+              help="Which sources of TABLE: a seeded random choice (the paper), the most frequent "
+                   "or the rarest.")
+@figure_options
+@map_options
+@device_option
+@reports_errors
+def plot_phrases_command(model_path: Path, table_path: Path, phrases: int, min_words: int, pick: str,
+                         output: Path, dpi: int, force: bool, seed: int, zooms: int, device: str) -> None:
+    """The paper's Figure 5: a t-SNE map of the encoder's summary of source phrases (c, or the
+    mean annotation for attention models), with zoomed dense regions."""
+    from rescorer.analysis.figures import check_figure_path
+    from rescorer.analysis.top_targets import SourceChoice, read_source_groups
+    from rescorer.analysis.tsne_maps import plot_map, project_2d
+    from rescorer.analysis.representations import phrase_summaries
+
+    with run_paths([("model", model_path), ("phrase table", table_path)], output, "figure", force):
+        check_figure_path(output)
+        bundle = load_model_on(model_path, device)
+        groups = read_source_groups(table_path, SourceChoice(phrases, min_words, 1, pick, seed))
+        if len(groups) < 5:
+            raise click.ClickException(f"{table_path}: {len(groups)} source phrases of {min_words} or more "
+                                       f"words; a map needs 5 (lower --min-words)")
+        labels = [group.source for group in sorted(groups, key=lambda g: -g.frequency)]
+        vectors = phrase_summaries(bundle, labels)
+        what = "c" if bundle.config.arch == "cho2014" else "mean annotation"
+        title = (f"Phrase representations ({what}, {vectors.shape[1]} dimensions) of {model_path.name}: "
+                 f"t-SNE of {len(labels)} {pick} source phrases of {min_words}+ words")
+        drawn = plot_map(project_2d(vectors, seed), labels, title, output, dpi, force, zooms, per_zoom=15)
+    say(f"wrote {output}: {_drawn(drawn)}, {len(labels)} phrases")
+
+
+@click.command("plot-attention")
+@click.argument("model_path", metavar="MODEL", type=EXISTING)
+@click.option("--source", "sources", multiple=True, required=True, help="Source phrase (repeat for panels).")
+@click.option("--target", "targets", multiple=True,
+              help="Target phrase, one per --source [default: the model's greedy translation].")
+@figure_options
+@device_option
+@reports_errors
+def plot_attention_command(model_path: Path, sources: tuple, targets: tuple, output: Path, dpi: int,
+                           force: bool, device: str) -> None:
+    """Attention maps of rnnsearch and luong models, drawn as Bahdanau's Fig. 3: each target
+    word's weights over the source words, one panel per pair."""
+    from rescorer.analysis.figures import check_figure_path, plot_attention
+    from rescorer.analysis.representations import attention_weights, require_attention
+    from rescorer.models.search import greedy_decode
+
+    if targets and len(targets) != len(sources):
+        raise click.UsageError(f"{len(sources)} --source but {len(targets)} --target: give one target per "
+                               f"source, or none for the model's own translations")
+    with run_paths([("model", model_path)], output, "figure", force):
+        check_figure_path(output)
+        bundle = load_model_on(model_path, device)
+        require_attention(bundle, str(model_path))
+        panels = []
+        for number, source in enumerate(sources):
+            src_words = source.split()
+            if targets:
+                tgt_words = targets[number].split()
+            else:
+                best = greedy_decode(bundle.model, bundle.src_vocab.encode(src_words), 20)
+                tgt_words = [bundle.tgt_vocab.tokens[token] for token in best.tokens]
+            weights, log_p = attention_weights(bundle, src_words, tgt_words)
+            panels.append((src_words, tgt_words + ["[EOS]"], weights, f"log p = {log_p:.2f}"))
+        width, height = plot_attention(panels, output, dpi, force)
+    say(f"wrote {output}: {width}x{height} px, {len(panels)} pairs")
+
+
+FIGURE_COMMANDS = (plot_embeddings_command, plot_phrases_command, plot_attention_command)

@@ -1,0 +1,251 @@
+"""`rescore moses ...`: the click group of the Moses integration. It only parses options,
+calls the library and reports; library errors become one-line ClickExceptions (exit 1)."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+from typing import Optional
+
+import click
+
+from rescorer.runtime.failure_reports import reports_errors
+from rescorer.io.path_checks import RunPaths, Target
+
+from rescorer.cli.ablation_command import ablation_command
+from rescorer.cli.moses_options import (PATH, base_dir_option, decoder_flags_option, initial_weight_option,
+                          moses_dir_option, new_columns_option, threads_option)
+from moses_integration.moses_install import find_moses
+from moses_integration.moses_ini import MosesIni
+from moses_integration.phrase_table import binarize_compact, read_num_scores
+from moses_integration.preflight import ParallelSet, run_preflight
+from rescorer.cli.reporting import is_quiet, say, signature
+from moses_integration.starting_weights import table_starting_weights
+
+__all__ = ["moses"]
+
+EXISTING = click.Path(path_type=Path, exists=True, dir_okay=False)
+
+
+# One wrapper for both packages: library errors, OSErrors, interrupts become one line.
+_errors_to_click = reports_errors
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def moses() -> None:
+    """Use the RNN score in a Moses system: edit moses.ini, check, tune, evaluate, ablate."""
+    logging.basicConfig(level=logging.WARNING if is_quiet() else logging.INFO, format="%(message)s",
+                        stream=sys.stderr)
+
+
+moses.add_command(ablation_command)  # many options: a module of its own
+
+
+@moses.command("add-feature")
+@click.argument("ini_path", metavar="MOSES_INI", type=EXISTING)
+@click.option("--table", "table_path", type=EXISTING, required=True,
+              help="The rescored phrase table (text, from `rescore score`).")
+@click.option("-o", "--output", "out_path", type=PATH, required=True, help="moses.ini to write.")
+@click.option("--feature", default=None, help="Phrase-table feature name if there are several.")
+@initial_weight_option
+@new_columns_option
+@click.option("--force/--no-force", default=False, help="Overwrite the output.")
+@base_dir_option
+@moses_dir_option
+@threads_option
+@_errors_to_click
+def add_feature(ini_path: Path, table_path: Path, out_path: Path, feature: Optional[str],
+                initial_weight: Optional[float], new_columns: Optional[tuple], force: bool,
+                base_dir: Path, moses_dir: Optional[Path], threads: int) -> None:
+    """Point MOSES_INI's phrase table at the rescored table and add the new columns' weights.
+
+    Nothing else in the file changes. A PhraseDictionaryCompact table is re-binarized."""
+    with RunPaths([("moses.ini", ini_path), ("rescored table", table_path)],
+                  [Target(out_path, "moses.ini output")], force=force):
+        _add_feature(ini_path, table_path, out_path, feature, initial_weight, new_columns,
+                     base_dir, moses_dir, threads)
+
+
+def _add_feature(ini_path: Path, table_path: Path, out_path: Path, feature: Optional[str],
+                 initial_weight: Optional[float], new_columns: Optional[tuple], base_dir: Path,
+                 moses_dir: Optional[Path], threads: int) -> None:
+    ini = MosesIni.read(ini_path)
+    table = ini.phrase_table(feature)
+    old = table.int_arg("num-features", ini.origin)
+    found = read_num_scores(table_path)
+    if found <= old:
+        raise click.ClickException(
+            f"{table_path}:1: expected more than {old} scores (num-features={old} in "
+            f"{ini_path}:{table.line_no + 1}), found {found}: is it the rescored table?")
+    new_path = table_path
+    if table.kind == "PhraseDictionaryCompact":
+        prefix = table_path.with_name(table_path.name.removesuffix(".gz"))
+        new_path = binarize_compact(find_moses(moses_dir), table_path, prefix, found, threads,
+                                    prefix.with_name(prefix.name + ".binarize.log"))
+    try:  # keep the path relative when the table lies under base_dir, like the rest of the ini
+        shown = str(new_path.resolve().relative_to(base_dir.resolve()))
+    except ValueError:
+        shown = str(new_path.resolve())
+    layout, weights = table_starting_weights(ini, table, table_path, found, new_columns,
+                                             initial_weight)
+    ini.add_score_columns(table, shown, found - old, weights)
+    ini.check_weights(table.name)  # never write an ini Moses would refuse to load
+    ini.write(out_path, force=True)
+    say(f"{out_path}: {table.name} path={shown} num-features={found} (+{found - old} column(s): "
+        f"{', '.join(f'{n}={w:g}' for n, w in zip(layout.names, weights))})")
+
+
+@moses.command("preflight")
+@click.argument("ini_path", metavar="MOSES_INI", type=PATH)
+@click.option("--dev", nargs=2, type=PATH, default=None, metavar="SRC REF")
+@click.option("--test", nargs=2, type=PATH, default=None, metavar="SRC REF")
+@click.option("--check-install/--no-check-install", default=True, show_default=True,
+              help="Also check the Moses installation.")
+@base_dir_option
+@moses_dir_option
+@_errors_to_click
+def preflight(ini_path: Path, dev, test, check_install: bool, base_dir: Path,
+              moses_dir: Optional[Path]) -> None:
+    """Check in seconds what would fail a long run; one line per problem, exit 1 if any."""
+    data = [ParallelSet(label, Path(pair[0]), Path(pair[1]))
+            for label, pair in (("dev", dev), ("test", test)) if pair]
+    problems = run_preflight(ini_path, base_dir, moses_dir, data, check_install)
+    for problem in problems:
+        say(f"FAIL {problem}")
+    if problems:
+        raise click.ClickException(f"preflight: {len(problems)} problem(s)")
+    say("preflight: all checks passed")
+
+
+@moses.command("tune")
+@click.argument("ini_path", metavar="MOSES_INI", type=PATH)
+@click.option("--dev", nargs=2, type=PATH, required=True, metavar="SRC REF")
+@click.option("--work-dir", type=PATH, required=True, help="mert-moses.pl working directory.")
+@click.option("--nbest", type=click.IntRange(1), default=100, show_default=True)
+@click.option("--seed", type=int, default=None, help="Optimizer seed (mert/kbmira -r).")
+@click.option("--batch-mira/--mert", default=False, help="Optimizer: batch MIRA or MERT.")
+@click.option("--continue/--restart", "resume", default=True, show_default=True,
+              help="Continue an interrupted run in --work-dir.")
+@click.option("--max-iterations", type=click.IntRange(1), default=None)
+@decoder_flags_option
+@base_dir_option
+@moses_dir_option
+@threads_option
+@_errors_to_click
+def tune_command(ini_path: Path, dev, work_dir: Path, nbest: int, seed: Optional[int],
+                 batch_mira: bool, resume: bool, max_iterations: Optional[int], decoder_flags,
+                 base_dir: Path, moses_dir: Optional[Path], threads: int) -> None:
+    """Tune MOSES_INI's weights with mert-moses.pl; prints the tuned moses.ini path."""
+    from moses_integration.mert import TuningConfig, tune
+
+    install = find_moses(moses_dir)
+    signature(moses=install.root, ini=ini_path, dev=",".join(map(str, dev)), nbest=nbest,
+              seed=seed, optimizer="batch-mira" if batch_mira else "mert", threads=threads)
+    # Paths given on the command line are relative to the cwd; those inside moses.ini are
+    # relative to --base-dir: resolve the former now so the library can join the latter.
+    config = TuningConfig(ini_path=ini_path.resolve(), dev_src=dev[0].resolve(),
+                          dev_ref=dev[1].resolve(),
+                          work_dir=work_dir, base_dir=base_dir, threads=threads, nbest=nbest,
+                          seed=seed, batch_mira=batch_mira, resume=resume,
+                          max_iterations=max_iterations, decoder_flags=decoder_flags)
+    result = tune(install, config, progress=lambda i, b: say(
+        f"iteration {i}: dev BLEU {'?' if b is None else f'{b:.2f}'}"))
+    for warning in result.warnings:
+        say(f"warning: {warning}")
+    say(f"tuned after {result.iterations} iteration(s), stopped by {result.stopped_by}, dev BLEU "
+         f"{'?' if result.dev_bleu is None else f'{result.dev_bleu:.2f}'}")
+    click.echo(str(result.ini_path))
+
+
+@moses.command("evaluate")
+@click.option("--system", "systems", multiple=True, required=True, metavar="NAME=MOSES_INI",
+              help="A tuned system; repeat; the first is the baseline.")
+@click.option("--test", nargs=2, type=PATH, required=True, metavar="SRC REF")
+@click.option("--out-dir", type=PATH, required=True)
+@click.option("--detokenize", "detokenize_lang", default=None, metavar="LANG",
+              help="Detokenize (sacremoses) and score with 13a; default: tokenized BLEU.")
+@click.option("--test-type", type=click.Choice(["ar", "bs"]), default="ar", show_default=True,
+              help="Paired approximate randomization or bootstrap.")
+@decoder_flags_option
+@base_dir_option
+@moses_dir_option
+@threads_option
+@_errors_to_click
+def evaluate_command(systems, test, out_dir: Path, detokenize_lang: Optional[str], test_type: str,
+                     decoder_flags, base_dir: Path, moses_dir: Optional[Path], threads: int) -> None:
+    """Decode the test set with each system, score BLEU and chrF, test against the baseline."""
+    from moses_integration.evaluation import compare, decode, evaluate_file
+    from moses_integration.textio import read_lines
+
+    install = find_moses(moses_dir)
+    named = []
+    for item in systems:
+        name, sep, ini = item.partition("=")
+        if not sep or not name:
+            raise click.BadParameter(f"expected NAME=MOSES_INI, found {item!r}", param_hint="--system")
+        named.append((name, Path(ini)))
+    hyps, results = [], {}
+    for name, ini in named:
+        hyp = decode(install, ini.resolve(), test[0].resolve(), out_dir / f"{name}.hyp",
+                     threads, base_dir, decoder_flags=decoder_flags)
+        results[name] = evaluate_file(hyp, test[1], detokenize_lang)
+        hyps.append((name, read_lines(hyp)))
+    p_values = compare(hyps, read_lines(test[1]), test_type,
+                       detokenize_lang=detokenize_lang) if len(hyps) > 1 else {}
+    click.echo("system\tBLEU\tchrF\tp_BLEU\tp_chrF")
+    for name, result in results.items():
+        p = p_values.get(name, {})
+        click.echo(f"{name}\t{result.bleu:.2f}\t{result.chrf:.2f}\t"
+                   f"{p.get('bleu') if p.get('bleu') is not None else '-'}\t"
+                   f"{p.get('chrf') if p.get('chrf') is not None else '-'}")
+    say(f"signature: {next(iter(results.values())).bleu_signature}")
+
+
+@moses.command("rescore-nbest")
+@click.argument("nbest_path", metavar="NBEST", type=EXISTING)
+@click.option("--source", "source_path", type=EXISTING, required=True,
+              help="The decoder's input; line i is sentence id i.")
+@click.option("--model", type=EXISTING, required=True)
+@click.option("-o", "--output", "out_path", type=PATH, required=True,
+              help="Output n-best list (gzipped if it ends in .gz).")
+@click.option("--feature-name", default="RNN0", show_default=True)
+@click.option("--mode", type=click.Choice(["auto", "sentence", "phrase"]), default="auto",
+              show_default=True, help="phrase: sum over the segmentation's phrase pairs.")
+@click.option("--device", default="auto", show_default=True)
+@click.option("--force/--no-force", default=False, help="Overwrite the output.")
+@_errors_to_click
+def rescore_nbest_command(nbest_path: Path, source_path: Path, model: Path, out_path: Path,
+                          feature_name: str, mode: str, device: str, force: bool) -> None:
+    """Add the RNN log-probability as a feature to every line of a Moses n-best list."""
+    from moses_integration.nbest import rescore_nbest
+    from rescorer.scoring.batch_scoring import model_scorer
+
+    reads = [("n-best list", nbest_path), ("source", source_path), ("model", model)]
+    with RunPaths(reads, [Target(out_path, "output", streamable=True)], force=force):
+        count = rescore_nbest(nbest_path, out_path, source_path, model_scorer(model, device),
+                              feature_name, mode, force=force)
+    say(f"{out_path}: {count} lines with {feature_name}=")
+
+
+@moses.command("plot-scores")
+@click.argument("table_path", metavar="RESCORED_TABLE", type=EXISTING)
+@click.option("-o", "--output", "out_path", type=PATH, required=True, help="PNG to write.")
+@click.option("--rnn-column", type=click.IntRange(1), default=5, show_default=True,
+              help="1-based column of the RNN score.")
+@click.option("--sample-size", type=click.IntRange(1), default=10000, show_default=True)
+@click.option("--seed", type=int, default=1, show_default=True, help="Which pairs are sampled.")
+@click.option("--force/--no-force", default=False, help="Overwrite the output.")
+@_errors_to_click
+def plot_scores(table_path: Path, out_path: Path, rnn_column: int, sample_size: int, seed: int,
+                force: bool) -> None:
+    """Scatter the RNN score against the table's p(f|e) (paper Fig. 3) and p(e|f) for a sample
+    of pairs, with Spearman's rho of each."""
+    from rescorer.analysis.figures import check_figure_path
+
+    from moses_integration.figure import plot_rnn_vs_table
+
+    with RunPaths([("rescored table", table_path)], [Target(out_path, "figure")], force=force):
+        check_figure_path(out_path)
+        result = plot_rnn_vs_table(table_path, rnn_column - 1, out_path, sample_size, seed, force)
+    say(f"wrote {out_path}: {result.summary()}")

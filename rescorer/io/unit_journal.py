@@ -1,0 +1,269 @@
+"""Finished units of a scoring run, kept beside the output so that a killed run can resume.
+
+`.OUT.partial/` beside OUT holds:
+- `journal.json`: what the run is: the input's identity (size, mtime, SHA-256 of its first
+  and last MiB), each model's identity (SHA-256 of its config, shortlists and weights), and
+  every setting that changes the output's bytes. A run that differs refuses to resume.
+- `unit-000003.gz` (or `.txt` for plain output): unit 3's lines, one complete gzip member;
+  `unit-000003.rej`: its rejected lines, verbatim, when it has some;
+- `unit-000003.json`: its counts. It is written last (each file through a temporary, fsync
+  and rename), so a unit is finished exactly when its record exists and its data file has the
+  recorded size. A kill -9, SIGTERM, power cut or full disk loses at most the units in progress.
+
+The final output is the units' files concatenated in order: a multi-member gzip is one valid
+gzip file, which zcat, Python's gzip and zlib's gzread (hence Moses) read as one stream.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+from typing import Optional
+
+from rescorer import __version__
+from rescorer.errors import RescorerError
+from rescorer.io.atomic_output import AtomicOutput, committed_together
+
+__all__ = ["DEFAULT_UNIT_LINES", "partial_dir", "check_leftover", "input_identity", "model_identity",
+           "UnitJournal", "UnitWriter"]
+
+DEFAULT_UNIT_LINES = 200_000
+JOURNAL_FORMAT = "rescorer-partial-scoring"
+JOURNAL_VERSION = 1
+_MIB = 1 << 20
+_RECORD = re.compile(r"unit-(\d{6,})\.json$")
+
+
+def partial_dir(output: Path) -> Path:
+    return Path(output).with_name(f".{Path(output).name}.partial")
+
+
+def _kept(records: dict) -> str:
+    lines = sum(record["lines_read"] for record in records.values())
+    return f"{len(records)} finished units ({lines} lines)"
+
+
+def check_leftover(output: Path, resume: bool, force: bool) -> None:
+    """Before any work: a partial run left beside OUT is continued only under --resume and
+    replaced only under --force; otherwise the run refuses, naming it."""
+    directory = partial_dir(output)
+    if resume or force or not directory.exists():
+        return
+    records = UnitJournal(output).records()
+    raise RescorerError(f"{output}: an interrupted run left {_kept(records)} in {directory}; pass "
+                        f"--resume to continue it, or --force to start over")
+
+
+def _sha256_of(path: Path, start: int, size: int) -> str:
+    with open(path, "rb") as file:
+        file.seek(start)
+        return hashlib.sha256(file.read(size)).hexdigest()
+
+
+def input_identity(path: Path) -> dict:
+    """Size, modification time and hashes of the first and last MiB of the table."""
+    stat = path.stat()
+    return {"name": path.name, "bytes": stat.st_size, "mtime_ns": stat.st_mtime_ns,
+            "head_sha256": _sha256_of(path, 0, _MIB),
+            "tail_sha256": _sha256_of(path, max(0, stat.st_size - _MIB), _MIB)}
+
+
+def model_identity(bundle, name: str) -> dict:
+    """What decides a model's scores: its config, shortlists and weights, hashed."""
+    digest = hashlib.sha256(json.dumps(bundle.config.to_dict(), sort_keys=True).encode())
+    for tokens in (bundle.src_vocab.tokens, bundle.tgt_vocab.tokens):
+        digest.update("\n".join(tokens).encode("utf-8", "surrogateescape") + b"\0")
+    for key, tensor in sorted(bundle.model.state_dict().items()):
+        digest.update(key.encode())
+        digest.update(_tensor_bytes(tensor.detach()))
+    return {"name": name, "sha256": digest.hexdigest()}
+
+
+def _tensor_bytes(tensor) -> bytes:
+    """A tensor's data; a tensor subclass (an int8 weight under --precision int8) by its parts."""
+    if hasattr(tensor, "__tensor_flatten__"):
+        names, _ = tensor.__tensor_flatten__()
+        return b"".join(_tensor_bytes(getattr(tensor, name)) for name in names)
+    return tensor.cpu().contiguous().numpy().tobytes()
+
+
+def _differences(recorded: dict, now: dict) -> list[str]:
+    lines = []
+    for key in ("bytes", "mtime_ns", "head_sha256", "tail_sha256"):
+        if recorded["input"].get(key) != now["input"][key]:
+            lines.append(f"the table's {key.replace('_', ' ')} {recorded['input'].get(key)!r} "
+                         f"(partial run) vs {now['input'][key]!r} (now)")
+    old_models, new_models = recorded.get("models", []), now["models"]
+    if len(old_models) != len(new_models):
+        lines.append(f"{len(old_models)} models (partial run) vs {len(new_models)} (now)")
+    for index, (old, new) in enumerate(zip(old_models, new_models), 1):
+        if old["sha256"] != new["sha256"]:
+            lines.append(f"model {index} {old['name']} (partial run) differs from {new['name']} "
+                         f"(now): other weights, shortlists or config")
+    old_settings = recorded.get("settings", {})
+    for key in sorted(set(old_settings) | set(now["settings"])):
+        if old_settings.get(key) != now["settings"].get(key):
+            lines.append(f"{key.replace('_', '-')} {old_settings.get(key)!r} (partial run) vs "
+                         f"{now['settings'].get(key)!r} (now)")
+    return lines
+
+
+def _write_json(path: Path, value: dict) -> None:
+    """Write through a temporary, fsync, rename, fsync the directory: durable once it exists."""
+    temporary = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        with open(temporary, "w") as file:
+            json.dump(value, file, indent=1)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temporary, path)
+        directory = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(directory)
+        finally:
+            os.close(directory)
+    except OSError as error:
+        temporary.unlink(missing_ok=True)
+        reason = (error.strerror or str(error)).lower()
+        raise RescorerError(f"{path}: cannot write it ({reason})") from None
+
+
+class UnitJournal:
+    """The partial output of one scoring run: its journal and finished units."""
+
+    def __init__(self, output: Path):
+        self.output = Path(output)
+        self.directory = partial_dir(self.output)
+        self.suffix = ".gz" if self.output.name.endswith(".gz") else ".txt"
+
+    def data_path(self, unit: int) -> Path:
+        return self.directory / f"unit-{unit:06d}{self.suffix}"
+
+    def reject_path(self, unit: int) -> Path:
+        return self.directory / f"unit-{unit:06d}.rej"
+
+    def record_path(self, unit: int) -> Path:
+        return self.directory / f"unit-{unit:06d}.json"
+
+    def records(self) -> dict[int, dict]:
+        """The finished units' records, by unit (a record whose data file is missing or of
+        another size is not finished)."""
+        records = {}
+        if not self.directory.is_dir():
+            return records
+        for path in self.directory.iterdir():
+            match = _RECORD.match(path.name)
+            if not match:
+                continue
+            unit = int(match.group(1))
+            try:
+                record = json.loads(path.read_text())
+                if self.data_path(unit).stat().st_size != record["bytes"]:
+                    continue
+            except (OSError, ValueError, KeyError):
+                continue
+            records[unit] = record
+        return records
+
+    def start(self, identity: dict, resume: bool) -> dict[int, dict]:
+        """Make the partial directory for a run of `identity`, or, under `resume`, check that
+        the one there was made by the same run and keep its finished units (their records are
+        returned). Anything else in it (temporaries of a killed run) is removed."""
+        journal = self.directory / "journal.json"
+        now = {"format": JOURNAL_FORMAT, "version": JOURNAL_VERSION, "rescorer": __version__, **identity}
+        if not (resume and journal.is_file()):
+            self.remove()
+            try:
+                self.directory.mkdir()
+                _write_json(journal, now)
+            except OSError as error:
+                self.remove()
+                raise RescorerError(f"{self.directory}: cannot create it ({error.strerror})") from None
+            except RescorerError:
+                self.remove()
+                raise
+            return {}
+        try:
+            recorded = json.loads(journal.read_text())
+        except (OSError, ValueError) as error:
+            raise RescorerError(f"{journal}: unreadable ({error}); pass --force to start over") from None
+        if recorded.get("format") != JOURNAL_FORMAT or recorded.get("version") != JOURNAL_VERSION:
+            raise RescorerError(f"{journal}: not a partial run this rescorer {__version__} can resume "
+                                f"(format {recorded.get('format')!r} version {recorded.get('version')!r}); "
+                                f"pass --force to start over")
+        differences = _differences(recorded, now)
+        if differences:
+            raise RescorerError(f"{self.output}: --resume: the partial run in {self.directory} was made "
+                                f"with other inputs or settings: {'; '.join(differences)}; use the "
+                                f"same ones, or pass --force instead of --resume to start over")
+        records = self.records()
+        keep = {journal.name} | {path.name for unit in records for path in
+                                 (self.data_path(unit), self.reject_path(unit), self.record_path(unit))}
+        for path in self.directory.iterdir():
+            if path.name not in keep:
+                shutil.rmtree(path) if path.is_dir() else path.unlink(missing_ok=True)
+        return records
+
+    def kept_note(self) -> Optional[str]:
+        """What an interrupted or failed run leaves for --resume, or None (then it removes the
+        directory: nothing in it is worth keeping)."""
+        records = self.records()
+        if not records:
+            self.remove()
+            return None
+        return f"{_kept(records)} are kept in {self.directory}: rerun with --resume to continue"
+
+    def assemble(self, output: AtomicOutput, rejects: Optional[AtomicOutput], num_units: int) -> dict:
+        """Concatenate the units in order into `output` (and their rejects into `rejects`), then
+        commit both together; returns the records, checked to cover every unit."""
+        records = self.records()
+        missing = [unit for unit in range(num_units) if unit not in records]
+        if missing:
+            raise RescorerError(f"{self.directory}: units {missing[:5]} are missing; the partial "
+                                f"run is damaged (pass --force to start over)")
+        with committed_together(output, rejects):
+            for unit in range(num_units):
+                output.copy_from(self.data_path(unit), records[unit]["lines_written"])
+                if records[unit]["lines_rejected"] and rejects is not None:
+                    rejects.write(self.reject_path(unit).read_bytes())  # whole lines, verbatim
+                    rejects.lines_written += records[unit]["lines_rejected"]
+        return {unit: records[unit] for unit in range(num_units)}
+
+    def remove(self) -> None:
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
+class UnitWriter:
+    """Writes one unit: its lines, its rejects, then its record (which makes it finished)."""
+
+    def __init__(self, journal: UnitJournal, unit: int):
+        self.journal, self.unit = journal, unit
+        label = f"{journal.output} (unit {unit} in {journal.directory.name})"
+        self.data = AtomicOutput(journal.data_path(unit), force=True, label=label,
+                                 header_name=str(journal.output))
+        self.rejects = AtomicOutput(journal.reject_path(unit), force=True, label=label,
+                                    only_if_written=True)
+        self.data.open()
+        self.rejects.open()
+
+    def finish(self, record: dict, before_record=lambda: None) -> None:
+        """Make the unit durable, then its record (counts, and the data file's size)."""
+        try:
+            self.data.finish()
+            self.rejects.finish()
+        except BaseException:
+            self.discard()
+            raise
+        self.data.commit()
+        self.rejects.commit()
+        record = dict(record, unit=self.unit, bytes=self.journal.data_path(self.unit).stat().st_size)
+        before_record()
+        _write_json(self.journal.record_path(self.unit), record)
+
+    def discard(self) -> None:
+        self.data.discard()
+        self.rejects.discard()

@@ -1,0 +1,204 @@
+"""One self-contained model file: format version, config, vocabularies, weights, training state.
+
+Only plain Python types and tensors are stored, so `torch.load(weights_only=True)` reads it and
+a file from elsewhere cannot run code on load. Written to a temporary file, then renamed.
+
+Format versions: 2 records the architecture and all its settings in `config`. Version 1 (0.1.0)
+held a cho2014 GRU model, whose config dict is a valid version-2 config (its defaults); on load
+it is upgraded in memory: its encoder's weights move under `encoder.forward_layers.0.`, where
+the stackable encoder keeps its first layer. The scores are unchanged.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import pickletools
+import re
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+import torch
+
+from rescorer import __version__
+from rescorer.errors import ModelFileError
+from rescorer.models import ModelConfig, PhraseScorer, build_model
+from rescorer.io.file_names import temporary_prefix
+from rescorer.data.vocabulary import Vocabulary
+
+FORMAT_NAME = "rescorer-model"
+FORMAT_VERSION = 2
+READABLE_VERSIONS = (1, 2)
+REQUIRED_KEYS = ("format", "format_version", "package_version", "config", "src_vocab",
+                 "tgt_vocab", "weights", "training")
+
+
+@dataclass
+class ModelBundle:
+    """A model with everything needed to score text: its vocabularies and how it was trained."""
+
+    model: PhraseScorer
+    src_vocab: Vocabulary
+    tgt_vocab: Vocabulary
+    training: dict = field(default_factory=dict)
+
+    @property
+    def config(self) -> ModelConfig:
+        return self.model.config
+
+
+def save_model(bundle: ModelBundle, path: Path, extra: Optional[dict] = None) -> None:
+    """Write the bundle atomically; `extra` adds entries such as optimizer state."""
+    path = Path(path)
+    payload = {
+        "format": FORMAT_NAME,
+        "format_version": FORMAT_VERSION,
+        "package_version": __version__,
+        "config": bundle.config.to_dict(),
+        "src_vocab": list(bundle.src_vocab.tokens),
+        "tgt_vocab": list(bundle.tgt_vocab.tokens),
+        "weights": {name: t.detach().cpu() for name, t in bundle.model.state_dict().items()},
+        "training": dict(bundle.training),
+        **(extra or {}),
+    }
+    temporary = path.with_name(f"{temporary_prefix(path)}{os.getpid()}")
+    file = None
+    try:
+        with open(temporary, "wb") as raw:
+            file = _RecordingWriter(raw)
+            torch.save(payload, file)
+            raw.flush()
+            os.fsync(raw.fileno())
+        os.replace(temporary, path)
+    except (OSError, RuntimeError) as error:
+        # torch turns an OSError of the file's write() into its own RuntimeError: report the OSError
+        cause = file.error if file is not None and file.error is not None else error
+        raise ModelFileError(f"{path}: cannot write the model file ({_write_reason(cause)})") from None
+    finally:
+        temporary.unlink(missing_ok=True)
+
+
+class _RecordingWriter:
+    """A file's write() that remembers the OSError it raised (a full disk) for the message."""
+
+    def __init__(self, file):
+        self.file = file
+        self.error: Optional[OSError] = None
+
+    def write(self, data) -> int:
+        try:
+            return self.file.write(data)
+        except OSError as error:
+            self.error = error
+            raise
+
+    def flush(self) -> None:
+        self.file.flush()
+
+
+def _write_reason(error: BaseException) -> str:
+    """'no space left on device' from an OSError, or torch's first line for its own writer errors."""
+    if isinstance(error, OSError) and error.strerror:
+        return error.strerror[:1].lower() + error.strerror[1:]
+    text = str(error).splitlines()[0] if str(error) else type(error).__name__
+    return text
+
+
+def read_model_file(path: Path) -> dict:
+    """The checked payload of a model file; ModelFileError naming the file for anything wrong."""
+    path = Path(path)
+    if not path.is_file():
+        raise ModelFileError(f"{path}: model file not found")
+    try:
+        payload = torch.load(path, map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError as error:
+        unsafe = unsafe_global(path, str(error))
+        if unsafe is not None:  # loading it would import (and could call) this: never done
+            raise ModelFileError(f"{path}: refused for safety: the file would load {unsafe}, not only "
+                                 f"tensors and plain data (not a rescorer model file)") from None
+        raise ModelFileError(f"{path}: not a readable model file, truncated or corrupt") from None
+    except (RuntimeError, EOFError, zipfile.BadZipFile, OSError, ValueError) as error:
+        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+        raise ModelFileError(f"{path}: not a readable model file, truncated or corrupt ({reason})") from None
+    if not isinstance(payload, dict) or payload.get("format") != FORMAT_NAME:
+        raise ModelFileError(f"{path}: not a rescorer model file (no '{FORMAT_NAME}' header)")
+    if payload.get("format_version") not in READABLE_VERSIONS:
+        raise ModelFileError(f"{path}: model format version {payload.get('format_version')!r}, "
+                             f"this rescorer {__version__} reads versions "
+                             f"{', '.join(map(str, READABLE_VERSIONS))}")
+    missing = [key for key in REQUIRED_KEYS if key not in payload]
+    if missing:
+        raise ModelFileError(f"{path}: model file lacks {', '.join(missing)}")
+    return upgrade_payload(payload)
+
+
+def upgrade_payload(payload: dict) -> dict:
+    """A version-1 payload as version 2 (see the module docstring); version 2 as it is."""
+    if payload["format_version"] != 1:
+        return payload
+
+    def renamed(weights: dict) -> dict:
+        return {("encoder.forward_layers.0." + name[len("encoder."):] if name.startswith("encoder.")
+                 else name): tensor for name, tensor in weights.items()}
+
+    upgraded = {**payload, "format_version": FORMAT_VERSION, "upgraded_from": 1,
+                "weights": renamed(payload["weights"])}
+    if isinstance(payload.get("best_weights"), dict):  # a version-1 training checkpoint
+        upgraded["best_weights"] = renamed(payload["best_weights"])
+    return upgraded
+
+
+def unsafe_global(path: Path, message: str) -> Optional[str]:
+    """The first class or function a refused pickle names (e.g. 'posix.system'), or None when
+    it names none (the file is then damaged, not dangerous).
+
+    torch names it for a zip file ("GLOBAL posix.system"); a bare pickle (the old format) is
+    refused before its globals are reached, so its opcodes are scanned here, never executed.
+    """
+    match = re.search(r"GLOBAL ([\w.]+)|[Uu]nsupported global:? (?:GLOBAL )?([\w.]+)", message)
+    if match:
+        return match.group(1) or match.group(2)
+    if zipfile.is_zipfile(path):
+        return None
+    strings: list[str] = []
+    try:
+        with open(path, "rb") as file:
+            for opcode, argument, _ in pickletools.genops(file):
+                if opcode.name in ("GLOBAL", "INST"):
+                    return str(argument).replace(" ", ".")
+                if isinstance(argument, str):
+                    strings.append(argument)
+                if opcode.name == "STACK_GLOBAL":
+                    return ".".join(strings[-2:]) if len(strings) >= 2 else "a global"
+                if opcode.name in ("REDUCE", "OBJ", "NEWOBJ", "NEWOBJ_EX", "BUILD"):
+                    return "an object"
+    except Exception:  # not a pickle at all: damaged
+        return None
+    return None
+
+
+def load_model(path: Path, device: Optional[torch.device] = None) -> ModelBundle:
+    """Load a model file for scoring (eval mode, on `device`, default CPU)."""
+    bundle = bundle_from_payload(read_model_file(path), path)
+    if device is not None:
+        bundle.model.to(device)
+    return bundle
+
+
+def bundle_from_payload(payload: dict, path: Path) -> ModelBundle:
+    """The model (eval mode, CPU) of a payload read by `read_model_file`; `path` names errors."""
+    try:
+        config = ModelConfig.from_dict(payload["config"])
+        model = build_model(config)
+        model.load_state_dict(payload["weights"])
+        bundle = ModelBundle(model, Vocabulary(payload["src_vocab"]),
+                             Vocabulary(payload["tgt_vocab"]), dict(payload["training"]))
+    except (ValueError, TypeError, RuntimeError, KeyError) as error:
+        reason = str(error).splitlines()[0]
+        raise ModelFileError(f"{path}: model file does not match its own config ({reason})") from None
+    if len(bundle.src_vocab) != config.src_vocab_size or len(bundle.tgt_vocab) != config.tgt_vocab_size:
+        raise ModelFileError(f"{path}: vocabulary sizes differ from the model config")
+    model.eval()
+    return bundle

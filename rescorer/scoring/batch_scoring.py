@@ -1,0 +1,141 @@
+"""Batched teacher-forced scoring: log p(target | source) for many pairs at once.
+
+Pairs are sorted by length and cut into token-budget batches, scored in inference mode, and
+put back in their original order. Results do not depend on the budget or on how the caller
+chunks its pairs (up to float rounding, far below 1e-4 nats in fp32).
+"""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Callable, Optional, Sequence
+
+import numpy as np
+import torch
+
+from rescorer.data.batching import length_sorted_batches, pad_sequences
+from rescorer.models.model_files import ModelBundle, load_model
+from rescorer.runtime.device import autocast, resolve_device, resolve_precision
+from rescorer.models import PhraseScorer
+from rescorer.data.phrase_encoding import EncodedPhrases
+
+# Padded tokens per batch. On the CPU a few thousand keep the activations in cache; a GPU needs
+# far more rows per matmul to fill its cores (the paper model's logits for 131k tokens in bf16
+# take 4 GB).
+TOKEN_BUDGETS = {"cpu": 6000, "cuda": 131072}
+DEFAULT_TOKEN_BUDGET = TOKEN_BUDGETS["cpu"]
+
+
+def default_token_budget(device: torch.device) -> int:
+    return TOKEN_BUDGETS.get(device.type, DEFAULT_TOKEN_BUDGET)
+
+
+def score_encoded(model: PhraseScorer, src_seqs: Sequence[Sequence[int]],
+                  tgt_seqs: Sequence[Sequence[int]], token_budget: Optional[int] = None,
+                  precision: str = "fp32") -> np.ndarray:
+    """log p(tgt | src) in nats for encoded pairs, float64 array in input order.
+
+    The model must already sit on its device; inputs are copied there batch by batch
+    (pinned and non-blocking on CUDA, so the copy overlaps the previous batch's compute).
+    On a CPU with N > 1 torch threads, N batches are scored at once, one thread each
+    (`_score_in_workers`).
+    """
+    device = next(model.parameters()).device
+    token_budget = token_budget or default_token_budget(device)
+    scores = np.zeros(len(src_seqs), dtype=np.float64)
+    if not len(src_seqs):
+        return scores
+    src_lengths, tgt_lengths = _lengths(src_seqs), _lengths(tgt_seqs)
+    pinned = device.type == "cuda"
+    workers = torch.get_num_threads() if device.type == "cpu" else 1
+    if workers > 1:
+        batches = list(length_sorted_batches(src_lengths, tgt_lengths, token_budget))
+        if len(batches) > 1:
+            _score_in_workers(model, src_seqs, tgt_seqs, batches, precision, workers, scores)
+            return scores
+    with _no_grad(precision), autocast(device, precision):
+        pending = []
+        for batch in length_sorted_batches(src_lengths, tgt_lengths, token_budget):
+            tensors = [*_padded(src_seqs, batch), *_padded(tgt_seqs, batch)]
+            if pinned:
+                tensors = [t.pin_memory() for t in tensors]
+            tensors = [t.to(device, non_blocking=pinned) for t in tensors]
+            pending.append((batch, model(*tensors)))
+        for batch, batch_scores in pending:
+            scores[batch] = batch_scores.double().cpu().numpy()
+    return scores
+
+
+def _score_in_workers(model: PhraseScorer, src_seqs, tgt_seqs, batches: list, precision: str,
+                      workers: int, scores: np.ndarray) -> None:
+    """Score `batches` on `workers` threads of one torch thread each, into `scores`.
+
+    The recurrences multiply a few hundred rows at a time, which a 2-thread matmul splits
+    poorly, and every one of the model's thousands of small operators waits at an OpenMP
+    barrier: one batch per core does neither (in-process, the 2 processes x 1 thread that
+    benchmarks/tried.py measures). Each pair's score is computed by one thread whichever it is,
+    so results do not depend on the scheduling. torch's thread count is 1 meanwhile, for the
+    whole process.
+    """
+    device = next(model.parameters()).device
+    queue = iter(batches)
+    lock, stop = threading.Lock(), threading.Event()
+
+    def work() -> None:
+        with _no_grad(precision), autocast(device, precision):  # per thread; one weight cast each
+            while not stop.is_set():
+                with lock:
+                    batch = next(queue, None)
+                if batch is None:
+                    return
+                tensors = [*_padded(src_seqs, batch), *_padded(tgt_seqs, batch)]
+                scores[batch] = model(*tensors).double().numpy()
+
+    torch.set_num_threads(1)  # the worker threads start with the process-wide count
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="rescorer-batch")
+    try:
+        for done in [pool.submit(work) for _ in range(workers)]:
+            done.result()
+    finally:
+        stop.set()  # an error or Ctrl-C: no more batches start
+        pool.shutdown(wait=True)
+        torch.set_num_threads(workers)
+
+
+def _no_grad(precision: str):
+    """No autograd while scoring. Under bf16 autocast `no_grad`: autocast keeps one bf16 copy of
+    each weight only outside inference mode, which would cast every weight again at every step."""
+    return torch.no_grad() if precision == "bf16" else torch.inference_mode()
+
+
+def _lengths(seqs) -> np.ndarray:
+    if isinstance(seqs, EncodedPhrases):
+        return seqs.lengths
+    return np.fromiter(map(len, seqs), dtype=np.int64, count=len(seqs))
+
+
+def _padded(seqs, batch: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
+    """Padded ids and lengths of `batch`'s sequences (EncodedPhrases pad themselves at once)."""
+    if isinstance(seqs, EncodedPhrases):
+        return seqs.padded(batch)
+    return pad_sequences([seqs[i] for i in batch])
+
+
+def score_pairs(bundle: ModelBundle, pairs: Sequence[tuple[str, str]], device: str = "auto",
+                precision: str = "auto", token_budget: Optional[int] = None) -> np.ndarray:
+    """log p(tgt | src) in nats for whitespace-tokenized (src, tgt) phrase pairs."""
+    torch_device = resolve_device(device)
+    bundle.model.to(torch_device).eval()
+    src_seqs = [bundle.src_vocab.encode(src.split()) for src, _ in pairs]
+    tgt_seqs = [bundle.tgt_vocab.encode(tgt.split()) for _, tgt in pairs]
+    return score_encoded(bundle.model, src_seqs, tgt_seqs, token_budget,
+                         resolve_precision(precision, torch_device))
+
+
+def model_scorer(model_path: Path, device: str = "auto") -> Callable[[Sequence[tuple[str, str]]], np.ndarray]:
+    """log p(target | source) of (source, target) pairs by the model saved at `model_path`: the
+    scorer that n-best rescoring (moses_integration.nbest, torch-free) is handed."""
+    bundle = load_model(model_path)
+    return lambda pairs: score_pairs(bundle, pairs, device=device)

@@ -1,0 +1,196 @@
+"""Encoding, scoring and formatting a chunk of phrase-table entries: the steps that the
+streaming path (`rescorer.scoring.table_rescoring`) and the unit path (`rescorer.scoring.units`) share.
+
+A chunk is encoded once per distinct pair of shortlists (models that share shortlists share
+the encoding); each model scores it; its lines are written back with one column per model,
+then the word penalty. `in_background` runs the reading and encoding a chunk ahead, in a
+thread (PyTorch releases the GIL inside its kernels, so it overlaps the scoring).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import queue
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Iterator, Optional, Sequence
+
+import numpy as np
+
+from rescorer.models.model_files import ModelBundle
+from rescorer.errors import RescorerError
+from rescorer.data.phrase_encoding import EncodedPhrases, encode_phrases
+from rescorer.io.table_reader import PhraseTableReader, append_scores
+from rescorer.io.score_format import MAX_COUNT, format_count_scores
+from rescorer.scoring.batch_scoring import score_encoded
+
+__all__ = ["Encoding", "Chunk", "distinct_vocabularies", "encode_chunks", "encode_chunk",
+           "in_background", "check_finite", "chunk_lines", "long_lived_objects_frozen",
+           "score_chunk", "word_penalty", "ScoreTotals"]
+
+
+@dataclass
+class Encoding:
+    """A chunk's pairs in one pair of shortlists (shared by the models that use them)."""
+
+    src_seqs: EncodedPhrases
+    tgt_seqs: EncodedPhrases
+    unknown_tgt: np.ndarray  # shortlist-unknown target words per pair (the word penalty)
+    unknown_src: int
+    unknown_tgt_total: int
+
+
+@dataclass
+class Chunk:
+    entries: list
+    encodings: list  # one Encoding per distinct pair of shortlists
+    src_tokens: int
+    tgt_tokens: int
+
+
+def distinct_vocabularies(bundles: Sequence[ModelBundle]) -> tuple[list, list[int]]:
+    """The distinct (src, tgt) shortlist pairs, and each model's index among them."""
+    distinct: list = []
+    index = []
+    for bundle in bundles:
+        pair = (bundle.src_vocab, bundle.tgt_vocab)
+        if pair not in distinct:
+            distinct.append(pair)
+        index.append(distinct.index(pair))
+    return distinct, index
+
+
+def encode_chunks(reader: PhraseTableReader, vocabularies: list, chunk_size: int) -> Iterator[Chunk]:
+    entries: list = []
+    for entry in reader:
+        entries.append(entry)
+        if len(entries) == chunk_size:
+            yield encode_chunk(entries, vocabularies)
+            entries = []
+    if entries:
+        yield encode_chunk(entries, vocabularies)
+
+
+def encode_chunk(entries: list, vocabularies: list) -> Chunk:
+    src_phrases = [entry.src for entry in entries]
+    tgt_phrases = [entry.tgt for entry in entries]
+    encodings = []
+    for src_vocab, tgt_vocab in vocabularies:
+        src, tgt = encode_phrases(src_phrases, src_vocab), encode_phrases(tgt_phrases, tgt_vocab)
+        encodings.append(Encoding(src, tgt, tgt.unknown, int(src.unknown.sum()), int(tgt.unknown.sum())))
+    return Chunk(entries, encodings, int(src.offsets[-1]), int(tgt.offsets[-1]))
+
+
+@contextlib.contextmanager
+def long_lived_objects_frozen() -> Iterator[None]:
+    """Keep the objects alive before the pass (torch, the models: ~400k) out of the garbage
+    collector's full collections while the reader makes millions of short-lived ones; those
+    collections took a third of the reader thread's time, holding the GIL (gc.freeze)."""
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
+def in_background(items: Iterable, depth: int = 2) -> Iterator:
+    """Iterate `items` in a worker thread, `depth` ahead; its exceptions surface here."""
+    buffer: queue.Queue = queue.Queue(maxsize=depth)
+    done = object()
+    stop = threading.Event()
+
+    def work() -> None:
+        try:
+            for item in items:
+                while not stop.is_set():
+                    try:
+                        buffer.put(("item", item), timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
+                    return
+            buffer.put(("done", done))
+        except BaseException as error:  # handed to the consumer, which re-raises it
+            buffer.put(("error", error))
+
+    worker = threading.Thread(target=work, daemon=True)
+    worker.start()
+    try:
+        while True:
+            kind, value = buffer.get()
+            if kind == "done":
+                return
+            if kind == "error":
+                raise value
+            yield value
+    finally:
+        stop.set()
+        worker.join(timeout=5)
+
+
+def score_chunk(chunk: Chunk, bundles: Sequence[ModelBundle], vocab_index: list, token_budget: Optional[int],
+                precision: str, table_path: Path) -> list[np.ndarray]:
+    """Each model's log p of the chunk's pairs, through its shortlists' encoding; NaN refused."""
+    logps = []
+    for bundle, index in zip(bundles, vocab_index):
+        encoding = chunk.encodings[index]
+        logp = score_encoded(bundle.model, encoding.src_seqs, encoding.tgt_seqs, token_budget, precision)
+        check_finite(logp, chunk, table_path)
+        logps.append(logp)
+    return logps
+
+
+def word_penalty(chunk: Chunk, vocab_index: list, unk_penalty: bool) -> Optional[np.ndarray]:
+    """Shortlist-unknown target words per pair, by the first model's shortlist (or None)."""
+    return chunk.encodings[vocab_index[0]].unknown_tgt if unk_penalty else None
+
+
+@dataclass
+class ScoreTotals:
+    """The summary's terms for some lines: a whole streamed run, or one unit (its record)."""
+
+    lines_read: int = 0
+    lines_written: int = 0
+    lines_rejected: int = 0
+    logp_sums: list = field(default_factory=list)  # one per model
+    src_tokens: int = 0
+    tgt_tokens: int = 0
+    unknown_src: list = field(default_factory=list)  # one per distinct pair of shortlists
+    unknown_tgt: list = field(default_factory=list)
+    capped: int = 0
+
+    def add(self, chunk: Chunk, logps: list, penalty: Optional[np.ndarray]) -> None:
+        """Count a scored chunk's written lines (lines read and rejected are the caller's)."""
+        if not self.logp_sums:
+            self.logp_sums = [0.0] * len(logps)
+            self.unknown_src = [0] * len(chunk.encodings)
+            self.unknown_tgt = [0] * len(chunk.encodings)
+        self.lines_written += len(chunk.entries)
+        self.logp_sums = [total + float(logp.sum()) for total, logp in zip(self.logp_sums, logps)]
+        self.src_tokens += chunk.src_tokens
+        self.tgt_tokens += chunk.tgt_tokens
+        self.unknown_src = [a + e.unknown_src for a, e in zip(self.unknown_src, chunk.encodings)]
+        self.unknown_tgt = [a + e.unknown_tgt_total for a, e in zip(self.unknown_tgt, chunk.encodings)]
+        self.capped += int((penalty > MAX_COUNT).sum()) if penalty is not None else 0
+
+
+def check_finite(logp: np.ndarray, chunk: Chunk, table_path: Path) -> None:
+    """A model that gives NaN (weights broken by a diverged training) is refused, line named."""
+    bad = np.isnan(logp) | (logp == np.inf)
+    if bad.any():
+        line_no = chunk.entries[int(np.flatnonzero(bad)[0])].line_no
+        raise RescorerError(f"{table_path}:{line_no}: the model scores this pair as "
+                            f"{logp[bad][0]}: its weights are broken (a diverged training?)")
+
+
+def chunk_lines(entries: Sequence, logps: list, format_scores,
+                penalty: Optional[np.ndarray]) -> Iterator[bytes]:
+    """The entries' lines with the models' columns (then the word penalty) appended."""
+    columns = [format_scores(logp) for logp in logps]
+    if penalty is not None:
+        columns.append(format_count_scores(np.minimum(penalty, MAX_COUNT)))
+    for entry, new_scores in zip(entries, zip(*columns)):
+        yield append_scores(entry, new_scores)

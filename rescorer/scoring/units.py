@@ -1,0 +1,192 @@
+"""Scoring a table unit by unit into its partial output, on one rank or many, then assembling it.
+
+Each rank scores its units (`rescorer.io.table_units`) through the chunk pipeline of
+`rescorer.scoring.chunks`: a reader thread parses and encodes ahead, the main thread scores, a
+writer thread writes the unit's gzip member and, once it is durable, the unit's record
+(`rescorer.io.unit_journal`). After each unit the ranks check in (`rescorer.runtime.distributed`), so a
+failure on any rank stops them all within a unit. Rank 0 then concatenates the units in order
+into the output and sums their records (in unit order, so the summary does not depend on the
+number of ranks) into the run's summary.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Optional, Sequence
+
+
+from rescorer.models.model_files import ModelBundle
+from rescorer.scoring.chunks import (ScoreTotals, chunk_lines, encode_chunk, in_background,
+                                    long_lived_objects_frozen, score_chunk, word_penalty)
+from rescorer.runtime.distributed import SINGLE, Ranks
+from rescorer.errors import PhraseTableFormatError, RescorerError
+from rescorer.runtime.failure_reports import ending
+from rescorer.io.atomic_output import AtomicOutput, check_output_target
+from rescorer.io.table_units import TableUnits, UnitChunk
+from rescorer.io.unit_journal import UnitJournal, UnitWriter, input_identity, model_identity
+
+__all__ = ["rescore_in_units"]
+
+
+@dataclass
+class UnitCounts(ScoreTotals):
+    """A unit's record besides its place: the summary's terms for its lines, and its run."""
+
+    run: str = ""
+
+
+def rescore_in_units(table_path: Path, output_path: Path, bundles: Sequence[ModelBundle],
+                     vocabularies: list, vocab_index: list, *, settings: dict, format_scores,
+                     unk_penalty: bool, force: bool, resume: bool, reject_path: Optional[Path],
+                     unit_lines: int, chunk_size: int, token_budget: Optional[int], precision: str,
+                     model_names: Sequence[str], ranks: Ranks = SINGLE, progress=lambda lines: None):
+    """Score `table_path` into `output_path` through its partial directory; returns
+    (the records of every unit in order, the units finished by an earlier run, seconds)."""
+    started = time.perf_counter()
+    journal = UnitJournal(output_path)
+
+    def prepare() -> tuple[list, str]:
+        check_output_target(output_path, force, table_path)
+        if reject_path is not None:
+            check_output_target(reject_path, force, table_path)
+        identity = {"input": input_identity(table_path),
+                    "models": [model_identity(bundle, name) for bundle, name in zip(bundles, model_names)],
+                    "settings": settings}
+        return sorted(journal.start(identity, resume)), f"{os.getpid()}-{time.time_ns()}"
+
+    finished, run = ranks.on_main(prepare, "preparing the partial output")
+    units = TableUnits(table_path, unit_lines, ranks.rank, ranks.world_size, finished,
+                       keep_rejects=reject_path is not None)
+    try:
+        _score_units(units, journal, bundles, vocabularies, vocab_index, run, ranks,
+                     format_scores=format_scores, unk_penalty=unk_penalty, chunk_size=chunk_size,
+                     token_budget=token_budget, precision=precision, table_path=table_path,
+                     progress=progress)
+        records = ranks.on_main(lambda: _assemble(journal, units, table_path, output_path, force,
+                                                  reject_path), "assembling the output")
+    except KeyboardInterrupt as interrupt:
+        ending()
+        if ranks.is_main:
+            interrupt.note = journal.kept_note() or f"no output was written ({output_path} is as it was)"
+        raise
+    except RescorerError as error:
+        ending()
+        note = journal.kept_note() if ranks.is_main else None
+        if note is None:
+            raise
+        failure = RescorerError(f"{error}; {note}")
+        failure.agreed = True
+        raise failure from None
+    return records, finished, time.perf_counter() - started
+
+
+def _score_units(units: TableUnits, journal: UnitJournal, bundles, vocabularies, vocab_index, run: str,
+                 ranks: Ranks, *, format_scores, unk_penalty, chunk_size, token_budget, precision,
+                 table_path, progress) -> None:
+    """Score this rank's units, checking in with the other ranks after each."""
+    writers: dict[int, UnitWriter] = {}  # touched by the writer thread only
+    pending = None
+    counts: Optional[UnitCounts] = None
+    encoded = ((chunk, encode_chunk(chunk.entries, vocabularies)) for chunk in units.chunks(chunk_size))
+    with ThreadPoolExecutor(max_workers=1) as writer, long_lived_objects_frozen(), \
+            contextlib.closing(in_background(encoded)) as chunks:
+        try:
+            for chunk, encoding in chunks:
+                if counts is None:
+                    counts = UnitCounts(run=run)
+                logps = score_chunk(encoding, bundles, vocab_index, token_budget, precision, table_path)
+                penalty = word_penalty(encoding, vocab_index, unk_penalty)
+                counts.add(encoding, logps, penalty)
+                counts.lines_read += chunk.lines
+                counts.lines_rejected += len(chunk.rejected)
+                if pending is not None:
+                    pending.result()
+                record = asdict(counts) if chunk.last else None
+                pending = writer.submit(_write, journal, writers, chunk,
+                                        chunk_lines(chunk.entries, logps, format_scores, penalty), record)
+                if not ranks.is_distributed:
+                    progress(chunk.lines)
+                if chunk.last:
+                    lines, counts = counts.lines_read, None
+                    _, all_lines = ranks.check_in(False, lines, "scoring")
+                    if ranks.is_distributed:
+                        progress(all_lines)
+            if pending is not None:
+                pending.result()
+        except Exception as error:
+            _stop_writing(pending, writers)
+            ranks.fail(error, "scoring")  # raises, on every rank
+        except BaseException:
+            _stop_writing(pending, writers)
+            raise
+    while True:
+        done, all_lines = ranks.check_in(True, 0, "waiting for the other ranks' units")
+        if ranks.is_distributed:
+            progress(all_lines)
+        if done:
+            return
+
+
+def _stop_writing(pending, writers: dict) -> None:
+    """After a failure: let the writer thread finish its chunk, then drop unfinished units."""
+    if pending is not None:
+        try:
+            pending.result()
+        except BaseException:
+            pass
+    for unit_writer in writers.values():
+        unit_writer.discard()
+    writers.clear()
+
+
+def _write(journal: UnitJournal, writers: dict, chunk: UnitChunk, lines, record: Optional[dict]) -> None:
+    """In the writer thread: a chunk's lines and rejects into its unit; the record at its end."""
+    unit_writer = writers.get(chunk.unit)
+    if unit_writer is None:
+        unit_writer = writers[chunk.unit] = UnitWriter(journal, chunk.unit)
+    unit_writer.data.write_lines(lines)
+    unit_writer.rejects.write_lines(chunk.rejected)
+    _injected_fault("mid-unit", chunk.unit)
+    if record is not None:
+        del writers[chunk.unit]
+        unit_writer.finish(record, before_record=lambda: _injected_fault("before-record", chunk.unit))
+        _injected_fault("after-record", chunk.unit)
+
+
+def _injected_fault(point: str, unit: int) -> None:
+    """Test hook: RESCORE_FAULT=POINT:UNIT[:RANK] kills this process with SIGKILL (as a power
+    cut or the OOM killer would; RESCORE_FAULT_SIGNAL=SIGTERM sends that instead) at that
+    point of that unit: mid-unit (its first lines are written), before-record (its data is
+    durable, its record not) or after-record."""
+    spec = os.environ.get("RESCORE_FAULT")
+    if spec and spec.split(":")[:2] == [point, str(unit)] and \
+            spec.split(":")[2:] in ([], [os.environ.get("RANK", "0")]):
+        os.kill(os.getpid(), signal.Signals[os.environ.get("RESCORE_FAULT_SIGNAL", "SIGKILL")])
+
+
+def _assemble(journal: UnitJournal, units: TableUnits, table_path: Path, output_path: Path, force: bool,
+              reject_path: Optional[Path]) -> dict:
+    """On rank 0, once every unit is finished: the checks of a whole table, then the output."""
+    if units.total_lines == 0:
+        raise PhraseTableFormatError(f"{table_path}: the phrase table is empty")
+    records = journal.records()
+    in_units = sum(records[unit]["lines_read"] for unit in range(units.num_units) if unit in records)
+    if sum(records[unit]["lines_written"] for unit in records) == 0:
+        where = f" to {reject_path}" if reject_path is not None else ""
+        raise PhraseTableFormatError(f"{table_path}: no good line in the phrase table (all "
+                                     f"{units.total_lines} lines rejected{where})")
+    if all(unit in records for unit in range(units.num_units)) and in_units != units.total_lines:
+        raise RescorerError(f"{table_path}: read {units.total_lines} lines but the units hold "
+                            f"{in_units}; output discarded")
+    output = AtomicOutput(output_path, force=force, input_path=table_path, encoded=True)
+    rejects = (AtomicOutput(reject_path, force=force, input_path=table_path, only_if_written=True)
+               if reject_path is not None else None)
+    records = journal.assemble(output, rejects, units.num_units)
+    journal.remove()
+    return records

@@ -1,0 +1,75 @@
+"""Training on several ranks with DistributedDataParallel, with the result of one.
+
+The global batch stays --batch-size: every rank draws the same batch of update u from
+(seed, u) and takes its slice of it, so the pairs of an update do not depend on the number of
+ranks. Each rank's loss is its slice's summed -log p over the global batch size, times the
+number of ranks, because DDP averages the gradients over ranks: the step is then the
+single-process one up to the order of floating-point sums. Validation is sharded and its sums
+added over ranks, so every rank takes the same early-stopping decision; rank 0's clock decides
+--max-time for all. Only rank 0 writes checkpoints; the others wait for it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from rescorer.runtime.device import autocast
+from rescorer.runtime.distributed import Ranks
+from rescorer.errors import RescorerError
+from rescorer.training.trainer import Trainer, batch_tensors, log_likelihood
+
+__all__ = ["DistributedTrainer", "check_batch_size"]
+
+
+def check_batch_size(batch_size: int, ranks: Ranks) -> None:
+    if batch_size < ranks.world_size:
+        raise RescorerError(f"--batch-size {batch_size} is smaller than the {ranks.world_size} "
+                            f"ranks: each rank needs at least one pair per update")
+
+
+class DistributedTrainer(Trainer):
+    """A Trainer whose model is wrapped in DistributedDataParallel (see the module docstring)."""
+
+    def __init__(self, *args, ranks: Ranks, **kwargs):
+        super().__init__(*args, **kwargs)
+        check_batch_size(self.settings.batch_size, ranks)
+        self.ranks = ranks
+        device_ids = [self.device.index] if self.device.type == "cuda" else None
+        self.ddp = torch.nn.parallel.DistributedDataParallel(self.model, device_ids=device_ids)
+
+    def step(self) -> float:
+        import torch.distributed as dist
+
+        indices = self.split.train_batch(self.state.updates, self.settings.batch_size)
+        mine = np.array_split(indices, self.ranks.world_size)[self.ranks.rank]
+        tensors = batch_tensors(self.cache, mine, self.device)
+        with autocast(self.device, self.precision):
+            logp = self.ddp(*tensors)
+        nll = -logp.float().sum()  # this rank's share of the batch's negative log-likelihood
+        loss = nll * (self.ranks.world_size / len(indices))
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()  # DDP all-reduces (averages) the gradients here
+        torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.settings.clip_norm)
+        self.optimizer.step()
+        self.state.updates += 1
+        self.state.train_tokens += int(self.cache.lengths("tgt")[indices].sum()) + len(indices)
+        total = nll.detach().reshape(1)
+        dist.all_reduce(total)  # the same loss on every rank, so they agree on divergence
+        return total.item() / len(indices)
+
+    def validation_perplexity(self) -> float:
+        mine = self.split.valid[self.ranks.rank::self.ranks.world_size]
+        terms = log_likelihood(self.model, self.cache, mine, self.device, self.precision) \
+            if len(mine) else (0.0, 0)
+        sums = np.sum(self.ranks.all_gather_objects(terms, "validating"), axis=0)
+        return float(np.exp(-sums[0] / sums[1])) if sums[1] else float("nan")
+
+    def out_of_time(self, started: float) -> bool:
+        if self.settings.max_seconds is None:
+            return False
+        return self.ranks.broadcast_object(super().out_of_time(started), "checking the time limit")
+
+    def save_checkpoint(self) -> None:
+        self.ranks.on_main(super().save_checkpoint, "writing the checkpoint")
+        self.checkpoint_update = self.state.updates

@@ -1,0 +1,230 @@
+"""Getting a model ready: shortlists, the encoded pair cache, a fresh model, and training it."""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator, Optional
+
+import torch
+
+from rescorer.models.model_files import ModelBundle, bundle_from_payload, read_model_file, save_model
+from rescorer.runtime.distributed import SINGLE, Ranks
+from rescorer.errors import RescorerError
+from rescorer.models import ModelSettings, PhraseScorer, build_model
+from rescorer.data.pair_cache import PairCache, build_pair_cache, open_matching_cache
+from rescorer.io.table_reader import SKIP_BAD_LINES, PhraseTableReader, RejectSink
+from rescorer.training.resume import check_resume
+from rescorer.training.trainer import Trainer, TrainSettings, TrainState, unigram_perplexity
+from rescorer.data.vocabulary import Coverage, Vocabulary, count_corpus_words, coverage
+from rescorer.io.file_names import checkpoint_path_for
+from rescorer.runtime.progress import Progress, no_progress
+
+@dataclass
+class VocabularyReport:
+    src_vocab: Vocabulary
+    tgt_vocab: Vocabulary
+    src_coverage: Coverage
+    tgt_coverage: Coverage
+    counted_from: str
+
+
+def _table_pairs(table_path: Path, progress: Progress,
+                 reject: Optional[RejectSink] = None) -> Iterator[tuple[str, str]]:
+    """(src, tgt) of every line; a bad line stops the run here, before any training (reject None),
+    or goes to `reject` (SKIP_BAD_LINES when another pass writes the rejects)."""
+    with PhraseTableReader(table_path, reject_path=reject) as reader:
+        for entry in reader:
+            progress(1)
+            yield entry.src, entry.tgt
+
+
+class _RejectsOnce:
+    """Hands the reject sink to the first pass that reads the table, SKIP_BAD_LINES to the next."""
+
+    def __init__(self, reject: Optional[RejectSink]):
+        self.reject = reject
+
+    def next_pass(self) -> Optional[RejectSink]:
+        reject = self.reject
+        if reject is not None:
+            self.reject = SKIP_BAD_LINES
+        return reject
+
+
+def build_vocabularies(table_path: Path, shortlist_size: int, src_corpus: Optional[Path] = None,
+                       tgt_corpus: Optional[Path] = None,
+                       progress: Progress = no_progress,
+                       reject: Optional[RejectSink] = None) -> VocabularyReport:
+    """Shortlists from the corpora when given (what the paper did), else from the table's pairs."""
+    if src_corpus is not None and tgt_corpus is not None:
+        src_counts, tgt_counts = count_corpus_words(src_corpus), count_corpus_words(tgt_corpus)
+        source = f"corpora {src_corpus.name}, {tgt_corpus.name}"
+    elif src_corpus is not None or tgt_corpus is not None:
+        raise RescorerError("--src-corpus and --tgt-corpus go together: give both or neither")
+    else:
+        src_counts, tgt_counts = Counter(), Counter()
+        for src, tgt in _table_pairs(table_path, progress, reject):
+            src_counts.update(src.split())
+            tgt_counts.update(tgt.split())
+        source = f"phrase table {table_path.name}"
+    src_vocab = Vocabulary.from_counts(src_counts, shortlist_size)
+    tgt_vocab = Vocabulary.from_counts(tgt_counts, shortlist_size)
+    return VocabularyReport(src_vocab, tgt_vocab, coverage(src_vocab, src_counts),
+                            coverage(tgt_vocab, tgt_counts), source)
+
+
+def table_identity(table_path: Path) -> dict:
+    """What makes a pair cache stale: the table's name, size and modification time."""
+    stat = table_path.stat()
+    return {"table_name": table_path.name, "table_bytes": stat.st_size,
+            "table_mtime_ns": stat.st_mtime_ns}
+
+
+def encode_table(table_path: Path, src_vocab: Vocabulary, tgt_vocab: Vocabulary,
+                 cache_dir: Path, progress: Progress = no_progress,
+                 reject: Optional[RejectSink] = None) -> PairCache:
+    """The table's pairs as an on-disk cache, reusing `cache_dir` when it still matches."""
+    meta = {**table_identity(table_path),
+            "vocab_hash": hash_vocabularies(src_vocab, tgt_vocab)}
+    cache = open_matching_cache(cache_dir, meta)
+    if cache is None:
+        cache = build_pair_cache(_table_pairs(table_path, progress, reject), src_vocab, tgt_vocab,
+                                 cache_dir, meta)
+    if cache.num_pairs == 0:
+        raise RescorerError(f"{table_path}: no phrase pairs to train on")
+    return cache
+
+
+def hash_vocabularies(src_vocab: Vocabulary, tgt_vocab: Vocabulary) -> str:
+    digest = hashlib.sha256()
+    for token in src_vocab.tokens + ["\n\n"] + tgt_vocab.tokens:
+        digest.update(token.encode("utf-8", "surrogateescape") + b"\n")
+    return digest.hexdigest()[:16]
+
+
+def new_model(settings: ModelSettings, src_vocab: Vocabulary, tgt_vocab: Vocabulary) -> PhraseScorer:
+    """A freshly initialised model of `settings` for these shortlists."""
+    return build_model(settings.config(len(src_vocab), len(tgt_vocab)))
+
+
+@dataclass
+class TrainReport:
+    bundle: ModelBundle
+    vocabularies: Optional[VocabularyReport]  # None when resumed (the checkpoint's are reused)
+    state: TrainState
+    num_pairs: int
+    valid_pairs: int
+    unigram_ppl: float
+
+
+def train_on_table(table_path: Path, model_path: Path, *, preset: str = "small",
+                   model: Optional[ModelSettings] = None,
+                   settings: Optional[TrainSettings] = None, shortlist_size: Optional[int] = None,
+                   src_corpus: Optional[Path] = None, tgt_corpus: Optional[Path] = None,
+                   device: torch.device = torch.device("cpu"), precision: str = "fp32",
+                   resume: bool = False, cache_dir: Optional[Path] = None,
+                   progress: Progress = no_progress,
+                   on_update=None, reject: Optional[RejectSink] = None,
+                   options: Optional[dict] = None,
+                   checkpoint_payload: Optional[dict] = None, ranks: Ranks = SINGLE) -> TrainReport:
+    """Train a model on the table's unique pairs and save the best one at `model_path`.
+
+    `model` gives the architecture, preset and settings (default: cho2014 at `preset`). A
+    checkpoint with optimizer state is kept beside the model (`<model>.checkpoint`) for
+    `resume`, which refuses settings that contradict the checkpoint's (`rescorer.training.resume`). A bad
+    table line stops the run before training (reject None) or goes to `reject`. `options` (the
+    command line's) are recorded in the model file. An interrupt (KeyboardInterrupt) leaves
+    with `.note` saying what was kept. With several `ranks` (torchrun), rank 0 reads the table
+    and builds the pair cache while the others wait, then all train together
+    (`rescorer.training.distributed_trainer`); rank 0 alone writes the checkpoint and the model.
+    """
+    settings = settings or TrainSettings()
+    model = model or ModelSettings.make(preset=preset)
+    checkpoint = checkpoint_path_for(model_path)
+    cache_dir = cache_dir or model_path.with_name(model_path.name + ".cache")
+    rejects = _RejectsOnce(reject)
+    vocabularies = None
+    trainer = None
+    try:
+        if resume:
+            if not checkpoint.is_file():
+                raise RescorerError(f"{checkpoint}: no checkpoint to resume from")
+            payload = checkpoint_payload or read_model_file(checkpoint)  # read once
+            bundle = bundle_from_payload(payload, checkpoint)
+            asked = model.config(len(bundle.src_vocab), len(bundle.tgt_vocab))
+            check_resume(checkpoint, payload, bundle.config.to_dict(), asked.to_dict(), settings,
+                         table_identity(table_path))
+            if options is not None:  # what this run used (a changed --max-updates, say)
+                bundle.training["options"] = options
+            bundle.model.train()
+        else:
+            model.check()  # before the table is read
+            torch.manual_seed(settings.seed)
+            size = shortlist_size or model.shortlist_size
+            vocabularies = ranks.on_main(
+                lambda: build_vocabularies(table_path, size, src_corpus, tgt_corpus, progress,
+                                           rejects.next_pass() if src_corpus is None else None),
+                "reading the table's words")
+            bundle = ModelBundle(new_model(model, vocabularies.src_vocab, vocabularies.tgt_vocab),
+                                 vocabularies.src_vocab, vocabularies.tgt_vocab)
+            if options is not None:
+                bundle.training = {"options": options}
+        def build_cache() -> None:  # on rank 0; the others open it once it is built
+            encode_table(table_path, bundle.src_vocab, bundle.tgt_vocab, cache_dir, progress,
+                         rejects.next_pass())
+
+        ranks.on_main(build_cache, "encoding the pairs")
+        cache = open_built_cache(table_path, bundle.src_vocab, bundle.tgt_vocab, cache_dir)
+        if ranks.is_distributed:
+            from rescorer.training.distributed_trainer import DistributedTrainer
+
+            trainer = DistributedTrainer(bundle, cache, settings, device, precision, checkpoint,
+                                         on_update, ranks=ranks)
+        else:
+            trainer = Trainer(bundle, cache, settings, device, precision, checkpoint, on_update)
+        if resume:
+            trainer.resume(payload, checkpoint)
+        unigram = unigram_perplexity(cache, trainer.split, len(bundle.tgt_vocab))
+        state = trainer.train()
+    except KeyboardInterrupt as interrupt:
+        interrupt.note = _kept_after_interrupt(trainer, checkpoint, cache_dir)
+        raise
+    ranks.on_main(lambda: _save_trained(bundle, model_path, checkpoint, trainer), "writing the model")
+    return TrainReport(bundle, vocabularies, state, cache.num_pairs, len(trainer.split.valid), unigram)
+
+
+def _save_trained(bundle: ModelBundle, model_path: Path, checkpoint: Path, trainer: Trainer) -> None:
+    try:
+        save_model(bundle, model_path)
+    except RescorerError as error:
+        raise RescorerError(f"{error}; the trained weights are in {checkpoint} (update "
+                            f"{trainer.checkpoint_update}): rerun with --resume once it can be "
+                            f"written") from None
+
+
+def open_built_cache(table_path: Path, src_vocab: Vocabulary, tgt_vocab: Vocabulary,
+                     cache_dir: Path) -> PairCache:
+    """The pair cache `encode_table` built (on rank 0, for every rank)."""
+    meta = {**table_identity(table_path), "vocab_hash": hash_vocabularies(src_vocab, tgt_vocab)}
+    cache = open_matching_cache(cache_dir, meta)
+    if cache is None:
+        raise RescorerError(f"{cache_dir}: cannot open the pair cache that rank 0 built (the "
+                            f"directory must be on a file system that every node sees)")
+    return cache
+
+
+def _kept_after_interrupt(trainer: Optional[Trainer], checkpoint: Path, cache_dir: Path) -> str:
+    """One true sentence on what an interrupted training leaves for --resume."""
+    if trainer is None:
+        kept = f"; the pair cache {cache_dir} is kept" if cache_dir.is_dir() else ""
+        return f"stopped before training; no model was written{kept}"
+    if trainer.checkpoint_update is None:
+        return (f"stopped at update {trainer.state.updates}, before the first checkpoint (update "
+                f"{trainer.settings.checkpoint_every}); the pair cache {cache_dir} is kept, so a "
+                f"new run skips encoding")
+    return (f"stopped at update {trainer.state.updates}; {checkpoint} (update "
+            f"{trainer.checkpoint_update}) and the pair cache {cache_dir} are kept: rerun with "
+            f"--resume to continue")

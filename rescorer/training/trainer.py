@@ -1,0 +1,260 @@
+"""Training on the unique phrase pairs of a table (Cho et al. 2014, §3.1), counts ignored.
+
+Each update draws a uniformly random batch of pairs (64 in the paper) from the on-disk cache and
+takes an Adadelta step (eps 1e-6, rho 0.95). A held-out slice of pairs measures validation
+perplexity; training stops early when it no longer improves, and at the latest after
+`max_epochs` passes over the training pairs (`rescorer.training.budget`). The batch drawn at update u
+depends only on (seed, u), so a resumed run continues exactly where it stopped.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import math
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Callable, Optional
+
+import numpy as np
+import torch
+
+from rescorer.data.batching import length_sorted_batches, pad_sequences
+from rescorer.models.model_files import ModelBundle, save_model
+from rescorer.runtime.device import autocast
+from rescorer.errors import RescorerError
+from rescorer.data.pair_cache import PairCache
+from rescorer.training.budget import DEFAULT_MAX_EPOCHS, update_limit
+from rescorer.data.vocabulary import EOS_ID
+
+log = logging.getLogger(__name__)
+OPTIMIZERS = ("adadelta", "adam")
+
+
+@dataclass
+class TrainSettings:
+    batch_size: int = 64
+    optimizer: str = "adadelta"
+    learning_rate: Optional[float] = None  # None: 1.0 for Adadelta, 1e-3 for Adam
+    clip_norm: float = 1.0
+    max_updates: Optional[int] = None  # None: only the epoch bound
+    max_epochs: Optional[float] = DEFAULT_MAX_EPOCHS  # None: only max_updates
+    max_seconds: Optional[float] = None
+    valid_pairs: int = 2000
+    valid_every: int = 250
+    patience: int = 4  # validations without improvement before stopping
+    checkpoint_every: int = 1000
+    seed: int = 1
+
+
+@dataclass
+class TrainState:
+    """What a checkpoint must remember to resume, and what the model file reports."""
+
+    updates: int = 0
+    best_valid_ppl: float = math.inf
+    best_update: int = 0
+    bad_validations: int = 0
+    train_tokens: int = 0
+    seconds: float = 0.0
+    stopped_because: str = ""
+    update_limit: int = 0  # the updates max_updates and max_epochs allow (set when training starts)
+
+
+def heldout_mask(indices: np.ndarray, seed: int, fraction: float) -> np.ndarray:
+    """Whether each pair index is held out: a seeded hash, so no permutation is ever stored."""
+    mixed = (indices.astype(np.uint64) + np.uint64(seed) * np.uint64(0x9E3779B9)) \
+        * np.uint64(0x9E3779B97F4A7C15)
+    return (mixed >> np.uint64(40)).astype(np.float64) / float(1 << 24) < fraction
+
+
+class PairSplit:
+    """Train/validation split of a cache: validation is a small hashed slice of the pairs."""
+
+    def __init__(self, num_pairs: int, seed: int, valid_pairs: int):
+        self.num_pairs = num_pairs
+        self.seed = seed
+        # Hold out at most a tenth of a small table, so tiny tables still train.
+        self.fraction = min(valid_pairs / max(num_pairs, 1), 0.1)
+        chunks = [np.flatnonzero(heldout_mask(np.arange(start, min(start + (1 << 20), num_pairs)),
+                                              seed, self.fraction)) + start
+                  for start in range(0, num_pairs, 1 << 20)]
+        self.valid = np.concatenate(chunks) if chunks else np.zeros(0, dtype=np.int64)
+        if num_pairs - len(self.valid) < 1:
+            raise RescorerError("too few phrase pairs to train on")
+
+    def train_batch(self, update: int, batch_size: int) -> np.ndarray:
+        """The uniformly random training batch of update `update` (repeatable, resumable)."""
+        rng = np.random.default_rng([self.seed, update])
+        picked = np.zeros(0, dtype=np.int64)
+        while len(picked) < batch_size:
+            draw = rng.integers(0, self.num_pairs, size=2 * batch_size)
+            picked = np.concatenate([picked, draw[~heldout_mask(draw, self.seed, self.fraction)]])
+        return picked[:batch_size]
+
+
+def make_optimizer(model: torch.nn.Module, settings: TrainSettings) -> torch.optim.Optimizer:
+    if settings.optimizer == "adadelta":
+        return torch.optim.Adadelta(model.parameters(), lr=settings.learning_rate or 1.0,
+                                    rho=0.95, eps=1e-6)
+    if settings.optimizer == "adam":
+        return torch.optim.Adam(model.parameters(), lr=settings.learning_rate or 1e-3)
+    raise RescorerError(f"unknown optimizer {settings.optimizer!r}; valid: {', '.join(OPTIMIZERS)}")
+
+
+def batch_tensors(cache: PairCache, indices: np.ndarray, device: torch.device) -> list[torch.Tensor]:
+    src, src_lengths = pad_sequences(cache.sequences("src", indices))
+    tgt, tgt_lengths = pad_sequences(cache.sequences("tgt", indices))
+    return [t.to(device) for t in (src, src_lengths, tgt, tgt_lengths)]
+
+
+def evaluate_perplexity(model: torch.nn.Module, cache: PairCache, indices: np.ndarray,
+                        device: torch.device, precision: str, token_budget: int = 6000) -> float:
+    """exp(mean negative log-likelihood per target token, end of sequence included)."""
+    if len(indices) == 0:
+        return math.nan
+    total_logp, total_tokens = log_likelihood(model, cache, indices, device, precision, token_budget)
+    return math.exp(-total_logp / total_tokens)
+
+
+def log_likelihood(model: torch.nn.Module, cache: PairCache, indices: np.ndarray,
+                   device: torch.device, precision: str, token_budget: int = 6000) -> tuple[float, int]:
+    """(sum of log p over the pairs, their target tokens, end of sequence included): the terms
+    of the perplexity, which ranks holding a share of the pairs add up."""
+    was_training = model.training
+    model.eval()
+    total_logp, total_tokens = 0.0, 0
+    src_lengths, tgt_lengths = cache.lengths("src")[indices], cache.lengths("tgt")[indices]
+    with torch.inference_mode(), autocast(device, precision):
+        for batch in length_sorted_batches(src_lengths, tgt_lengths, token_budget):
+            total_logp += float(model(*batch_tensors(cache, indices[batch], device)).sum())
+            total_tokens += int(tgt_lengths[batch].sum()) + len(batch)
+    model.train(was_training)
+    return total_logp, total_tokens
+
+
+def unigram_perplexity(cache: PairCache, split: PairSplit, vocab_size: int) -> float:
+    """Held-out perplexity of an add-one unigram model of the training targets ([EOS] included):
+    the floor that a phrase-pair model has to beat by far."""
+    valid_counts = cache.token_counts("tgt", vocab_size, split.valid)
+    train_counts = cache.token_counts("tgt", vocab_size) - valid_counts + 1.0
+    train_counts[EOS_ID] += split.num_pairs - len(split.valid)  # one [EOS] per training pair
+    valid_counts[EOS_ID] += len(split.valid)
+    logp = np.log(train_counts / train_counts.sum())
+    return math.exp(-(valid_counts * logp).sum() / valid_counts.sum())
+
+
+class Trainer:
+    """Runs updates on a bundle's model, validating, checkpointing and stopping early."""
+
+    def __init__(self, bundle: ModelBundle, cache: PairCache, settings: TrainSettings,
+                 device: torch.device, precision: str, checkpoint_path: Path,
+                 on_progress: Optional[Callable[[TrainState, Optional[float]], None]] = None):
+        self.bundle, self.cache, self.settings = bundle, cache, settings
+        self.device, self.precision = device, precision
+        self.checkpoint_path = checkpoint_path
+        self.on_progress = on_progress or (lambda state, ppl: None)
+        self.model = bundle.model.to(device)
+        self.optimizer = make_optimizer(self.model, settings)
+        self.split = PairSplit(cache.num_pairs, settings.seed, settings.valid_pairs)
+        self.state = TrainState()
+        self.best_weights = copy.deepcopy(self.model.state_dict())
+        self.checkpoint_update: Optional[int] = None  # the update the checkpoint file holds
+
+    def resume(self, payload: dict, path: Path) -> None:
+        """Continue from a checkpoint written by `save_checkpoint`, whose weights the bundle's
+        model already holds; `payload` is that file as `read_model_file` returned it."""
+        if "optimizer" not in payload or "best_weights" not in payload:
+            raise RescorerError(f"{path}: holds no training checkpoint (no optimizer state)")
+        self.optimizer.load_state_dict(payload["optimizer"])
+        self.best_weights = payload["best_weights"]
+        self.state = TrainState(**payload["training"]["state"])
+        self.checkpoint_update = self.state.updates
+
+    def save_checkpoint(self) -> None:
+        self.bundle.training = self.training_record()
+        save_model(self.bundle, self.checkpoint_path,
+                   extra={"optimizer": self.optimizer.state_dict(), "best_weights": self.best_weights})
+        self.checkpoint_update = self.state.updates
+
+    def training_record(self) -> dict:
+        return {"options": self.bundle.training.get("options", {}),
+                "settings": asdict(self.settings), "state": asdict(self.state),
+                "num_pairs": self.cache.num_pairs, "valid_pairs": len(self.split.valid),
+                **{k: v for k, v in self.cache.meta.items() if k.startswith("table")}}
+
+    def step(self) -> float:
+        indices = self.split.train_batch(self.state.updates, self.settings.batch_size)
+        tensors = batch_tensors(self.cache, indices, self.device)
+        with autocast(self.device, self.precision):
+            logp = self.model(*tensors)
+        loss = -logp.float().mean()  # mean negative log-likelihood per pair
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.settings.clip_norm)
+        self.optimizer.step()
+        self.state.updates += 1
+        self.state.train_tokens += int(tensors[3].sum()) + len(indices)
+        return loss.item()
+
+    def validation_perplexity(self) -> float:
+        return evaluate_perplexity(self.model, self.cache, self.split.valid, self.device, self.precision)
+
+    def out_of_time(self, started: float) -> bool:
+        """Whether --max-time is reached (`started`: the clock's reading when training began)."""
+        return (self.settings.max_seconds is not None
+                and time.perf_counter() - started >= self.settings.max_seconds)
+
+    def validate(self) -> float:
+        ppl = self.validation_perplexity()
+        if ppl < self.state.best_valid_ppl:
+            self.state.best_valid_ppl, self.state.best_update = ppl, self.state.updates
+            self.state.bad_validations = 0
+            self.best_weights = copy.deepcopy(self.model.state_dict())
+        else:
+            self.state.bad_validations += 1
+        return ppl
+
+    def update_limit(self) -> tuple[int, str]:
+        """The updates this run may make, and the bound that sets it (for messages)."""
+        return update_limit(self.settings.max_updates, self.settings.max_epochs,
+                            self.split.num_pairs - len(self.split.valid), self.settings.batch_size)
+
+    def train(self) -> TrainState:
+        """Train until max updates, max time or patience runs out; leaves the best weights loaded."""
+        settings, state = self.settings, self.state
+        self.model.train()
+        started = time.perf_counter() - state.seconds
+        state.update_limit, bound = self.update_limit()
+        while True:
+            if state.updates >= state.update_limit:
+                state.stopped_because = f"reached {bound}"
+                break
+            if self.out_of_time(started):
+                state.stopped_because = f"reached the {settings.max_seconds:g} s time limit"
+                break
+            loss = self.step()
+            if not math.isfinite(loss):
+                kept = (f"{self.checkpoint_path} holds update {self.checkpoint_update}"
+                        if self.checkpoint_update is not None else "no checkpoint was written")
+                raise RescorerError(f"training diverged at update {state.updates}: the loss is {loss}; "
+                                    f"lower --learning-rate or --clip-norm and start again ({kept})")
+            ppl = None
+            if state.updates % settings.valid_every == 0:
+                ppl = self.validate()
+            state.seconds = time.perf_counter() - started
+            self.on_progress(state, ppl)
+            if state.updates % settings.checkpoint_every == 0:
+                self.save_checkpoint()
+            if state.bad_validations >= settings.patience:
+                state.stopped_because = f"validation perplexity did not improve {settings.patience} times"
+                break
+        if state.updates % settings.valid_every != 0:
+            self.validate()
+        state.seconds = time.perf_counter() - started
+        self.save_checkpoint()
+        self.model.load_state_dict(self.best_weights)
+        self.model.eval()
+        self.bundle.training = self.training_record()
+        return state
