@@ -2,7 +2,7 @@
 become a `ModelConfig`.
 
 Each setting is named once here, with its CLI spelling, type and help; the CLI options are
-built from this table (`rescorer/options.py`). A setting applies to every architecture if it
+built from this table (`rescorer/cli/options.py`). A setting applies to every architecture if it
 is in COMMON, else to those whose registry entry lists it. Resolution order: common defaults,
 the architecture's defaults, its preset, then what the user set; a user setting that the
 architecture does not take is an error naming the valid ones, never silently ignored.
