@@ -173,13 +173,15 @@ def test_interrupted_tune_ends_mert_moses_and_its_decoder(signum, tmp_path):
 
 
 def test_rescore_nbest_uses_the_rescorer_library(tmp_path, monkeypatch):
-    """rescorer.models.model_files / rescorer.scoring.batch_scoring are the lead's; faked here by their contract."""
+    """rescorer.scoring.batch_scoring's model_scorer is the library's side; faked here by its contract."""
     loaded = []
-    checkpoint = types.ModuleType("rescorer.models.model_files")
-    checkpoint.load_model = lambda path: loaded.append(path) or "bundle"
     scoring = types.ModuleType("rescorer.scoring.batch_scoring")
-    scoring.score_pairs = lambda bundle, pairs, device="auto": np.full(len(pairs), -2.5)
-    monkeypatch.setitem(sys.modules, "rescorer.models.model_files", checkpoint)
+
+    def model_scorer(path, device="auto"):
+        loaded.append(path)
+        return lambda pairs: np.full(len(pairs), -2.5)
+
+    scoring.model_scorer = model_scorer
     monkeypatch.setitem(sys.modules, "rescorer.scoring.batch_scoring", scoring)
     model = tmp_path / "model.pt"
     model.write_bytes(b"")
