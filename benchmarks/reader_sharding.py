@@ -105,10 +105,11 @@ def rapidgzip_count(path: Path, threads: int) -> int:
 def pipeline(path: Path, work: Path) -> int:
     """The whole scoring path with a stand-in model that costs next to nothing."""
     import ours
+    from rescorer.scoring.settings import ScoreSettings
     from rescorer.scoring.table_rescoring import rescore_table
 
     vocabs = ours.load_shortlists(DEFAULT_TABLE, REPO / "benchmarks" / "results")
-    summary = rescore_table(path, work / "out.gz", ours.tiny_bundle(*vocabs), force=True)
+    summary = rescore_table(path, work / "out.gz", ours.tiny_bundle(*vocabs), ScoreSettings(force=True))
     return summary.lines_read
 
 

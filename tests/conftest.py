@@ -5,24 +5,20 @@ from pathlib import Path
 import pytest
 import torch
 
+from tests.helpers import EXAMPLE_TABLE, SHARED
+
 # Test models are tiny: one thread is as fast, repeatable, and immune to a busy machine.
 torch.set_num_threads(1)
 
-# Resolved, so a shared/ that is a symbolic link compares equal to the paths the code resolves.
-SHARED_PATH = (Path(__file__).resolve().parents[1].parent / "shared").resolve()
 
 
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     """The bible-en-fr Moses data (phrase tables, moses.ini); skips the test when it is absent."""
-    path = SHARED_PATH / "data" / "bible-en-fr"
+    path = SHARED / "data" / "bible-en-fr"
     if not path.is_dir():
         pytest.skip(f"real data not found at {path} (needs ../shared beside the repository)")
     return path
-
-
-REPO_PATH = Path(__file__).resolve().parents[1]
-EXAMPLE_TABLE = REPO_PATH / "examples" / "phrase-table.gz"
 
 
 @pytest.fixture(scope="session")

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-RESCORE = shutil.which("rescore")
+from tests import helpers
+
 
 
 def one_thread_env(**extra: str) -> dict:
@@ -17,9 +17,8 @@ def one_thread_env(**extra: str) -> dict:
 
 
 def rescore(*args, cwd: Path, env=None, timeout: int = 300) -> subprocess.CompletedProcess:
-    assert RESCORE, "the rescore command is not installed (pip install -e .)"
-    return subprocess.run([RESCORE, *map(str, args)], capture_output=True, text=True, cwd=cwd,
-                          env=env or one_thread_env(), timeout=timeout)
+    """One `rescore` process, on one thread unless `env` says otherwise."""
+    return helpers.rescore(*args, cwd=cwd, env=env or one_thread_env(), timeout=timeout)
 
 
 def torchrun(*args, ranks: int = 2, cwd: Path, env=None, timeout: int = 300) -> subprocess.CompletedProcess:

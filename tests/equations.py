@@ -1,5 +1,5 @@
 """The notes' equations written out literally in numpy, one unit at a time where it helps:
-the reference the models are checked against (tests/test_cells.py, test_rnnsearch.py, ...)."""
+the reference the models are checked against (tests/models/test_cells.py, test_rnnsearch.py, ...)."""
 
 import math
 

@@ -135,10 +135,10 @@ def read_source_groups(table_path: Path, choice: SourceChoice, rnn_column: Optio
             columns_ok = len(scores) > DIRECT_COLUMN and (
                 rnn_column is None or -len(scores) <= rnn_column < len(scores))
             if not columns_ok:
-                needed = f"columns {rnn_column} and {DIRECT_COLUMN}" if rnn_column is not None \
-                    else f"column {DIRECT_COLUMN}"
+                needed = (f"columns {_counted_from_1(rnn_column)} and {DIRECT_COLUMN + 1}"
+                          if rnn_column is not None else f"column {DIRECT_COLUMN + 1}")
                 raise PhraseTableFormatError(
-                    f"{table_path}:{entry.line_no}: expected scores at {needed} (0-based), found "
+                    f"{table_path}:{entry.line_no}: expected scores at {needed} (counted from 1), found "
                     f"{len(scores)} scores{': is it a rescored table?' if rnn_column is not None else ''}")
             if group is None or group.source != entry.src:
                 finish(group)
@@ -162,6 +162,11 @@ def _log(token: bytes, table_path: Path, line_no: int, is_log: bool) -> float:
         raise PhraseTableFormatError(f"{table_path}:{line_no}: score {token.decode(errors='replace')!r} "
                                      f"is not a number") from None
     return value if is_log else math.log(max(value, 1e-300))
+
+
+def _counted_from_1(index: int) -> int:
+    """A column index as the command line counts columns: 1 is the first score, -1 the last."""
+    return index + 1 if index >= 0 else index
 
 
 def read_sources_file(path: Path) -> list[str]:

@@ -1,7 +1,7 @@
 """`rescore top-targets | generate`: the paper's Tables 2 and 3 as commands, and what every
 analysis command shares (the figures' commands are in `rescorer.cli.figure_commands`).
 
-Like cli.py, these modules only parse options, call the library and report; torch and the
+Like the other command modules, these only parse options, call the library and report; torch and the
 plotting libraries are imported inside the commands. Every output goes through RunPaths (an
 existing one needs --force) and is written whole or not at all.
 """
@@ -13,30 +13,12 @@ from typing import Optional
 
 import click
 
-from rescorer import __version__
+from rescorer.cli.options import (EXISTING_FILE, PICKS, SCORE_COLUMN, column_index, device_option,
+                                  score_format_option, seed_option, table_output_options)
+from rescorer.cli.reporting import say, signature
 from rescorer.runtime.failure_reports import reports_errors
 
-__all__ = ["TABLE_COMMANDS", "EXISTING", "PICKS", "device_option", "load_model_on", "run_paths", "say"]
-
-EXISTING = click.Path(path_type=Path, dir_okay=False, exists=True)
-OUTPUT = click.Path(path_type=Path, dir_okay=False, allow_dash=True)
-PICKS = ("frequent", "rare", "random")
-
-
-def say(message: str) -> None:
-    reporter = click.get_current_context().find_root().obj
-    if reporter is not None and hasattr(reporter, "say"):
-        reporter.say(message)
-    else:
-        click.echo(message, err=True)
-
-
-def signature(job: str, **settings) -> None:
-    import torch
-
-    fields = [f"rescore {__version__}", f"job:{job}",
-              *(f"{key.replace('_', '-')}:{value}" for key, value in settings.items())]
-    say("|".join(fields + [f"torch:{torch.__version__}"]))
+__all__ = ["TABLE_COMMANDS", "load_model_on", "run_paths"]
 
 
 def run_paths(reads: list, output: Optional[Path], role: str, force: bool):
@@ -62,27 +44,14 @@ def table_text(headers, rows, csv: bool, footnote: str = "") -> str:
     return markdown_table(headers, rows) + (f"\n{footnote}\n" if footnote else "")
 
 
-def device_option(command):
-    return click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto",
-                        show_default=True, help="Where the model runs.")(command)
-
-
-def output_options(command):
-    command = click.option("--force", is_flag=True, help="Replace an existing output.")(command)
-    command = click.option("--csv", "as_csv", is_flag=True,
-                           help="CSV, one row per target, instead of Markdown.")(command)
-    return click.option("-o", "--output", type=OUTPUT, help="Write here instead of stdout.")(command)
-
-
 @click.command("top-targets")
-@click.argument("table_path", metavar="TABLE", type=EXISTING)
-@click.option("--model", "model_path", type=EXISTING,
+@click.argument("table_path", metavar="TABLE", type=EXISTING_FILE)
+@click.option("--model", "model_path", type=EXISTING_FILE,
               help="Score the shown sources' targets with this model (TABLE need not be rescored).")
-@click.option("--column", type=int, default=None,
-              help="Score column holding the RNN score in a rescored TABLE (0-based; -1, the last, "
-                   "by default).")
-@click.option("--score-format", type=click.Choice(["prob", "log"]), default="prob", show_default=True,
-              help="How --column stores the RNN score.")
+@click.option("--column", type=SCORE_COLUMN, default=None,
+              help="Score column holding the RNN score in a rescored TABLE, counted from 1 (-1, "
+                   "the last, by default).")
+@score_format_option("How --column stores the RNN score.")
 @click.option("--num-sources", type=click.IntRange(1), default=10, show_default=True,
               help="How many source phrases to pick.")
 @click.option("--pick", type=click.Choice(PICKS), default="frequent", show_default=True,
@@ -91,11 +60,11 @@ def output_options(command):
               help="Pick only sources of at least this many words (the paper: 4).")
 @click.option("--min-targets", type=click.IntRange(1), default=2, show_default=True,
               help="Pick only sources with at least this many targets (one target ranks first both ways).")
-@click.option("--sources", "sources_path", type=EXISTING,
+@click.option("--sources", "sources_path", type=EXISTING_FILE,
               help="Show these sources, one per line, instead of picking.")
 @click.option("-k", "--top", type=click.IntRange(1), default=3, show_default=True, help="Targets per ranking.")
-@click.option("--seed", type=int, default=1, show_default=True, help="For --pick random and ties.")
-@output_options
+@seed_option("For --pick random and ties.")
+@table_output_options
 @device_option
 @reports_errors
 def top_targets_command(table_path: Path, model_path: Optional[Path], column: Optional[int], score_format: str,
@@ -116,8 +85,8 @@ def top_targets_command(table_path: Path, model_path: Optional[Path], column: Op
         sources = read_sources_file(sources_path) if sources_path else None
         choice = SourceChoice(num_sources, min_source_words, min_targets, pick, seed, sources)
         bundle = load_model_on(model_path, device) if model_path else None
-        groups = read_source_groups(table_path, choice, None if bundle else (-1 if column is None else column),
-                                    score_format == "log")
+        rnn_column = None if bundle else (-1 if column is None else column_index(column))
+        groups = read_source_groups(table_path, choice, rnn_column, score_format == "log")
         if bundle is not None:
             score_groups(groups, bundle)
         missing = [s for s in sources if s not in {g.source for g in groups}] if sources else []
@@ -131,23 +100,23 @@ def top_targets_command(table_path: Path, model_path: Optional[Path], column: Op
 
 
 @click.command("generate")
-@click.argument("model_path", metavar="MODEL", type=EXISTING)
+@click.argument("model_path", metavar="MODEL", type=EXISTING_FILE)
 @click.option("--source", "source_phrases", multiple=True, help="A source phrase (repeatable).")
-@click.option("--sources", "sources_path", type=EXISTING, help="Source phrases, one per line.")
+@click.option("--sources", "sources_path", type=EXISTING_FILE, help="Source phrases, one per line.")
 @click.option("--beam", type=click.IntRange(0), default=5, show_default=True,
               help="Beam size K: the K best targets beam search finds (0: no beam search).")
 @click.option("--samples", type=click.IntRange(0), default=50, show_default=True,
               help="Targets drawn per source (0: no sampling); the paper drew 50.")
 @click.option("--temperature", type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True,
               help="Sample from p^(1/T); log p is always the model's own.")
-@click.option("--seed", type=int, default=1, show_default=True, help="Samples depend only on (seed, source).")
-@click.option("--table", "table_path", type=EXISTING,
+@seed_option("Samples depend only on (seed, source).")
+@click.option("--table", "table_path", type=EXISTING_FILE,
               help="A phrase table: show each source's top targets by its p(f|e) too.")
 @click.option("-k", "--top", type=click.IntRange(1), default=5, show_default=True,
               help="Distinct samples and table targets shown per source.")
 @click.option("--max-length", type=click.IntRange(1), default=20, show_default=True,
               help="Target words at most; a hypothesis that long must end.")
-@output_options
+@table_output_options
 @device_option
 @reports_errors
 def generate_command(model_path: Path, source_phrases: tuple, sources_path: Optional[Path], beam: int,

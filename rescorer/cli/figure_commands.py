@@ -9,20 +9,12 @@ from pathlib import Path
 
 import click
 
-from rescorer.cli.analysis_commands import EXISTING, PICKS, device_option, load_model_on, run_paths, say
+from rescorer.cli.analysis_commands import load_model_on, run_paths
+from rescorer.cli.options import EXISTING_FILE, PICKS, device_option, figure_options, map_options
+from rescorer.cli.reporting import say
 from rescorer.runtime.failure_reports import reports_errors
 
 __all__ = ["FIGURE_COMMANDS"]
-
-FIGURE = click.Path(path_type=Path, dir_okay=False)
-
-
-def figure_options(command):
-    command = click.option("--force", is_flag=True, help="Replace an existing figure.")(command)
-    command = click.option("--dpi", type=click.IntRange(20, 600), default=100, show_default=True,
-                           help="Pixels per inch (the map is 18 x 12 inches).")(command)
-    return click.option("-o", "--output", type=FIGURE, required=True,
-                        help="Figure to write (.png, .pdf or .svg).")(command)
 
 
 def _drawn(drawn: dict) -> str:
@@ -32,14 +24,8 @@ def _drawn(drawn: dict) -> str:
             + (f", {zooms} in the zoomed views" if zooms else ""))
 
 
-def map_options(command):
-    command = click.option("--zooms", type=click.IntRange(0, 6), default=3, show_default=True,
-                           help="Zoomed views of the densest regions.")(command)
-    return click.option("--seed", type=int, default=1, show_default=True, help="t-SNE's seed.")(command)
-
-
 @click.command("plot-embeddings")
-@click.argument("model_path", metavar="MODEL", type=EXISTING)
+@click.argument("model_path", metavar="MODEL", type=EXISTING_FILE)
 @click.option("--side", type=click.Choice(["source", "target"]), default="source", show_default=True)
 @click.option("--words", type=click.IntRange(5), default=500, show_default=True,
               help="The most frequent words of the shortlist.")
@@ -65,8 +51,8 @@ def plot_embeddings_command(model_path: Path, side: str, words: int, output: Pat
 
 
 @click.command("plot-phrases")
-@click.argument("model_path", metavar="MODEL", type=EXISTING)
-@click.argument("table_path", metavar="TABLE", type=EXISTING)
+@click.argument("model_path", metavar="MODEL", type=EXISTING_FILE)
+@click.argument("table_path", metavar="TABLE", type=EXISTING_FILE)
 @click.option("--phrases", type=click.IntRange(5), default=1000, show_default=True,
               help="Source phrases to map (the paper: 5000).")
 @click.option("--min-words", type=click.IntRange(1), default=4, show_default=True)
@@ -103,7 +89,7 @@ def plot_phrases_command(model_path: Path, table_path: Path, phrases: int, min_w
 
 
 @click.command("plot-attention")
-@click.argument("model_path", metavar="MODEL", type=EXISTING)
+@click.argument("model_path", metavar="MODEL", type=EXISTING_FILE)
 @click.option("--source", "sources", multiple=True, required=True, help="Source phrase (repeat for panels).")
 @click.option("--target", "targets", multiple=True,
               help="Target phrase, one per --source [default: the model's greedy translation].")

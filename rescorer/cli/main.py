@@ -2,12 +2,14 @@
 
     rescore PHRASE_TABLE [-o OUT] [--model MODEL]   train (unless --model) then score
     rescore train PHRASE_TABLE -o MODEL             the first half
-    rescore score PHRASE_TABLE --model MODEL        the second half
-    rescore moses ...                               MERT, ablations, n-best rescoring
-    rescore top-targets | generate | plot-...       the paper's analysis (rescorer.*_commands)
+    rescore score PHRASE_TABLE --model MODEL        the second half     (table_commands)
+    rescore moses ...                               MERT, ablations, n-best rescoring (moses_commands)
+    rescore top-targets | generate                  the paper's Tables 2-3 (analysis_commands)
+    rescore plot-...                                its figures (figure_commands)
 
-This module only parses options, calls the library and reports; errors of the library become
-one-line messages with exit status 1 (2 for bad usage).
+This module is the group: it sets up signals, logging and the reporter, and gathers the
+commands. Commands only parse options, call the library and report; errors of the library
+become one-line messages with exit status 1 (2 for bad usage).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import os
 import signal
 import sys
 
-from rescorer.runtime.failure_reports import install_signal_handlers, reports_errors
+from rescorer.runtime.failure_reports import install_signal_handlers
 
 # SIGINT/SIGTERM end the program in one line from here on, even during the imports below
 # (torch itself is imported by the commands, under `reports_errors`).
@@ -24,10 +26,6 @@ if __name__ == "__main__" or os.path.basename(sys.argv[0]) == "rescore":
     install_signal_handlers()
 
 import logging  # noqa: E402
-import time  # noqa: E402
-from contextlib import contextmanager  # noqa: E402
-from pathlib import Path  # noqa: E402
-from typing import Optional  # noqa: E402
 
 # OpenMP threads that spin at every barrier starve each other when a core is busy with other
 # work (a shared machine, the reader thread): measured 2-5x slower. Passive waiting costs
@@ -35,13 +33,9 @@ from typing import Optional  # noqa: E402
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import click  # noqa: E402
-from click.core import ParameterSource  # noqa: E402
 
 from rescorer import __version__  # noqa: E402
-from rescorer.cli.options import MODEL_KEYS, model_options, model_settings_from  # noqa: E402
-
-PATH = click.Path(path_type=Path, dir_okay=False)
-EXISTING = click.Path(path_type=Path, dir_okay=False, exists=True, allow_dash=True)
+from rescorer.cli.reporting import Reporter  # noqa: E402
 
 
 class DefaultCommandGroup(click.Group):
@@ -61,104 +55,6 @@ class DefaultCommandGroup(click.Group):
         return super().parse_args(ctx, args)
 
 
-class Reporter:
-    """Messages and progress bars on stderr; `--quiet` silences both."""
-
-    def __init__(self, quiet: bool):
-        self.quiet = quiet
-
-    def say(self, message: str) -> None:
-        if not self.quiet:
-            click.echo(message, err=True)
-
-    def bar(self, **kwargs):
-        from rescorer.runtime.progress import progress_bar
-
-        return progress_bar(self.quiet, sys.stderr, **kwargs)
-
-
-def device_options(command):
-    command = click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto",
-                           show_default=True, help="Where the model runs.")(command)
-    command = click.option("--precision", type=click.Choice(["auto", "fp32", "bf16", "int8"]), default="auto",
-                           show_default=True,
-                           help="auto: bf16 autocast on CUDA, fp32 on the CPU. int8 (scoring on the CPU, "
-                                "needs torchao): int8 weights and activations; training stays fp32.")(command)
-    command = click.option("--rank-timeout", type=click.FloatRange(min=0, min_open=True), default=3600,
-                           show_default=True,
-                           help="Under torchrun: seconds a rank waits for the others before the job "
-                                "fails.")(command)
-    return command
-
-
-def train_options(command):
-    options = [
-        click.option("--shortlist-size", type=click.IntRange(1), default=None,
-                     help="Words per side in the shortlist [default: the preset's, 15000 for small]."),
-        click.option("--src-corpus", type=EXISTING, help="Tokenized source corpus to count the shortlist on."),
-        click.option("--tgt-corpus", type=EXISTING, help="Tokenized target corpus to count the shortlist on."),
-        click.option("--batch-size", type=click.IntRange(1), default=64, show_default=True,
-                     help="Random phrase pairs per update."),
-        click.option("--optimizer", type=click.Choice(["adadelta", "adam"]), default="adadelta",
-                     show_default=True),
-        click.option("--learning-rate", type=click.FloatRange(min=0, min_open=True), default=None,
-                     help="[default: 1.0 for Adadelta, 1e-3 for Adam]"),
-        click.option("--clip-norm", type=click.FloatRange(min=0, min_open=True), default=1.0,
-                     show_default=True, help="Gradient norm clipping."),
-        click.option("--max-updates", type=click.IntRange(1), default=None,
-                     help="Stop after this many updates (also bounded by --max-epochs)."),
-        click.option("--max-epochs", type=click.FloatRange(min=0, min_open=True), default=10.0,
-                     show_default=True,
-                     help="Bound on passes over the training pairs; early stopping usually ends "
-                          "training before it."),
-        click.option("--max-time", type=click.FloatRange(min=0, min_open=True), default=None,
-                     help="Stop training after this many seconds."),
-        click.option("--valid-pairs", type=click.IntRange(1), default=2000, show_default=True,
-                     help="Held-out pairs for validation perplexity."),
-        click.option("--valid-every", type=click.IntRange(1), default=250, show_default=True),
-        click.option("--patience", type=click.IntRange(1), default=4, show_default=True,
-                     help="Validations without improvement before stopping early."),
-        click.option("--checkpoint-every", type=click.IntRange(1), default=1000, show_default=True),
-        click.option("--seed", type=int, default=1, show_default=True),
-        click.option("--resume", is_flag=True,
-                     help="Continue from MODEL.checkpoint (and, when scoring, from the units an "
-                          "interrupted run finished)."),
-        click.option("--cache-dir", type=click.Path(path_type=Path, file_okay=False),
-                     help="Where the encoded pairs go [default: MODEL.cache]."),
-    ]
-    for option in reversed(options):
-        command = option(command)
-    return command
-
-
-REJECT_OPTION = click.option(
-    "--reject", "reject_path", type=PATH,
-    help="Write unparseable lines here verbatim and go on, instead of failing (created only if a "
-         "line is rejected).")
-
-
-def score_options(command):
-    options = [
-        click.option("--unk-penalty/--no-unk-penalty", default=False, show_default=True,
-                     help="Also append the count of target words outside the shortlist (as exp(count))."),
-        click.option("--score-format", type=click.Choice(["prob", "log"]), default="prob", show_default=True,
-                     help="prob: exp(log p) for Moses, which takes logs; log: raw log p."),
-        REJECT_OPTION,
-        click.option("--force", is_flag=True,
-                     help="Replace an existing output, reject file (and model, when training)."),
-        click.option("--chunk-size", type=click.IntRange(1), default=20000, show_default=True,
-                     help="Lines read, sorted and scored together."),
-        click.option("--token-budget", type=click.IntRange(1), default=None,
-                     help="Padded tokens per scoring batch [default: 6000 on the CPU, 131072 on CUDA]."),
-        click.option("--unit-lines", type=click.IntRange(1), default=200_000, show_default=True,
-                     help="Lines per unit of work: a killed run redoes at most one unit (per rank) "
-                          "under --resume; torchrun ranks share the units."),
-    ]
-    for option in reversed(options):
-        command = option(command)
-    return command
-
-
 @click.group(cls=DefaultCommandGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("-q", "--quiet", is_flag=True, help="No progress bars or messages.")
 @click.version_option(__version__, prog_name="rescore")
@@ -175,336 +71,15 @@ def main(ctx: click.Context, quiet: bool) -> None:
     ctx.obj = Reporter(quiet)
 
 
-def default_output(table_path: Path) -> Path:
-    """NAME.rnn.gz beside the table; a table read from stdin goes to stdout."""
-    if str(table_path) == "-":
-        return table_path
-    name = table_path.name[:-3] if table_path.name.endswith(".gz") else table_path.name
-    return table_path.with_name(name + ".rnn.gz")
-
-
-def default_model(output_path: Path) -> Path:
-    name = output_path.name[:-3] if output_path.name.endswith(".gz") else output_path.name
-    return output_path.with_name(name + ".model.pt")
-
-
-@main.command("run")
-@click.argument("phrase_table", type=EXISTING)
-@click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False, allow_dash=True),
-              help="Output table ('-' for stdout) [default: NAME.rnn.gz beside the input].")
-@click.option("--model", "model_paths", type=PATH, multiple=True,
-              help="Score with this model instead of training one (saved as OUT.model.pt); "
-                   "repeat for one column per model.")
-@model_options
-@train_options
-@score_options
-@device_options
-@click.pass_obj
-@reports_errors
-def run_command(reporter: Reporter, phrase_table: Path, output: Optional[Path],
-                model_paths: tuple, **options) -> None:
-    """Train on PHRASE_TABLE (unless --model is given), then write it back with the new column."""
-    from rescorer.io.table_reader import SKIP_BAD_LINES
-    from rescorer.io.path_checks import RunPaths, output_targets, training_targets
-
-    training = not model_paths
-    if training:
-        require_rereadable(phrase_table)
-    output = output or default_output(phrase_table)
-    if training:
-        model_paths = (default_model(output if str(output) != "-" else default_output(phrase_table)),)
-    writes = output_targets(output, options["reject_path"])
-    if training:
-        writes += training_targets(model_paths[0], options["cache_dir"], options["resume"])
-    reads = [("phrase table", phrase_table), *(("model", None if training else path) for path in model_paths),
-             ("source corpus", options["src_corpus"]), ("target corpus", options["tgt_corpus"])]
-    explicit = explicit_options()
-    with job_ranks(reporter, options["device"], options.pop("rank_timeout"), training) as ranks, \
-            ranks.main_only(RunPaths(reads, writes, force=options["force"]), "checking the paths"):
-        check_partial_output(ranks, output, options["resume"], options["force"])
-        if training:
-            train_job(reporter, phrase_table, model_paths[0], pick(options, TRAIN_KEYS), explicit,
-                      reject=SKIP_BAD_LINES if options["reject_path"] else None, ranks=ranks)
-        try:
-            score_job(reporter, phrase_table, output, list(model_paths), ranks=ranks,
-                      **pick(options, SCORE_KEYS))
-        except KeyboardInterrupt as interrupt:
-            if training:
-                interrupt.note = (f"the model {model_paths[0]} is saved; {getattr(interrupt, 'note', '')}"
-                                  f"; `rescore score {phrase_table} --model {model_paths[0]}` scores "
-                                  f"without training again")
-            raise
-
-
-@main.command("train")
-@click.argument("phrase_table", type=EXISTING)
-@click.option("-o", "--output", "model_path", type=PATH, required=True, help="Model file to write.")
-@model_options
-@train_options
-@REJECT_OPTION
-@click.option("--force", is_flag=True, help="Replace an existing model (and its checkpoint).")
-@device_options
-@click.pass_obj
-@reports_errors
-def train_command(reporter: Reporter, phrase_table: Path, model_path: Path, reject_path: Optional[Path],
-                  force: bool, **options) -> None:
-    """Train a model on the unique phrase pairs of PHRASE_TABLE."""
-    from rescorer.io.path_checks import RunPaths, output_targets, training_targets
-    from rescorer.io.atomic_output import AtomicOutput, committed_together
-
-    require_rereadable(phrase_table)
-    if options["precision"] == "int8":
-        raise click.UsageError("--precision int8 is for scoring (rescore score, rescore run); "
-                               "train in fp32 or bf16")
-    writes = output_targets(None, reject_path) + training_targets(model_path, options["cache_dir"],
-                                                                   options["resume"])
-    reads = [("phrase table", phrase_table), ("source corpus", options["src_corpus"]),
-             ("target corpus", options["tgt_corpus"])]
-    explicit = explicit_options()
-    with job_ranks(reporter, options["device"], options.pop("rank_timeout")) as ranks, \
-            ranks.main_only(RunPaths(reads, writes, force=force), "checking the paths"):
-        rejects = (AtomicOutput(reject_path, force=force, only_if_written=True)
-                   if reject_path and ranks.is_main else None)
-        with committed_together(rejects):
-            train_job(reporter, phrase_table, model_path, options, explicit, reject=rejects, ranks=ranks)
-        if rejects is not None and rejects.lines_written:
-            reporter.say(f"{rejects.lines_written} bad lines rejected to {reject_path}")
-
-
-@main.command("score")
-@click.argument("phrase_table", type=EXISTING)
-@click.option("--model", "model_paths", type=EXISTING, required=True, multiple=True,
-              help="Model file; repeat it for one column per model, in the order given.")
-@click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False, allow_dash=True),
-              help="Output table ('-' for stdout) [default: NAME.rnn.gz beside the input].")
-@click.option("--resume", is_flag=True,
-              help="Continue an interrupted run from the units it finished (kept in .OUT.partial/).")
-@score_options
-@device_options
-@click.pass_obj
-@reports_errors
-def score_command(reporter: Reporter, phrase_table: Path, model_paths: tuple,
-                  output: Optional[Path], **options) -> None:
-    """Write PHRASE_TABLE back with each model's log p(target | source) appended to every line's
-    scores (then the word penalty with --unk-penalty)."""
-    from rescorer.io.path_checks import RunPaths, output_targets
-
-    output = output or default_output(phrase_table)
-    reads = [("phrase table", phrase_table), *(("model", path) for path in model_paths)]
-    with job_ranks(reporter, options["device"], options.pop("rank_timeout"), training=False) as ranks, \
-            ranks.main_only(RunPaths(reads, output_targets(output, options["reject_path"]),
-                                     force=options["force"]), "checking the paths"):
-        check_partial_output(ranks, output, options["resume"], options["force"])
-        score_job(reporter, phrase_table, output, list(model_paths), ranks=ranks, **options)
-
-
-TRAIN_KEYS = (*MODEL_KEYS, "shortlist_size", "src_corpus", "tgt_corpus", "batch_size", "optimizer",
-              "learning_rate", "clip_norm", "max_updates", "max_epochs", "max_time", "valid_pairs",
-              "valid_every", "patience", "checkpoint_every", "seed", "resume", "cache_dir", "device",
-              "precision")
-SCORE_KEYS = ("unk_penalty", "score_format", "reject_path", "force", "chunk_size", "token_budget",
-              "unit_lines", "resume", "device", "precision")
-
-
-def require_rereadable(phrase_table: Path) -> None:
-    """Training reads the table several times: stdin, a FIFO or a device cannot do that."""
-    from rescorer.io.path_checks import is_stream
-
-    if is_stream(phrase_table):
-        raise click.UsageError(f"{phrase_table}: training reads the table several times: give a "
-                               f"regular file, not a pipe or '-' (or score with --model)")
-
-
-@contextmanager
-def job_ranks(reporter: Reporter, device: str, rank_timeout: float, training: bool = True):
-    """This process's place in a torchrun job (a world of one without torchrun). Only rank 0
-    reports; a failure on any rank fails them all, reported once by rank 0."""
-    from rescorer.runtime.device import resolve_device
-    from rescorer.runtime.distributed import join, leave
-
-    ranks = join(resolve_device(device).type, rank_timeout, gradients=training)
-    if not ranks.is_main:
-        reporter.quiet = True
-        logging.getLogger().setLevel(logging.ERROR)
-    with ranks.together():
-        yield ranks
-    leave(ranks)
-
-
-def check_partial_output(ranks, output: Path, resume: bool, force: bool) -> None:
-    """Before any long work: an interrupted scoring left beside OUT needs --resume or --force."""
-    from rescorer.io.path_checks import is_stream
-    from rescorer.io.unit_journal import check_leftover
-
-    if not is_stream(output):
-        ranks.on_main(lambda: check_leftover(output, resume, force), "checking the paths")
-
-
-def explicit_options() -> set:
-    """Names of the options given on the command line (not left at their defaults)."""
-    ctx = click.get_current_context()
-    return {name for name in ctx.params
-            if ctx.get_parameter_source(name) not in (ParameterSource.DEFAULT, None)}
-
-
-def pick(options: dict, keys: tuple) -> dict:
-    return {key: options[key] for key in keys}
-
-
-def signature(job: str, **settings) -> str:
-    """One line naming every setting, so a result can be reproduced (as sacrebleu does)."""
-    fields = [f"rescore {__version__}", f"job:{job}"] + [f"{k.replace('_', '-')}:{v}"
-                                                        for k, v in settings.items()]
-    import torch
-
-    return "|".join(fields + [f"torch:{torch.__version__}"])
-
-
-def train_job(reporter: Reporter, phrase_table: Path, model_path: Path, options: dict,
-              explicit: set, reject=None, ranks=None) -> None:
-    """Train; under --resume the options left at their defaults are the checkpoint's, and the
-    settings line shows what is really used."""
-    from rescorer.models.model_files import read_model_file
-    from rescorer.runtime.device import resolve_device, resolve_precision
-    from rescorer.runtime.distributed import SINGLE, rank_device
-    from rescorer.training.distributed_trainer import check_batch_size
-    from rescorer.io.file_names import checkpoint_path_for
-    from rescorer.training.pipeline import train_on_table
-    from rescorer.training.resume import merge_resumed_options, recordable_options
-    from rescorer.training.trainer import TrainSettings
-    from rescorer.training.budget import SpeedProbe, describe_limit
-
-    payload = None
-    if options["resume"]:
-        checkpoint = checkpoint_path_for(model_path)
-        if not checkpoint.is_file():
-            raise click.ClickException(f"{checkpoint}: no checkpoint to resume from")
-        payload = read_model_file(checkpoint)
-        options = merge_resumed_options(options, explicit,
-                                        payload.get("training", {}).get("options", {}))
-    o = options
-    model_settings = model_settings_from(o)
-    ranks = ranks or SINGLE
-    if ranks.is_distributed:
-        check_batch_size(o["batch_size"], ranks)
-    torch_device = rank_device(ranks, resolve_device(o["device"]))
-    precision = resolve_precision(o["precision"], torch_device)
-    if precision == "int8":  # `rescore run --precision int8`: int8 scores a model trained in fp32
-        precision = "fp32"
-    settings = TrainSettings(batch_size=o["batch_size"], optimizer=o["optimizer"],
-                             learning_rate=o["learning_rate"], clip_norm=o["clip_norm"],
-                             max_updates=o["max_updates"], max_epochs=o["max_epochs"],
-                             max_seconds=o["max_time"],
-                             valid_pairs=o["valid_pairs"], valid_every=o["valid_every"],
-                             patience=o["patience"], checkpoint_every=o["checkpoint_every"],
-                             seed=o["seed"])
-    reporter.say(signature("train", **model_settings.describe(), optimizer=o["optimizer"],
-                           lr=o["learning_rate"] or ("1.0" if o["optimizer"] == "adadelta" else "0.001"),
-                           batch=o["batch_size"], max_updates=o["max_updates"] or "-",
-                           max_epochs=o["max_epochs"] or "-", patience=o["patience"], seed=o["seed"],
-                           resume="yes" if o["resume"] else "no", device=torch_device.type,
-                           precision=precision,
-                           **({"ranks": ranks.world_size} if ranks.is_distributed else {})))
-    started = time.perf_counter()
-    bars = {"lines": reporter.bar(desc="reading table", unit=" lines", unit_scale=True)}
-    probe = [None]  # the SpeedProbe, made at the first update (when the update limit is known)
-
-    def on_update(state, ppl):
-        if "updates" not in bars:  # reading is over once updates start
-            bars["lines"].close()
-            bars["updates"] = reporter.bar(desc="training", total=state.update_limit, unit=" upd",
-                                           initial=state.updates - 1)
-            limit = describe_limit(state.update_limit, o["max_updates"], o["max_epochs"])
-            time_left = None if o["max_time"] is None else max(o["max_time"] - state.seconds, 0.0)
-            probe[0] = SpeedProbe(state.update_limit, limit, o["valid_every"], o["valid_pairs"],
-                                  o["batch_size"], torch_device.type, time_left)
-        estimate = probe[0].update(state.updates)
-        if estimate and not reporter.quiet:
-            from rescorer.runtime.progress import LogLineBar
-
-            if isinstance(bars["updates"], LogLineBar):  # whole lines: no bar to clear first
-                reporter.say(estimate)
-            else:
-                bars["updates"].write(estimate, file=sys.stderr)
-        bar = bars["updates"]
-        bar.n = state.updates
-        postfix = {"best_valid_ppl": f"{state.best_valid_ppl:.2f}"}
-        if ppl is not None:
-            postfix["valid_ppl"] = f"{ppl:.2f}"
-        bar.set_postfix(postfix, refresh=False)
-        bar.refresh()
-
-    try:
-        report = train_on_table(
-            phrase_table, model_path, model=model_settings, settings=settings,
-            shortlist_size=o["shortlist_size"], src_corpus=o["src_corpus"], tgt_corpus=o["tgt_corpus"],
-            device=torch_device, precision=precision, resume=o["resume"], cache_dir=o["cache_dir"],
-            progress=bars["lines"].update, on_update=on_update,
-            reject=reject, options=recordable_options(options), checkpoint_payload=payload,
-            ranks=ranks)
-    finally:
-        for bar in bars.values():
-            bar.close()
-    state = report.state
-    if report.vocabularies is not None:
-        vocab = report.vocabularies
-        reporter.say(f"shortlists from {vocab.counted_from}: {len(vocab.src_vocab) - 3} source, "
-                     f"{len(vocab.tgt_vocab) - 3} target words; token coverage "
-                     f"{vocab.src_coverage.ratio:.1%} source, {vocab.tgt_coverage.ratio:.1%} target")
-    elapsed = time.perf_counter() - started
-    reporter.say(f"trained on {report.num_pairs - report.valid_pairs} pairs ({report.valid_pairs} held out): "
-                 f"{state.updates} updates, stopped: {state.stopped_because}; "
-                 f"valid perplexity {state.best_valid_ppl:.2f} (update {state.best_update}), "
-                 f"unigram {report.unigram_ppl:.2f}; {state.train_tokens / max(state.seconds, 1e-9):.0f} "
-                 f"target tokens/s; {elapsed:.1f} s; model {model_path}")
-
-
-def score_job(reporter: Reporter, phrase_table: Path, output: Path, model_paths: list, *,
-              unk_penalty, score_format, reject_path, force, chunk_size, token_budget, unit_lines,
-              resume, device, precision, ranks) -> None:
-    from rescorer.models.model_files import load_model
-    from rescorer.runtime.device import resolve_device, resolve_precision
-    from rescorer.runtime.distributed import rank_device
-    from rescorer.scoring.table_rescoring import rescore_table
-    from rescorer.scoring.batch_scoring import default_token_budget
-
-    torch_device = rank_device(ranks, resolve_device(device))
-    precision = resolve_precision(precision, torch_device)
-    bundles = [load_model(path, torch_device) for path in model_paths]
-    if precision == "int8":
-        from rescorer.models.quantization import quantize_int8
-
-        for bundle in bundles:
-            quantize_int8(bundle.model)
-    names = [path.name for path in model_paths]
-    sharded = {"ranks": ranks.world_size} if ranks.is_distributed else {}
-    reporter.say(signature("score", model=",".join(f"{name}({bundle.config.arch})"
-                                                   for name, bundle in zip(names, bundles)),
-                           format=score_format, unk_penalty="yes" if unk_penalty else "no",
-                           budget=token_budget or default_token_budget(torch_device),
-                           chunk=chunk_size, unit=unit_lines, device=torch_device.type,
-                           precision=precision, resume="yes" if resume else "no", **sharded))
-    with reporter.bar(desc="scoring", unit=" lines", unit_scale=True) as bar:
-        summary = rescore_table(phrase_table, output, bundles, unk_penalty=unk_penalty,
-                                score_format=score_format, force=force, reject_path=reject_path,
-                                chunk_size=chunk_size, token_budget=token_budget,
-                                precision=precision, progress=bar.update, resume=resume,
-                                unit_lines=unit_lines, ranks=ranks, model_names=names)
-    reporter.say(summary.report(names, reject_path, unk_penalty, output))
-
-
-
 def _add_commands() -> None:
-    from rescorer.cli.moses_commands import moses
     from rescorer.cli.analysis_commands import TABLE_COMMANDS
     from rescorer.cli.figure_commands import FIGURE_COMMANDS
+    from rescorer.cli.moses_commands import moses
+    from rescorer.cli.table_commands import MAIN_COMMANDS
 
-    for command in (*TABLE_COMMANDS, *FIGURE_COMMANDS):
+    for command in (*MAIN_COMMANDS, *TABLE_COMMANDS, *FIGURE_COMMANDS):
         main.add_command(command)
     main.add_command(moses)
 
 
 _add_commands()
-
-if __name__ == "__main__":
-    main()

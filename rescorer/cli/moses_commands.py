@@ -1,5 +1,6 @@
-"""`rescore moses ...`: the click group of the Moses integration. It only parses options,
-calls the library and reports; library errors become one-line ClickExceptions (exit 1)."""
+"""`rescore moses ...`: the commands of the Moses integration, in one module. They only parse
+options, call the library (moses_integration, which imports neither torch nor click) and report;
+library errors become one-line messages (exit 1)."""
 
 from __future__ import annotations
 
@@ -10,26 +11,23 @@ from typing import Optional
 
 import click
 
-from rescorer.runtime.failure_reports import reports_errors
-from rescorer.io.path_checks import RunPaths, Target
-
-from rescorer.cli.ablation_command import ablation_command
-from rescorer.cli.moses_options import (PATH, base_dir_option, decoder_flags_option, initial_weight_option,
-                          moses_dir_option, new_columns_option, threads_option)
-from moses_integration.moses_install import find_moses
 from moses_integration.moses_ini import MosesIni
+from moses_integration.moses_install import find_moses
 from moses_integration.phrase_table import binarize_compact, read_num_scores
 from moses_integration.preflight import ParallelSet, run_preflight
-from rescorer.cli.reporting import is_quiet, say, signature
 from moses_integration.starting_weights import table_starting_weights
+from rescorer.cli.options import (ANY_PATH, EXISTING_FILE, SCORE_COLUMN, base_dir_option, column_index,
+                                  decoder_flags_option, detokenize_option, dev_option,
+                                  device_option, feature_option, force_option,
+                                  initial_weight_option, max_iterations_option,
+                                  moses_dir_option, moses_install_options, nbest_option, new_columns_option,
+                                  optimizer_option, output_option, seed_option, test_option,
+                                  test_type_option)
+from rescorer.cli.reporting import is_quiet, say, signature
+from rescorer.io.path_checks import RunPaths, Target
+from rescorer.runtime.failure_reports import reports_errors
 
 __all__ = ["moses"]
-
-EXISTING = click.Path(path_type=Path, exists=True, dir_okay=False)
-
-
-# One wrapper for both packages: library errors, OSErrors, interrupts become one line.
-_errors_to_click = reports_errors
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -39,22 +37,17 @@ def moses() -> None:
                         stream=sys.stderr)
 
 
-moses.add_command(ablation_command)  # many options: a module of its own
-
-
 @moses.command("add-feature")
-@click.argument("ini_path", metavar="MOSES_INI", type=EXISTING)
-@click.option("--table", "table_path", type=EXISTING, required=True,
+@click.argument("ini_path", metavar="MOSES_INI", type=EXISTING_FILE)
+@click.option("--table", "table_path", type=EXISTING_FILE, required=True,
               help="The rescored phrase table (text, from `rescore score`).")
-@click.option("-o", "--output", "out_path", type=PATH, required=True, help="moses.ini to write.")
-@click.option("--feature", default=None, help="Phrase-table feature name if there are several.")
+@output_option("moses.ini to write.", dest="out_path", type=ANY_PATH, required=True)
+@feature_option()
 @initial_weight_option
 @new_columns_option
-@click.option("--force/--no-force", default=False, help="Overwrite the output.")
-@base_dir_option
-@moses_dir_option
-@threads_option
-@_errors_to_click
+@force_option("Overwrite the output.")
+@moses_install_options
+@reports_errors
 def add_feature(ini_path: Path, table_path: Path, out_path: Path, feature: Optional[str],
                 initial_weight: Optional[float], new_columns: Optional[tuple], force: bool,
                 base_dir: Path, moses_dir: Optional[Path], threads: int) -> None:
@@ -97,14 +90,14 @@ def _add_feature(ini_path: Path, table_path: Path, out_path: Path, feature: Opti
 
 
 @moses.command("preflight")
-@click.argument("ini_path", metavar="MOSES_INI", type=PATH)
-@click.option("--dev", nargs=2, type=PATH, default=None, metavar="SRC REF")
-@click.option("--test", nargs=2, type=PATH, default=None, metavar="SRC REF")
+@click.argument("ini_path", metavar="MOSES_INI", type=ANY_PATH)
+@dev_option(required=False)
+@test_option(required=False)
 @click.option("--check-install/--no-check-install", default=True, show_default=True,
               help="Also check the Moses installation.")
 @base_dir_option
 @moses_dir_option
-@_errors_to_click
+@reports_errors
 def preflight(ini_path: Path, dev, test, check_install: bool, base_dir: Path,
               moses_dir: Optional[Path]) -> None:
     """Check in seconds what would fail a long run; one line per problem, exit 1 if any."""
@@ -119,20 +112,18 @@ def preflight(ini_path: Path, dev, test, check_install: bool, base_dir: Path,
 
 
 @moses.command("tune")
-@click.argument("ini_path", metavar="MOSES_INI", type=PATH)
-@click.option("--dev", nargs=2, type=PATH, required=True, metavar="SRC REF")
-@click.option("--work-dir", type=PATH, required=True, help="mert-moses.pl working directory.")
-@click.option("--nbest", type=click.IntRange(1), default=100, show_default=True)
-@click.option("--seed", type=int, default=None, help="Optimizer seed (mert/kbmira -r).")
-@click.option("--batch-mira/--mert", default=False, help="Optimizer: batch MIRA or MERT.")
+@click.argument("ini_path", metavar="MOSES_INI", type=ANY_PATH)
+@dev_option()
+@click.option("--work-dir", type=ANY_PATH, required=True, help="mert-moses.pl working directory.")
+@nbest_option
+@seed_option("Optimizer seed (mert/kbmira -r).", default=None)
+@optimizer_option()
 @click.option("--continue/--restart", "resume", default=True, show_default=True,
               help="Continue an interrupted run in --work-dir.")
-@click.option("--max-iterations", type=click.IntRange(1), default=None)
+@max_iterations_option
 @decoder_flags_option
-@base_dir_option
-@moses_dir_option
-@threads_option
-@_errors_to_click
+@moses_install_options
+@reports_errors
 def tune_command(ini_path: Path, dev, work_dir: Path, nbest: int, seed: Optional[int],
                  batch_mira: bool, resume: bool, max_iterations: Optional[int], decoder_flags,
                  base_dir: Path, moses_dir: Optional[Path], threads: int) -> None:
@@ -140,7 +131,7 @@ def tune_command(ini_path: Path, dev, work_dir: Path, nbest: int, seed: Optional
     from moses_integration.mert import TuningConfig, tune
 
     install = find_moses(moses_dir)
-    signature(moses=install.root, ini=ini_path, dev=",".join(map(str, dev)), nbest=nbest,
+    signature("moses tune", moses=install.root, ini=ini_path, dev=",".join(map(str, dev)), nbest=nbest,
               seed=seed, optimizer="batch-mira" if batch_mira else "mert", threads=threads)
     # Paths given on the command line are relative to the cwd; those inside moses.ini are
     # relative to --base-dir: resolve the former now so the library can join the latter.
@@ -161,17 +152,13 @@ def tune_command(ini_path: Path, dev, work_dir: Path, nbest: int, seed: Optional
 @moses.command("evaluate")
 @click.option("--system", "systems", multiple=True, required=True, metavar="NAME=MOSES_INI",
               help="A tuned system; repeat; the first is the baseline.")
-@click.option("--test", nargs=2, type=PATH, required=True, metavar="SRC REF")
-@click.option("--out-dir", type=PATH, required=True)
-@click.option("--detokenize", "detokenize_lang", default=None, metavar="LANG",
-              help="Detokenize (sacremoses) and score with 13a; default: tokenized BLEU.")
-@click.option("--test-type", type=click.Choice(["ar", "bs"]), default="ar", show_default=True,
-              help="Paired approximate randomization or bootstrap.")
+@test_option()
+@click.option("--out-dir", type=ANY_PATH, required=True)
+@detokenize_option
+@test_type_option
 @decoder_flags_option
-@base_dir_option
-@moses_dir_option
-@threads_option
-@_errors_to_click
+@moses_install_options
+@reports_errors
 def evaluate_command(systems, test, out_dir: Path, detokenize_lang: Optional[str], test_type: str,
                      decoder_flags, base_dir: Path, moses_dir: Optional[Path], threads: int) -> None:
     """Decode the test set with each system, score BLEU and chrF, test against the baseline."""
@@ -203,18 +190,18 @@ def evaluate_command(systems, test, out_dir: Path, detokenize_lang: Optional[str
 
 
 @moses.command("rescore-nbest")
-@click.argument("nbest_path", metavar="NBEST", type=EXISTING)
-@click.option("--source", "source_path", type=EXISTING, required=True,
+@click.argument("nbest_path", metavar="NBEST", type=EXISTING_FILE)
+@click.option("--source", "source_path", type=EXISTING_FILE, required=True,
               help="The decoder's input; line i is sentence id i.")
-@click.option("--model", type=EXISTING, required=True)
-@click.option("-o", "--output", "out_path", type=PATH, required=True,
-              help="Output n-best list (gzipped if it ends in .gz).")
+@click.option("--model", type=EXISTING_FILE, required=True)
+@output_option("Output n-best list (gzipped if it ends in .gz).", dest="out_path", type=ANY_PATH,
+               required=True)
 @click.option("--feature-name", default="RNN0", show_default=True)
 @click.option("--mode", type=click.Choice(["auto", "sentence", "phrase"]), default="auto",
               show_default=True, help="phrase: sum over the segmentation's phrase pairs.")
-@click.option("--device", default="auto", show_default=True)
-@click.option("--force/--no-force", default=False, help="Overwrite the output.")
-@_errors_to_click
+@device_option
+@force_option("Overwrite the output.")
+@reports_errors
 def rescore_nbest_command(nbest_path: Path, source_path: Path, model: Path, out_path: Path,
                           feature_name: str, mode: str, device: str, force: bool) -> None:
     """Add the RNN log-probability as a feature to every line of a Moses n-best list."""
@@ -229,14 +216,14 @@ def rescore_nbest_command(nbest_path: Path, source_path: Path, model: Path, out_
 
 
 @moses.command("plot-scores")
-@click.argument("table_path", metavar="RESCORED_TABLE", type=EXISTING)
-@click.option("-o", "--output", "out_path", type=PATH, required=True, help="PNG to write.")
-@click.option("--rnn-column", type=click.IntRange(1), default=5, show_default=True,
-              help="1-based column of the RNN score.")
+@click.argument("table_path", metavar="RESCORED_TABLE", type=EXISTING_FILE)
+@output_option("PNG to write.", dest="out_path", type=ANY_PATH, required=True)
+@click.option("--rnn-column", type=SCORE_COLUMN, default=5, show_default=True,
+              help="Score column of the RNN score, counted from 1 (-1: the last).")
 @click.option("--sample-size", type=click.IntRange(1), default=10000, show_default=True)
-@click.option("--seed", type=int, default=1, show_default=True, help="Which pairs are sampled.")
-@click.option("--force/--no-force", default=False, help="Overwrite the output.")
-@_errors_to_click
+@seed_option("Which pairs are sampled.")
+@force_option("Overwrite the output.")
+@reports_errors
 def plot_scores(table_path: Path, out_path: Path, rnn_column: int, sample_size: int, seed: int,
                 force: bool) -> None:
     """Scatter the RNN score against the table's p(f|e) (paper Fig. 3) and p(e|f) for a sample
@@ -247,5 +234,80 @@ def plot_scores(table_path: Path, out_path: Path, rnn_column: int, sample_size: 
 
     with RunPaths([("rescored table", table_path)], [Target(out_path, "figure")], force=force):
         check_figure_path(out_path)
-        result = plot_rnn_vs_table(table_path, rnn_column - 1, out_path, sample_size, seed, force)
+        result = plot_rnn_vs_table(table_path, column_index(rnn_column), out_path, sample_size, seed, force)
     say(f"wrote {out_path}: {result.summary()}")
+
+
+@moses.command("ablation")
+@click.argument("ini_path", metavar="MOSES_INI", type=ANY_PATH)
+@click.option("--rescored-table", type=ANY_PATH, default=None,
+              help="Table with the model (and word-penalty) columns, from `rescore score --unk-penalty`.")
+@click.option("--model", "models", type=ANY_PATH, multiple=True,
+              help="Instead of --rescored-table: score the ini's (text) table with this model; "
+                   "repeat for several (one column each; systems are named after the files).")
+@new_columns_option
+@dev_option()
+@test_option()
+@click.option("--out-dir", type=ANY_PATH, required=True)
+@click.option("--replicates", type=click.IntRange(1), default=3, show_default=True)
+@click.option("--system", "systems", multiple=True, metavar="NAME",
+              help="Only these systems, e.g. +RNN (Baseline is always built). Default: all possible.")
+@feature_option()
+@nbest_option
+@seed_option("Replicate r uses seed + r (same seeds in every system).")
+@optimizer_option()
+@max_iterations_option
+@initial_weight_option
+@click.option("--warm-start/--no-warm-start", default=True, show_default=True,
+              help="Start each system from the same replicate's tuned Baseline weights.")
+@decoder_flags_option
+@click.option("--filter-test/--no-filter-test", default=True, show_default=True,
+              help="Filter the test set's text tables once for every system.")
+@detokenize_option
+@test_type_option
+@click.option("--plot/--no-plot", default=True, show_default=True,
+              help="Write mert-curves.png and fig3-rnn-vs-direct.png (paper Fig. 3).")
+@moses_install_options
+@reports_errors
+def ablation_command(ini_path: Path, rescored_table: Optional[Path], models, new_columns, dev,
+                     test, out_dir: Path, replicates: int, systems, feature: Optional[str],
+                     nbest: int, seed: int, batch_mira: bool, max_iterations: Optional[int],
+                     initial_weight: Optional[float], warm_start: bool, decoder_flags,
+                     filter_test: bool, detokenize_lang: Optional[str], test_type: str,
+                     plot: bool, base_dir: Path, moses_dir: Optional[Path], threads: int) -> None:
+    """Baseline, +RNN, +WP, +RNN+WP: R tuning replicates each, test scores, results table."""
+    from moses_integration.ablation import AblationConfig, run_ablation
+    from moses_integration.figure import plot_rnn_vs_table
+    from moses_integration.model_scoring import score_table
+    from moses_integration.systems import names_from_models
+
+    if (rescored_table is None) == (not models):
+        raise click.UsageError("give exactly one of --rescored-table and --model")
+    install = find_moses(moses_dir)
+    if models:
+        new_columns = new_columns or names_from_models(models)
+        table = MosesIni.read(ini_path).phrase_table(feature)
+        rescored_table = score_table(base_dir / table.args["path"], models,
+                                     out_dir / "tables" / "rescored.phrase-table.gz")
+    signature("moses ablation", moses=install.root, ini=ini_path, table=rescored_table, replicates=replicates,
+              seed=seed, nbest=nbest, optimizer="batch-mira" if batch_mira else "mert",
+              start="warm" if warm_start else "cold", initial_weight="scaled" if initial_weight is None else initial_weight,
+              decoder_flags=" ".join(decoder_flags) or "none", test=test_type,
+              detok=detokenize_lang or "no")
+    config = AblationConfig(
+        ini_path=ini_path.resolve(), rescored_table=rescored_table.resolve(),
+        dev=ParallelSet("dev", dev[0].resolve(), dev[1].resolve()),
+        test=ParallelSet("test", test[0].resolve(), test[1].resolve()), out_dir=out_dir.resolve(),
+        base_dir=base_dir, feature=feature, new_columns=new_columns, replicates=replicates,
+        threads=threads, nbest=nbest, seed=seed, batch_mira=batch_mira,
+        initial_weight=initial_weight, warm_start=warm_start, decoder_flags=decoder_flags,
+        filter_test=filter_test, test_type=test_type, detokenize_lang=detokenize_lang,
+        max_iterations=max_iterations, systems=list(systems) or None, plot_curves=plot)
+    run_ablation(config, install, report=say)
+    if plot:
+        ini = MosesIni.read(ini_path)
+        num_base = ini.phrase_table(feature).int_arg("num-features", ini.origin)
+        figure = out_dir / "fig3-rnn-vs-direct.png"
+        if not figure.is_file():
+            say(plot_rnn_vs_table(rescored_table, num_base, figure).summary())
+    click.echo((out_dir / "results.md").read_text(encoding="utf-8"), nl=False)

@@ -1,21 +1,48 @@
-"""The CLI's model options, built from the one table of settings (rescorer.models.settings).
+"""Every option two commands share, declared once; each command picks the ones it takes.
 
-`--arch` and `--preset` take their choices from the registry; every other option comes from
-a `Setting`. The command receives them as raw values (`model_settings_from` turns them into
-one ModelSettings), checked at once: a setting the architecture does not take is a one-line
-usage error (exit 2) naming the ones it does, before any table is read.
+Values are checked while parsing, so a bad one is a usage error (exit 2) before any work starts.
+The model options are built from the one table of settings (rescorer.models.settings): `--arch`
+and `--preset` take their choices from the registry, every other option comes from a `Setting`,
+and `model_settings_from` checks them together (a setting the architecture does not take is a
+one-line usage error naming the ones it does).
+
+Score columns count from 1, as `cut -f` and a reader of moses.ini's weight list count: 1 is a
+line's first score, -1 its last. `--column 0` is refused with that rule in the message.
 """
 
 from __future__ import annotations
 
 import functools
+import math
+from pathlib import Path
 
 import click
 
+from moses_integration.decoder_flags import parse_decoder_flags
+from moses_integration.errors import MosesConfigError
+from moses_integration.systems import parse_column_names
 from rescorer.errors import ModelSettingError
+from rescorer.io.score_format import SCORE_FORMATS
 from rescorer.models import architecture_names, get_architecture
 from rescorer.models.registry import PRESET_NAMES
 from rescorer.models.settings import SETTINGS, ModelSettings, Setting
+from rescorer.runtime.device import DEVICES, PRECISIONS
+
+# Path types: what a command reads, what it writes, and where '-' means stdin or stdout.
+EXISTING_FILE = click.Path(path_type=Path, dir_okay=False, exists=True)
+EXISTING_OR_STDIN = click.Path(path_type=Path, dir_okay=False, exists=True, allow_dash=True)
+NEW_FILE = click.Path(path_type=Path, dir_okay=False)
+FILE_OR_STDOUT = click.Path(path_type=Path, dir_okay=False, allow_dash=True)
+ANY_PATH = click.Path(path_type=Path)
+
+
+def _stacked(*options):
+    """One decorator applying `options` in the order they are listed (and shown by --help)."""
+    def decorate(command):
+        for option in reversed(options):
+            command = option(command)
+        return command
+    return decorate
 
 
 class SettingUsageError(click.ClickException):
@@ -24,7 +51,130 @@ class SettingUsageError(click.ClickException):
     exit_code = 2
 
 
-def _option(setting: Setting):
+# ---- shared by the table, analysis, figure and moses commands
+
+def force_option(help: str = "Replace an existing output."):
+    return click.option("--force/--no-force", default=False, help=help)
+
+
+def output_option(help: str, *, dest: str = "output", type=FILE_OR_STDOUT, required: bool = False):
+    return click.option("-o", "--output", dest, type=type, required=required, help=help)
+
+
+device_option = click.option("--device", type=click.Choice(DEVICES), default="auto",
+                             show_default=True, help="Where the model runs.")
+precision_option = click.option(
+    "--precision", type=click.Choice(PRECISIONS), default="auto", show_default=True,
+    help="auto: bf16 autocast on CUDA, fp32 on the CPU. int8 (scoring on the CPU, needs "
+         "torchao): int8 weights and activations; training stays fp32.")
+rank_timeout_option = click.option(
+    "--rank-timeout", type=click.FloatRange(min=0, min_open=True), default=3600, show_default=True,
+    help="Under torchrun: seconds a rank waits for the others before the job fails.")
+
+
+def score_format_option(help: str):
+    return click.option("--score-format", type=click.Choice(SCORE_FORMATS), default="prob",
+                        show_default=True, help=help)
+
+
+def seed_option(help: str = None, default=1):
+    return click.option("--seed", type=int, default=default, show_default=default is not None,
+                        help=help)
+
+
+def feature_option(help: str = "Phrase-table feature name if there are several."):
+    return click.option("--feature", default=None, help=help)
+
+
+class ScoreColumn(click.ParamType):
+    """A score column counted from 1 (-1: the last); the library gets a 0-based index."""
+
+    name = "column"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, int) and not isinstance(value, bool) and value != 0:
+            return value
+        try:
+            column = int(value)
+        except (TypeError, ValueError):
+            self.fail(f"expected a column number, found {value!r}", param, ctx)
+        if column == 0:
+            self.fail("columns count from 1 (1 is a line's first score, -1 its last); "
+                      "0 is not a column", param, ctx)
+        return column
+
+
+SCORE_COLUMN = ScoreColumn()
+
+
+def column_index(column: int) -> int:
+    """The 0-based (or negative) index of a column counted from 1."""
+    return column - 1 if column > 0 else column
+
+
+# ---- the main job: run, train and score
+
+device_options = _stacked(device_option, precision_option, rank_timeout_option)
+
+train_options = _stacked(
+    click.option("--shortlist-size", type=click.IntRange(1), default=None,
+                 help="Words per side in the shortlist [default: the preset's, 15000 for small]."),
+    click.option("--src-corpus", type=EXISTING_OR_STDIN,
+                 help="Tokenized source corpus to count the shortlist on."),
+    click.option("--tgt-corpus", type=EXISTING_OR_STDIN,
+                 help="Tokenized target corpus to count the shortlist on."),
+    click.option("--batch-size", type=click.IntRange(1), default=64, show_default=True,
+                 help="Random phrase pairs per update."),
+    click.option("--optimizer", type=click.Choice(["adadelta", "adam"]), default="adadelta",
+                 show_default=True),
+    click.option("--learning-rate", type=click.FloatRange(min=0, min_open=True), default=None,
+                 help="[default: 1.0 for Adadelta, 1e-3 for Adam]"),
+    click.option("--clip-norm", type=click.FloatRange(min=0, min_open=True), default=1.0,
+                 show_default=True, help="Gradient norm clipping."),
+    click.option("--max-updates", type=click.IntRange(1), default=None,
+                 help="Stop after this many updates (also bounded by --max-epochs)."),
+    click.option("--max-epochs", type=click.FloatRange(min=0, min_open=True), default=10.0,
+                 show_default=True,
+                 help="Bound on passes over the training pairs; early stopping usually ends "
+                      "training before it."),
+    click.option("--max-time", type=click.FloatRange(min=0, min_open=True), default=None,
+                 help="Stop training after this many seconds."),
+    click.option("--valid-pairs", type=click.IntRange(1), default=2000, show_default=True,
+                 help="Held-out pairs for validation perplexity."),
+    click.option("--valid-every", type=click.IntRange(1), default=250, show_default=True),
+    click.option("--patience", type=click.IntRange(1), default=4, show_default=True,
+                 help="Validations without improvement before stopping early."),
+    click.option("--checkpoint-every", type=click.IntRange(1), default=1000, show_default=True),
+    seed_option(),
+    click.option("--resume", is_flag=True,
+                 help="Continue from MODEL.checkpoint (and, when scoring, from the units an "
+                      "interrupted run finished)."),
+    click.option("--cache-dir", type=click.Path(path_type=Path, file_okay=False),
+                 help="Where the encoded pairs go [default: MODEL.cache]."),
+)
+
+reject_option = click.option(
+    "--reject", "reject_path", type=NEW_FILE,
+    help="Write unparseable lines here verbatim and go on, instead of failing (created only if a "
+         "line is rejected).")
+
+score_options = _stacked(
+    click.option("--unk-penalty/--no-unk-penalty", default=False, show_default=True,
+                 help="Also append the count of target words outside the shortlist (as exp(count))."),
+    score_format_option("prob: exp(log p) for Moses, which takes logs; log: raw log p."),
+    reject_option,
+    force_option("Replace an existing output, reject file (and model, when training)."),
+    click.option("--chunk-size", type=click.IntRange(1), default=20000, show_default=True,
+                 help="Lines read, sorted and scored together."),
+    click.option("--token-budget", type=click.IntRange(1), default=None,
+                 help="Padded tokens per scoring batch [default: 6000 on the CPU, 131072 on CUDA]."),
+    click.option("--unit-lines", type=click.IntRange(1), default=200_000, show_default=True,
+                 help="Lines per unit of work: a killed run redoes at most one unit (per rank) "
+                      "under --resume; torchrun ranks share the units."),
+)
+
+
+def _setting_option(setting: Setting):
     if setting.kind is bool:
         return click.option(setting.option, setting.name, default=None, help=setting.help)
     kind = click.IntRange(1) if setting.kind is int else click.Choice(setting.choices)
@@ -65,14 +215,117 @@ def model_options(command):
             model_settings_from(kwargs)
         return command(*args, **kwargs)
 
-    options = [
-        click.option("--arch", type=click.Choice(architecture_names()), default="cho2014", show_default=True,
-                     help=_arch_help()),
+    return _stacked(
+        click.option("--arch", type=click.Choice(architecture_names()), default="cho2014",
+                     show_default=True, help=_arch_help()),
         click.option("--preset", type=click.Choice(PRESET_NAMES), default="small", show_default=True,
-                     help="Sizes: 'paper' those of the architecture's paper; 'small' trains on a CPU in "
-                          "minutes; 'tiny' is for smoke tests."),
-        *map(_option, SETTINGS),
-    ]
-    for option in reversed(options):
-        wrapper = option(wrapper)
-    return wrapper
+                     help="Sizes: 'paper' those of the architecture's paper; 'small' trains on a CPU "
+                          "in minutes; 'tiny' is for smoke tests."),
+        *map(_setting_option, SETTINGS),
+    )(wrapper)
+
+
+# ---- the analysis and figure commands
+
+PICKS = ("frequent", "rare", "random")
+
+table_output_options = _stacked(
+    output_option("Write here instead of stdout."),
+    click.option("--csv", "as_csv", is_flag=True, help="CSV, one row per target, instead of Markdown."),
+    force_option(),
+)
+
+figure_options = _stacked(
+    output_option("Figure to write (.png, .pdf or .svg).", type=NEW_FILE, required=True),
+    click.option("--dpi", type=click.IntRange(20, 600), default=100, show_default=True,
+                 help="Pixels per inch (the map is 18 x 12 inches)."),
+    force_option("Replace an existing figure."),
+)
+
+map_options = _stacked(
+    seed_option("t-SNE's seed."),
+    click.option("--zooms", type=click.IntRange(0, 6), default=3, show_default=True,
+                 help="Zoomed views of the densest regions."),
+)
+
+
+# ---- the moses commands
+
+class FiniteFloat(click.ParamType):
+    """A float that is a number: a nan or inf weight would poison every MERT iteration."""
+
+    name = "number"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, float) and math.isfinite(value):
+            return value
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"expected a number, found {value}", param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"expected a finite number, found {value}", param, ctx)
+        return number
+
+
+FINITE_FLOAT = FiniteFloat()
+
+
+def _parsed(parse):
+    """A click callback that turns the library's one-line error into a usage error."""
+    def callback(ctx, param, value):
+        if value is None:
+            return None
+        try:
+            return parse(value)
+        except MosesConfigError as exc:
+            raise click.BadParameter(str(exc), ctx=ctx, param=param) from None
+    return callback
+
+
+def dev_option(required: bool = True):
+    return click.option("--dev", nargs=2, type=ANY_PATH, required=required, default=None,
+                        metavar="SRC REF")
+
+
+def test_option(required: bool = True):
+    return click.option("--test", nargs=2, type=ANY_PATH, required=required, default=None,
+                        metavar="SRC REF")
+
+
+def optimizer_option(help: str = "Optimizer: batch MIRA or MERT."):
+    return click.option("--batch-mira/--mert", default=False, help=help)
+
+
+nbest_option = click.option("--nbest", type=click.IntRange(1), default=100, show_default=True)
+max_iterations_option = click.option(
+    "--max-iterations", type=click.IntRange(1), default=None,
+    help="MERT iterations at most (mert-moses.pl's default: 25).")
+detokenize_option = click.option(
+    "--detokenize", "detokenize_lang", default=None, metavar="LANG",
+    help="Detokenize (sacremoses) and score with 13a; default: tokenized BLEU.")
+test_type_option = click.option(
+    "--test-type", type=click.Choice(["ar", "bs"]), default="ar", show_default=True,
+    help="Paired approximate randomization or bootstrap.")
+initial_weight_option = click.option(
+    "--initial-weight", type=FINITE_FLOAT, default=None,
+    help="Starting weight of every new column. Default: scaled to the table, so that each "
+         "new column starts with the weight of an average phrase-table column (see README).")
+new_columns_option = click.option(
+    "--new-columns", default=None, metavar="NAMES", callback=_parsed(parse_column_names),
+    help="Names of the table's new columns in order, e.g. rnn-a,rnn-b,wp ('wp': the word "
+         "penalty, last). Default: rnn, or rnn,wp for two new columns.")
+decoder_flags_option = click.option(
+    "--decoder-flags", default="", metavar='"FLAGS"', show_default=False,
+    callback=_parsed(parse_decoder_flags),
+    help='Decoder settings for tuning and test decoding, e.g. "-search-algorithm 1 '
+         '-cube-pruning-pop-limit 400 -s 400".')
+moses_dir_option = click.option(
+    "--moses-dir", type=ANY_PATH, default=None,
+    help="Moses root (holding bin/ and scripts/); default $MOSES_HOME, then PATH.")
+base_dir_option = click.option(
+    "--base-dir", type=ANY_PATH, default=Path("."), show_default=True,
+    help="Directory relative moses.ini paths are resolved against (where the decoder runs).")
+threads_option = click.option("--threads", type=click.IntRange(1), default=4, show_default=True)
+
+moses_install_options = _stacked(base_dir_option, moses_dir_option, threads_option)

@@ -1,19 +1,39 @@
-"""How `rescore moses` commands report: messages on stderr that honour `rescore -q/--quiet`,
-and a one-line settings signature."""
+"""How every command reports: messages and progress bars on stderr that honour `rescore
+-q/--quiet`, and one settings signature line, so a result can be reproduced from its log (as
+sacrebleu's signature does)."""
 
 from __future__ import annotations
 
-from typing import Any
+import importlib.metadata
+import sys
+from typing import Any, Optional
 
 import click
 
-__all__ = ["is_quiet", "say", "signature"]
+from rescorer import __version__
+
+__all__ = ["Reporter", "is_quiet", "say", "signature"]
 
 
-def _reporter() -> Any:
-    """The `rescore` group's Reporter (holding -q/--quiet), or None when this group runs alone.
+class Reporter:
+    """Messages and progress bars on stderr; `--quiet` silences both. The `rescore` group keeps
+    one as its context object."""
 
-    Told by its `say` rather than imported: cli.py imports torch, and this package must not."""
+    def __init__(self, quiet: bool):
+        self.quiet = quiet
+
+    def say(self, message: str) -> None:
+        if not self.quiet:
+            click.echo(message, err=True)
+
+    def bar(self, **kwargs):
+        from rescorer.runtime.progress import progress_bar
+
+        return progress_bar(self.quiet, sys.stderr, **kwargs)
+
+
+def _reporter() -> Optional[Any]:
+    """The `rescore` group's Reporter, or None when a command runs on its own (in tests)."""
     ctx = click.get_current_context(silent=True)
     obj = ctx.find_root().obj if ctx is not None else None
     return obj if hasattr(obj, "say") else None
@@ -33,6 +53,12 @@ def say(message: str) -> None:
         click.echo(message, err=True)
 
 
-def signature(**settings: object) -> None:
-    """One line of every setting, so a run can be reproduced from its log."""
-    say("settings: " + "|".join(f"{k}:{v}" for k, v in settings.items()))
+def signature(job: str, **settings: object) -> str:
+    """Say, and return, one line naming the version, the job and every setting. torch's version
+    is read from its package metadata: the Moses commands never load torch."""
+    fields = [f"rescore {__version__}", f"job:{job}",
+              *(f"{key.replace('_', '-')}:{value}" for key, value in settings.items()),
+              f"torch:{importlib.metadata.version('torch')}"]
+    line = "|".join(fields)
+    say(line)
+    return line

@@ -18,6 +18,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 __all__ = [
+    "SCORE_FORMATS",
     "MOSES_LOG_FLOOR",
     "MAX_COUNT",
     "format_moses_scores",
@@ -26,6 +27,7 @@ __all__ = [
     "decode_moses_score",
 ]
 
+SCORE_FORMATS = ("prob", "log")  # exp(log p), for Moses, which takes logs; or raw log p
 MOSES_LOG_FLOOR = -100.0  # Moses floors log(score) here (LOWEST_SCORE)
 _FLOAT32_LOG_MAX = 88.7  # exp() of more overflows Moses' 32-bit floats
 _FLOAT32_LOG_MIN_NORMAL = -87.3  # exp() of less is a subnormal 32-bit float

@@ -5,7 +5,7 @@ Counts only matrix products, as 2 x multiply-adds: the element-wise work (gates,
 pooling, softmaxes, masks) is a few percent at the paper's sizes and runs at memory speed, not
 at the matmul rate the roofline compares against. Each architecture counts its own products
 (`flops_per_pair` of its model class, built from the helpers here); for every one the count
-equals what PyTorch's FLOP counter sees on an unpadded batch (tests/test_flops.py). Recurrent
+equals what PyTorch's FLOP counter sees on an unpadded batch (tests/models/test_flops.py). Recurrent
 products are counted at every step, the first included, as implementations do.
 
 Cho et al. (2014), appendix A, for example:

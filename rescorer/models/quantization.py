@@ -8,7 +8,7 @@ product saves; fp32 keeps the softmax's fast path, rescorer.models.softmax), and
 architecture slices (Luong's input feeding).
 
 torchao is optional (pip install torchao); fp32 stays the default. Every architecture runs
-quantized (tests/test_quantization.py scores each against fp32).
+quantized (tests/models/test_quantization.py scores each against fp32).
 """
 
 from __future__ import annotations

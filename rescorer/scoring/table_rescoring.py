@@ -26,12 +26,10 @@ from rescorer.scoring.chunks import (ScoreTotals, chunk_lines, distinct_vocabula
 from rescorer.runtime.distributed import SINGLE, Ranks
 from rescorer.runtime.progress import Progress, no_progress
 from rescorer.io.path_checks import is_stream
-from rescorer.io.score_format import MAX_COUNT, format_log_scores, format_moses_scores
+from rescorer.io.score_format import MAX_COUNT
 from rescorer.scoring.batch_scoring import default_token_budget
+from rescorer.scoring.settings import ScoreSettings
 from rescorer.io.atomic_output import AtomicOutput, committed_together
-from rescorer.io.unit_journal import DEFAULT_UNIT_LINES
-
-SCORE_FORMATS = ("prob", "log")
 
 
 @dataclass
@@ -92,56 +90,43 @@ class RescoreSummary:
 
 
 def rescore_table(table_path: Path, output_path: Path,
-                  bundles: Union[ModelBundle, Sequence[ModelBundle]], *,
-                  unk_penalty: bool = False, score_format: str = "prob", force: bool = False,
-                  reject_path: Optional[Path] = None, chunk_size: int = 20000,
-                  token_budget: Optional[int] = None, precision: str = "fp32",
-                  progress: Progress = no_progress, resume: bool = False,
-                  unit_lines: int = DEFAULT_UNIT_LINES, ranks: Ranks = SINGLE,
-                  model_names: Optional[Sequence[str]] = None) -> RescoreSummary:
+                  bundles: Union[ModelBundle, Sequence[ModelBundle]],
+                  settings: ScoreSettings = ScoreSettings(), *, progress: Progress = no_progress,
+                  ranks: Ranks = SINGLE, model_names: Optional[Sequence[str]] = None) -> RescoreSummary:
     """Write `table_path` to `output_path` with each model's log p(tgt | src) appended to every
     line's scores, in the order of `bundles` (one bundle or several).
 
     Nothing appears at `output_path` unless every line was read, scored and written (a FIFO, a
     device or '-' is streamed into). Bad lines go to `reject_path`, which follows the output's
-    rules and appears only if a line was rejected; without it the first bad line is an error.
+    rules and appears only if a line was rejected (`settings.reject_path`); without it the first bad line is an error.
     Word-penalty counts above MAX_COUNT are written as exp(MAX_COUNT), counted in `unk_capped`.
     An interrupt (KeyboardInterrupt) leaves with `.note` saying what reached the output.
 
     A regular output file is written in units of `unit_lines` lines, kept beside it until the
-    end (`rescorer.io.unit_journal`), so that `resume` continues a killed run; with several
+    end (`rescorer.io.unit_journal`), so that `settings.resume` continues a killed run; with several
     `ranks` (torchrun), each scores its share of the units and rank 0 assembles the output.
     A stream (stdin, stdout, a FIFO) is read and written in one pass, as it comes.
     """
-    if score_format not in SCORE_FORMATS:
-        raise RescorerError(f"unknown score format {score_format!r}; valid: {', '.join(SCORE_FORMATS)}")
     bundles = [bundles] if isinstance(bundles, ModelBundle) else list(bundles)
     if not bundles:
         raise RescorerError("no model to score with")
     vocabularies, vocab_index = distinct_vocabularies(bundles)
-    format_scores = format_moses_scores if score_format == "prob" else format_log_scores
     streamed = is_stream(Path(table_path)) or is_stream(Path(output_path))
-    if streamed and (resume or ranks.is_distributed):
-        what = "--resume" if resume else "scoring on several ranks"
+    if streamed and (settings.resume or ranks.is_distributed):
+        what = "--resume" if settings.resume else "scoring on several ranks"
         raise RescorerError(f"{what} needs a regular file as the table and as the output (units "
                             f"are kept beside it), not stdin, stdout, a FIFO or a device")
     if streamed:
         return _rescore_stream(table_path, output_path, bundles, vocabularies, vocab_index,
-                               format_scores, unk_penalty, force, reject_path, chunk_size,
-                               token_budget, precision, progress)
+                               settings, progress)
     from rescorer.scoring.units import rescore_in_units
 
     device = next(bundles[0].model.parameters()).device
-    settings = {"unit_lines": unit_lines, "score_format": score_format, "unk_penalty": unk_penalty,
-                "chunk_size": chunk_size, "token_budget": token_budget or default_token_budget(device),
-                "precision": precision, "device": device.type}
     names = list(model_names or [f"model {index}" for index in range(1, len(bundles) + 1)])
     records, finished, seconds = rescore_in_units(
-        Path(table_path), Path(output_path), bundles, vocabularies, vocab_index, settings=settings,
-        format_scores=format_scores, unk_penalty=unk_penalty, force=force, resume=resume,
-        reject_path=reject_path, unit_lines=unit_lines, chunk_size=chunk_size,
-        token_budget=token_budget, precision=precision, model_names=names, ranks=ranks,
-        progress=progress)
+        Path(table_path), Path(output_path), bundles, vocabularies, vocab_index,
+        settings.with_token_budget(default_token_budget(device)), device.type, model_names=names,
+        ranks=ranks, progress=progress)
     return _summary_of_units(records, finished, seconds, vocabularies, vocab_index)
 
 
@@ -178,10 +163,11 @@ def _summary(totals: ScoreTotals, seconds: float, vocabularies: list, vocab_inde
         seconds, differ, totals.capped, **resumed)
 
 
-def _rescore_stream(table_path, output_path, bundles, vocabularies, vocab_index, format_scores,
-                    unk_penalty, force, reject_path, chunk_size, token_budget, precision,
-                    progress) -> RescoreSummary:
+def _rescore_stream(table_path, output_path, bundles, vocabularies, vocab_index,
+                    settings: ScoreSettings, progress) -> RescoreSummary:
     """The one-pass path for a stream: read, score and write as the lines come."""
+    s, format_scores = settings, settings.format_scores()
+    force, reject_path = s.force, s.reject_path
     started = time.perf_counter()
     totals = ScoreTotals()
     output = AtomicOutput(output_path, force=force, input_path=table_path)
@@ -191,11 +177,11 @@ def _rescore_stream(table_path, output_path, bundles, vocabularies, vocab_index,
         with PhraseTableReader(table_path, reject_path=rejects) as reader, long_lived_objects_frozen(), \
                 committed_together(output, rejects), ThreadPoolExecutor(max_workers=1) as writer:
             pending = None
-            for chunk in in_background(encode_chunks(reader, vocabularies, chunk_size)):
-                logps = score_chunk(chunk, bundles, vocab_index, token_budget, precision, table_path)
+            for chunk in in_background(encode_chunks(reader, vocabularies, s.chunk_size)):
+                logps = score_chunk(chunk, bundles, vocab_index, s.token_budget, s.precision, table_path)
                 if pending is not None:
                     pending.result()
-                penalty = word_penalty(chunk, vocab_index, unk_penalty)
+                penalty = word_penalty(chunk, vocab_index, s.unk_penalty)
                 pending = writer.submit(output.write_lines, chunk_lines(chunk.entries, logps, format_scores, penalty))
                 totals.add(chunk, logps, penalty)
                 progress(len(chunk.entries))

@@ -30,6 +30,7 @@ from rescorer.runtime.failure_reports import ending
 from rescorer.io.atomic_output import AtomicOutput, check_output_target
 from rescorer.io.table_units import TableUnits, UnitChunk
 from rescorer.io.unit_journal import UnitJournal, UnitWriter, input_identity, model_identity
+from rescorer.scoring.settings import ScoreSettings
 
 __all__ = ["rescore_in_units"]
 
@@ -42,12 +43,12 @@ class UnitCounts(ScoreTotals):
 
 
 def rescore_in_units(table_path: Path, output_path: Path, bundles: Sequence[ModelBundle],
-                     vocabularies: list, vocab_index: list, *, settings: dict, format_scores,
-                     unk_penalty: bool, force: bool, resume: bool, reject_path: Optional[Path],
-                     unit_lines: int, chunk_size: int, token_budget: Optional[int], precision: str,
-                     model_names: Sequence[str], ranks: Ranks = SINGLE, progress=lambda lines: None):
+                     vocabularies: list, vocab_index: list, settings: ScoreSettings,
+                     device_type: str, *, model_names: Sequence[str], ranks: Ranks = SINGLE,
+                     progress=lambda lines: None):
     """Score `table_path` into `output_path` through its partial directory; returns
     (the records of every unit in order, the units finished by an earlier run, seconds)."""
+    force, reject_path = settings.force, settings.reject_path
     started = time.perf_counter()
     journal = UnitJournal(output_path)
 
@@ -57,17 +58,15 @@ def rescore_in_units(table_path: Path, output_path: Path, bundles: Sequence[Mode
             check_output_target(reject_path, force, table_path)
         identity = {"input": input_identity(table_path),
                     "models": [model_identity(bundle, name) for bundle, name in zip(bundles, model_names)],
-                    "settings": settings}
-        return sorted(journal.start(identity, resume)), f"{os.getpid()}-{time.time_ns()}"
+                    "settings": settings.unit_record(device_type)}
+        return sorted(journal.start(identity, settings.resume)), f"{os.getpid()}-{time.time_ns()}"
 
     finished, run = ranks.on_main(prepare, "preparing the partial output")
-    units = TableUnits(table_path, unit_lines, ranks.rank, ranks.world_size, finished,
+    units = TableUnits(table_path, settings.unit_lines, ranks.rank, ranks.world_size, finished,
                        keep_rejects=reject_path is not None)
     try:
-        _score_units(units, journal, bundles, vocabularies, vocab_index, run, ranks,
-                     format_scores=format_scores, unk_penalty=unk_penalty, chunk_size=chunk_size,
-                     token_budget=token_budget, precision=precision, table_path=table_path,
-                     progress=progress)
+        _score_units(units, journal, bundles, vocabularies, vocab_index, run, ranks, settings,
+                     table_path=table_path, progress=progress)
         records = ranks.on_main(lambda: _assemble(journal, units, table_path, output_path, force,
                                                   reject_path), "assembling the output")
     except KeyboardInterrupt as interrupt:
@@ -87,21 +86,22 @@ def rescore_in_units(table_path: Path, output_path: Path, bundles: Sequence[Mode
 
 
 def _score_units(units: TableUnits, journal: UnitJournal, bundles, vocabularies, vocab_index, run: str,
-                 ranks: Ranks, *, format_scores, unk_penalty, chunk_size, token_budget, precision,
-                 table_path, progress) -> None:
+                 ranks: Ranks, settings: ScoreSettings, *, table_path, progress) -> None:
     """Score this rank's units, checking in with the other ranks after each."""
+    format_scores = settings.format_scores()
     writers: dict[int, UnitWriter] = {}  # touched by the writer thread only
     pending = None
     counts: Optional[UnitCounts] = None
-    encoded = ((chunk, encode_chunk(chunk.entries, vocabularies)) for chunk in units.chunks(chunk_size))
+    encoded = ((chunk, encode_chunk(chunk.entries, vocabularies)) for chunk in units.chunks(settings.chunk_size))
     with ThreadPoolExecutor(max_workers=1) as writer, long_lived_objects_frozen(), \
             contextlib.closing(in_background(encoded)) as chunks:
         try:
             for chunk, encoding in chunks:
                 if counts is None:
                     counts = UnitCounts(run=run)
-                logps = score_chunk(encoding, bundles, vocab_index, token_budget, precision, table_path)
-                penalty = word_penalty(encoding, vocab_index, unk_penalty)
+                logps = score_chunk(encoding, bundles, vocab_index, settings.token_budget,
+                                    settings.precision, table_path)
+                penalty = word_penalty(encoding, vocab_index, settings.unk_penalty)
                 counts.add(encoding, logps, penalty)
                 counts.lines_read += chunk.lines
                 counts.lines_rejected += len(chunk.rejected)

@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-FIXTURES = (Path(__file__).resolve().parents[2].parent / "shared" / "data" / "bible-en-fr").resolve()
+from tests.helpers import SHARED
+
+FIXTURES = SHARED / "data" / "bible-en-fr"
 
 needs_fixtures = pytest.mark.skipif(
     not FIXTURES.is_dir(), reason=f"real Moses artifacts not found at {FIXTURES}")

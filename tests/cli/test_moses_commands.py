@@ -1,0 +1,267 @@
+"""The `moses` click group: kebab-case subcommands, one-line errors with exit status 1."""
+
+import functools
+import gzip
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import types
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests import helpers
+from tests.fake_moses import FIXTURES, calls, install_fake_moses, needs_fixtures, set_fake
+from tests.fake_moses.systems import expected_starts, small_system
+from tests.helpers import first_lines
+from rescorer.cli.moses_commands import moses
+from moses_integration.errors import MosesConfigError
+from moses_integration.moses_ini import MosesIni
+
+pytestmark = needs_fixtures
+
+
+invoke = functools.partial(helpers.invoke, moses)
+
+
+def test_subcommands_are_kebab_case():
+    assert sorted(moses.commands) == ["ablation", "add-feature", "evaluate", "plot-scores",
+                                      "preflight", "rescore-nbest", "tune"]
+
+
+def rescored_table(tmp_path: Path, extra: str = " 0.5 1") -> Path:
+    out = tmp_path / "phrase-table.rnn.gz"
+    with gzip.open(FIXTURES / "model/phrase-table.gz", "rt") as src, gzip.open(out, "wt") as dst:
+        for _ in range(3):
+            fields = next(src).split(" ||| ")
+            fields[2] += extra
+            dst.write(" ||| ".join(fields))
+    return out
+
+
+def test_add_feature_then_preflight_passes(tmp_path):
+    table = rescored_table(tmp_path)
+    out = tmp_path / "moses.rnn.ini"
+    result = invoke("add-feature", FIXTURES / "model/moses.ini", "--table", table, "-o", out,
+                    "--base-dir", FIXTURES)
+    assert result.exit_code == 0, result.output
+    ini = MosesIni.read(out)
+    assert ini.phrase_table().args["num-features"] == "6"
+    assert ini.phrase_table().args["path"] == str(table.resolve())  # outside --base-dir
+    starts = expected_starts(table, [0.2] * 4, ["rnn", "wp"])  # scaled to the table
+    assert ini.weights("TranslationModel0") == [0.2] * 4 + starts and starts[0] > 0 > starts[1]
+    assert f"(+2 column(s): rnn={starts[0]:g}, wp={starts[1]:g})" in result.output
+    result = invoke("preflight", out, "--base-dir", FIXTURES, "--no-check-install",
+                    "--dev", FIXTURES / "corpus/dev.en.gz", FIXTURES / "corpus/dev.fr.gz")
+    assert result.exit_code == 0, result.output
+
+
+@pytest.mark.parametrize("extra, args, weights", [
+    (" 0.5 1", ["--initial-weight", "0.2"], [0.2, 0.2]),
+    (" 0.5 0.25 2.718282", ["--new-columns", "a,b,wp", "--initial-weight", "-0.1"], [-0.1] * 3),
+])
+def test_add_feature_options(tmp_path, extra, args, weights):
+    out = tmp_path / "moses.rnn.ini"
+    result = invoke("add-feature", FIXTURES / "model/moses.ini", "--table", rescored_table(tmp_path, extra),
+                    "-o", out, *args)
+    assert result.exit_code == 0, result.output
+    assert MosesIni.read(out).weights("TranslationModel0") == [0.2] * 4 + weights
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--initial-weight", "nan"], "Invalid value for '--initial-weight': expected a finite number, found nan"),
+    (["--initial-weight", "x"], "Invalid value for '--initial-weight': expected a number, found x"),
+    (["--new-columns", "a,wp,b"], "Invalid value for '--new-columns': --new-columns: expected the "
+                                  "word-penalty column 'wp' last"),
+])
+def test_add_feature_usage_errors(tmp_path, args, message):
+    result = invoke("add-feature", FIXTURES / "model/moses.ini", "--table", rescored_table(tmp_path),
+                    "-o", tmp_path / "o.ini", *args, catch_exceptions=True)
+    assert result.exit_code == 2 and message in result.output
+    assert not (tmp_path / "o.ini").exists()
+
+
+def test_add_feature_with_compact_table_runs_process_phrase_table_min(tmp_path):
+    root = install_fake_moses(tmp_path / "moses")
+    ini = tmp_path / "compact.ini"
+    ini.write_text((FIXTURES / "model/moses.ini").read_text().replace(
+        "PhraseDictionaryMemory name=TranslationModel0 num-features=4 path=model/phrase-table.gz",
+        "PhraseDictionaryCompact name=TranslationModel0 num-features=4 path=model/phrase-table.minphr"))
+    table = rescored_table(tmp_path)
+    result = invoke("add-feature", ini, "--table", table, "-o", tmp_path / "out.ini",
+                    "--moses-dir", root, "--threads", "2", "--base-dir", tmp_path,
+                    "--initial-weight", "0.2")
+    assert result.exit_code == 0, result.output
+    from tests.fake_moses import calls
+    [call] = calls(root, "processPhraseTableMin")
+    prefix = str(tmp_path / "phrase-table.rnn")
+    assert call["argv"] == ["-in", str(table), "-out", prefix, "-nscores", "6", "-threads", "2"]
+    assert "TranslationModel0 num-features=6 path=phrase-table.rnn.minphr input-factor" in (tmp_path / "out.ini").read_text()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["add-feature", FIXTURES / "model/moses.ini", "--table", FIXTURES / "tuning/filtered/phrase-table.0-0.1.1.gz",
+      "-o", "{tmp}/x.ini"],
+     "Error: {fx}/tuning/filtered/phrase-table.0-0.1.1.gz:1: expected more than 4 scores "
+     "(num-features=4 in {fx}/model/moses.ini:21), found 4: is it the rescored table?"),
+    (["preflight", FIXTURES / "model/moses.ini", "--base-dir", "{tmp}", "--no-check-install"],
+     "Error: preflight: 3 problem(s)"),
+    (["tune", "{tmp}/none.ini", "--dev", "a", "b", "--work-dir", "{tmp}/w", "--moses-dir", "{tmp}/none"],
+     "Error: Moses directory {tmp}/none (from --moses-dir) does not exist"),
+])
+def test_errors_are_one_line_exit_1(args, message, tmp_path):
+    args = [str(a).format(tmp=tmp_path) for a in args]
+    result = invoke(*args, catch_exceptions=True)
+    assert result.exit_code == 1
+    assert result.output.splitlines()[-1] == message.format(tmp=tmp_path, fx=FIXTURES)
+    assert "Traceback" not in result.output
+
+
+def test_tune_prints_progress_and_the_tuned_ini(tmp_path):
+    root = install_fake_moses(tmp_path / "moses")
+    result = invoke("tune", FIXTURES / "model/moses.ini", "--dev", FIXTURES / "corpus/dev.en.gz",
+                    FIXTURES / "corpus/dev.fr.gz", "--work-dir", tmp_path / "w", "--moses-dir", root,
+                    "--base-dir", FIXTURES, "--seed", "5", "--max-iterations", "3", catch_exceptions=True)
+    assert result.exit_code == 0, result.output
+    assert "iteration 1: dev BLEU 40.04" in result.output
+    assert result.output.splitlines()[-1] == str(tmp_path / "w" / "moses.ini")
+
+
+def _running(pid: int) -> bool:
+    """Alive and not a zombie (an orphan's zombie waits for init to reap it)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_interrupted_tune_ends_mert_moses_and_its_decoder(signum, tmp_path):
+    """Interrupting rescore (a scheduler's SIGTERM, kill -INT) once left mert-moses.pl and Moses
+    running orphaned, decoding into the working directory a rerun would share."""
+    root = install_fake_moses(tmp_path / "moses")
+    set_fake(root, hang_after=1)
+    work = tmp_path / "w"
+    process = subprocess.Popen([
+        helpers.RESCORE, "moses", "tune", str(FIXTURES / "model/moses.ini"),
+        "--dev", str(FIXTURES / "corpus/dev.en.gz"), str(FIXTURES / "corpus/dev.fr.gz"),
+        "--work-dir", str(work), "--moses-dir", str(root), "--base-dir", str(FIXTURES)],
+        stderr=subprocess.PIPE)
+    deadline = time.time() + 120
+    while not (work / "hanging.json").is_file() and time.time() < deadline:
+        time.sleep(0.1)
+    pids = json.loads((work / "hanging.json").read_text())
+    assert _running(pids["script"]) and _running(pids["decoder"])
+    process.send_signal(signum)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 128 + signum, stderr
+    assert stderr.decode().strip().splitlines()[-1].startswith(
+        f"rescore: interrupted ({signal.Signals(signum).name})")
+    deadline = time.time() + 10
+    while (_running(pids["script"]) or _running(pids["decoder"])) and time.time() < deadline:
+        time.sleep(0.1)
+    left = [name for name, pid in pids.items() if _running(pid)]
+    for name in left:  # leave no orphans behind, even when failing
+        os.kill(pids[name], signal.SIGKILL)
+    assert left == []
+
+
+def test_rescore_nbest_uses_the_rescorer_library(tmp_path, monkeypatch):
+    """rescorer.scoring.batch_scoring's model_scorer is the library's side; faked here by its contract."""
+    loaded = []
+    scoring = types.ModuleType("rescorer.scoring.batch_scoring")
+
+    def model_scorer(path, device="auto"):
+        loaded.append(path)
+        return lambda pairs: np.full(len(pairs), -2.5)
+
+    scoring.model_scorer = model_scorer
+    monkeypatch.setitem(sys.modules, "rescorer.scoring.batch_scoring", scoring)
+    model = tmp_path / "model.pt"
+    model.write_bytes(b"")
+    nbest = tmp_path / "in.nbest"
+    first_lines(FIXTURES / "tuning/run11.best100.out.gz", 5, nbest)
+    result = invoke("rescore-nbest", nbest, "--source", FIXTURES / "corpus/dev.en.gz",
+                    "--model", model, "-o", tmp_path / "out.nbest.gz")
+    assert result.exit_code == 0, result.output
+    assert loaded == [model]
+    lines = gzip.open(tmp_path / "out.nbest.gz", "rt").read().splitlines()
+    assert len(lines) == 5 and all(" RNN0= -2.5 ||| " in line for line in lines)
+
+
+@pytest.mark.parametrize("quiet", [False, True])
+def test_messages_follow_rescore_quiet(quiet, tmp_path):
+    from rescorer.cli.main import main
+
+    args = ["-q"] * quiet + ["moses", "add-feature", FIXTURES / "model/moses.ini", "--table",
+                             rescored_table(tmp_path), "-o", tmp_path / "out.ini", "--base-dir", FIXTURES]
+    result = helpers.invoke(main, *args)
+    assert result.exit_code == 0, result.output
+    assert (result.output == "") == quiet
+    assert ("num-features=6 (+2 column(s): rnn=" in result.output) != quiet
+
+
+def ablation_args(tmp_path, root, *extra):
+    ini, rescored = small_system(tmp_path, 200)
+    return ["ablation", ini, "--rescored-table", rescored, "--dev", FIXTURES / "corpus/dev.en.gz",
+            FIXTURES / "corpus/dev.fr.gz", "--test", FIXTURES / "corpus/test.en.gz",
+            FIXTURES / "corpus/test.fr.gz", "--out-dir", tmp_path / "out", "--moses-dir", root,
+            "--base-dir", FIXTURES, "--replicates", "1", "--max-iterations", "2", *extra]
+
+
+def test_ablation_command(tmp_path):
+    root = install_fake_moses(tmp_path / "moses")
+    result = invoke(*ablation_args(tmp_path, root, "--system", "+RNN", "--decoder-flags",
+                                   "-search-algorithm 1 -s 400", "--threads", "2"))
+    assert result.exit_code == 0, result.output
+    out = tmp_path / "out"
+    assert result.output.endswith((out / "results.md").read_text())
+    assert "| +RNN | warm |" in result.output and "| 2 max |" in result.output
+    assert "start:warm|initial-weight:scaled|decoder-flags:-search-algorithm 1 -s 400" in result.output
+    for name in ("mert-curves.png", "fig3-rnn-vs-direct.png"):
+        assert (out / name).read_bytes()[:4] == b"\x89PNG"
+    assert all(c["argv"][-4:] == ["-search-algorithm", "1", "-s", "400"] for c in calls(root, "moses"))
+
+
+@pytest.mark.parametrize("extra, status, message", [
+    (["--decoder-flags", "-f x.ini"], 2,
+     "Invalid value for '--decoder-flags': --decoder-flags: -f cannot be used here"),
+    (["--initial-weight", "inf"], 2, "expected a finite number, found inf"),
+    (["--system", "+LSTM"], 1, "Error: unknown system(s) ['+LSTM']; expected some of "
+                               "['Baseline', '+RNN', '+WP', '+RNN+WP']"),
+    (["--new-columns", "rnn"], 1, "pt.rescored.gz:1: expected 5 scores (the 4 of num-features plus "
+                                  "rnn), found 6"),
+])
+def test_ablation_usage_errors(tmp_path, extra, status, message):
+    root = install_fake_moses(tmp_path / "moses")
+    result = invoke(*ablation_args(tmp_path, root, *extra), catch_exceptions=True)
+    assert result.exit_code == status, result.output
+    assert message in result.output and "Traceback" not in result.output
+    assert calls(root, "mert-moses.pl") == []
+
+
+def test_ablation_scores_with_several_models_through_rescore(tmp_path, monkeypatch):
+    """`--model a.pt --model b.pt`: one `rescore score` with both, columns named after the files."""
+    from moses_integration.model_scoring import score_table
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "rescore"
+    fake.write_text(f"#!{sys.executable}\nimport json, sys\n"
+                    f"open({str(tmp_path / 'argv.json')!r}, 'w').write(json.dumps(sys.argv[1:]))\n"
+                    "open(sys.argv[sys.argv.index('-o') + 1], 'w').write('x ||| y ||| 1 1 1 1 0.5 0.25 1\\n')\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    out = tmp_path / "tables/rescored.gz"
+    assert score_table(Path("pt.gz"), [Path("a.pt"), Path("b.pt")], out) == out
+    assert json.loads((tmp_path / "argv.json").read_text()) == [
+        "score", "pt.gz", "--model", "a.pt", "--model", "b.pt", "-o", str(out), "--force", "--unk-penalty"]
+    assert score_table(Path("pt.gz"), [Path("a.pt"), Path("b.pt")], out) == out  # kept
+    with pytest.raises(MosesConfigError, match=r"rescored.gz was scored with .*a.pt.*b.pt.*, not "
+                                               r"\[.*c.pt'\]; use another --out-dir"):
+        score_table(Path("pt.gz"), [Path("c.pt")], out)

@@ -1,0 +1,144 @@
+"""What every architecture must do, whatever its settings: step-by-step decoding gives the
+teacher-forced score, probabilities sum to 1, attention is a distribution over real source
+positions, scores do not depend on batching, and e(y_0) = 0."""
+
+import numpy as np
+import pytest
+import torch
+
+from tests.equations import randomize
+from rescorer.runtime.device import autocast
+from rescorer.models import ModelSettings, build_model
+from rescorer.scoring.batch_scoring import score_encoded
+from rescorer.data.vocabulary import EOS_ID, PAD_ID
+
+VARIANTS = [
+    ("cho2014", {}), ("cho2014", {"cell": "lstm"}), ("cho2014", {"reset_after": True}),
+    ("cho2014", {"bidirectional": True, "encoder_layers": 2, "reverse_source": True}),
+    ("rnnsearch", {}), ("rnnsearch", {"cell": "lstm", "encoder_layers": 2}),
+    ("luong", {}), ("luong", {"cell": "gru"}), ("luong", {"attention": "local-m"}),
+    ("luong", {"attention": "local-p", "attention_score": "concat"}),
+    ("luong", {"attention": "local-p", "attention_score": "dot", "input_feeding": False}),
+    ("luong", {"bidirectional": True, "attention_score": "concat", "input_feeding": False}),
+]
+IDS = [arch + "".join(f"-{k}={v}" for k, v in settings.items()) for arch, settings in VARIANTS]
+SRC_VOCAB, TGT_VOCAB = 30, 40
+
+
+def make(arch, settings, dtype=torch.float32, std=0.3):
+    config = ModelSettings.make(arch, "tiny", **settings).config(SRC_VOCAB, TGT_VOCAB)
+    return randomize(build_model(config).to(dtype).eval(), std=std, seed=11)
+
+
+def batch(seed=0):
+    """Four pairs of different lengths, padded; targets without [EOS]."""
+    generator = torch.Generator().manual_seed(seed)
+    src_lengths, tgt_lengths = torch.tensor([5, 2, 1, 4]), torch.tensor([1, 6, 3, 2])
+    src = torch.randint(3, SRC_VOCAB, (4, 5), generator=generator)
+    tgt = torch.randint(3, TGT_VOCAB, (4, 6), generator=generator)
+    src[torch.arange(5) >= src_lengths.unsqueeze(1)] = PAD_ID
+    tgt[torch.arange(6) >= tgt_lengths.unsqueeze(1)] = PAD_ID
+    return src, src_lengths, tgt, tgt_lengths
+
+
+def decode_gold(model, src, src_lengths, tgt, tgt_lengths):
+    """Sum of the step-by-step log p of the gold words and [EOS]; every step's distribution and
+    attention."""
+    state = model.start(src, src_lengths)
+    prev = torch.full((src.size(0),), PAD_ID)
+    total = torch.zeros(src.size(0), dtype=torch.float64)
+    steps = []
+    for t in range(tgt.size(1) + 1):
+        log_probs, state, attention = model.step(state, prev)
+        gold = tgt[:, t] if t < tgt.size(1) else torch.full_like(prev, EOS_ID)
+        gold = torch.where(tgt_lengths == t, torch.full_like(gold, EOS_ID), gold)
+        picked = log_probs.gather(1, gold.unsqueeze(1)).squeeze(1).double()
+        total += torch.where(t <= tgt_lengths, picked, torch.zeros_like(picked))
+        steps.append((log_probs, attention))
+        prev = gold
+    return total, steps
+
+
+@pytest.mark.parametrize("dtype, tolerance", [(torch.float64, 1e-9), (torch.float32, 1e-4)])
+@pytest.mark.parametrize("arch, settings", VARIANTS, ids=IDS)
+def test_step_by_step_decoding_gives_the_teacher_forced_score(arch, settings, dtype, tolerance):
+    model = make(arch, settings, dtype)
+    inputs = batch()
+    with torch.no_grad():
+        teacher_forced = model(*inputs).double()
+        stepwise, _ = decode_gold(model, *inputs)
+    np.testing.assert_allclose(stepwise.numpy(), teacher_forced.numpy(), atol=tolerance, rtol=0)
+    assert (teacher_forced < -1).all()  # real scores, not zeros
+
+
+@pytest.mark.parametrize("arch, settings", VARIANTS, ids=IDS)
+def test_distributions_sum_to_one_and_attention_covers_real_positions_only(arch, settings):
+    model = make(arch, settings, torch.float64)
+    src, src_lengths, tgt, tgt_lengths = batch(1)
+    with torch.no_grad():
+        _, steps = decode_gold(model, src, src_lengths, tgt, tgt_lengths)
+    padding = torch.arange(src.size(1)) >= src_lengths.unsqueeze(1)
+    for log_probs, attention in steps:
+        assert log_probs.shape == (4, TGT_VOCAB)
+        torch.testing.assert_close(log_probs.exp().sum(-1), torch.ones(4, dtype=torch.float64))
+        if arch == "cho2014":
+            assert attention is None
+            continue
+        assert attention.shape == src.shape and (attention >= 0).all()
+        assert (attention[padding] == 0).all()
+        if settings.get("attention") == "local-p":  # the Gaussian leaves less than 1
+            assert (attention.sum(-1) <= 1 + 1e-12).all() and (attention.sum(-1) > 0).all()
+        else:
+            torch.testing.assert_close(attention.sum(-1), torch.ones(4, dtype=torch.float64))
+
+
+@pytest.mark.parametrize("arch, settings", VARIANTS, ids=IDS)
+def test_scores_do_not_depend_on_batching(arch, settings):
+    model = make(arch, settings)
+    generator = np.random.default_rng(2)
+    src_seqs = [list(generator.integers(1, SRC_VOCAB, generator.integers(1, 8))) for _ in range(60)]
+    tgt_seqs = [list(generator.integers(1, TGT_VOCAB, generator.integers(1, 8))) for _ in range(60)]
+    reference = score_encoded(model, src_seqs, tgt_seqs, token_budget=100_000)
+    for budget in (1, 40, 700):
+        np.testing.assert_allclose(score_encoded(model, src_seqs, tgt_seqs, token_budget=budget), reference,
+                                   atol=1e-4, rtol=0)
+    chunked = np.concatenate([score_encoded(model, src_seqs[i:i + 17], tgt_seqs[i:i + 17])
+                              for i in range(0, 60, 17)])
+    np.testing.assert_allclose(chunked, reference, atol=1e-4, rtol=0)
+
+
+@pytest.mark.parametrize("arch, settings", VARIANTS[::3], ids=IDS[::3])
+def test_first_decoder_input_is_the_zero_vector(arch, settings):
+    model = make(arch, settings)
+    src, src_lengths, tgt, tgt_lengths = batch()
+    with torch.no_grad():
+        before = model(src, src_lengths, tgt, tgt_lengths)
+        model.tgt_embed.table.weight[PAD_ID].normal_()  # whatever y_0's id points at
+        torch.testing.assert_close(model(src, src_lengths, tgt, tgt_lengths), before)
+
+
+@pytest.mark.parametrize("arch, settings", VARIANTS, ids=IDS)
+def test_selected_states_decode_as_the_rows_they_came_from(arch, settings):
+    model = make(arch, settings, torch.float64)
+    src, src_lengths, tgt, _ = batch()
+    index = torch.tensor([2, 0, 0, 3])  # beam search keeps, reorders and repeats hypotheses
+    with torch.no_grad():
+        state = model.start(src, src_lengths)
+        _, state, _ = model.step(state, tgt[:, 0])
+        whole, _, whole_attention = model.step(state, tgt[:, 0])
+        picked, _, picked_attention = model.step(state.select(index), tgt[index, 0])
+    torch.testing.assert_close(picked, whole[index])
+    if whole_attention is not None:
+        torch.testing.assert_close(picked_attention, whole_attention[index])
+
+
+@pytest.mark.parametrize("arch, settings", VARIANTS[::2], ids=IDS[::2])
+def test_bf16_autocast_runs_and_stays_close(arch, settings):
+    model = make(arch, settings, std=0.1)
+    inputs = batch()
+    with torch.no_grad():
+        fp32 = model(*inputs)
+        with autocast(torch.device("cpu"), "bf16"):
+            bf16 = model(*inputs)
+    assert bf16.dtype == torch.float32 and torch.isfinite(bf16).all()
+    assert (bf16 - fp32).abs().mean() < 0.2

@@ -1,0 +1,301 @@
+"""Ablation with the stand-in Moses: systems from one rescored table, replicates with their own
+seeds, warm starts from Baseline's tuned weights, scaled starting weights, decoder flags, the
+test set filtered once, MERT iterations and curves in the results, resume without redoing."""
+
+import gzip
+import json
+import struct
+
+import pandas as pd
+import pytest
+
+from tests.fake_moses import FIXTURES, calls, install_fake_moses, needs_fixtures, set_fake
+from tests.fake_moses.systems import expected_starts, model_score, penalty, small_system
+from moses_integration.ablation import AblationConfig, run_ablation
+from moses_integration.errors import MosesConfigError, MosesRunError
+from moses_integration.evaluation import EvalResult, evaluate_file
+from moses_integration.figure import mert_curves_figure, plot_mert_curves, plot_rnn_vs_table
+from moses_integration.moses_install import find_moses
+from moses_integration.moses_ini import MosesIni
+from moses_integration.phrase_table import read_num_scores, select_score_columns
+from moses_integration.preflight import ParallelSet
+from moses_integration.results_table import COLUMNS
+from rescorer.errors import PhraseTableFormatError
+
+pytestmark = needs_fixtures
+
+PNG = b"\x89PNG\r\n\x1a\n"
+FLAGS = ("-search-algorithm", "1", "-s", "400")
+
+
+@pytest.fixture
+def setup(tmp_path):
+    moses = find_moses(install_fake_moses(tmp_path / "moses"))
+    ini, rescored = small_system(tmp_path)
+    config = AblationConfig(
+        ini_path=ini, rescored_table=rescored,
+        dev=ParallelSet("dev", FIXTURES / "corpus/dev.en.gz", FIXTURES / "corpus/dev.fr.gz"),
+        test=ParallelSet("test", FIXTURES / "corpus/test.en.gz", FIXTURES / "corpus/test.fr.gz"),
+        out_dir=tmp_path / "ablation", base_dir=FIXTURES, replicates=2, threads=2, seed=100,
+        num_samples=20, decoder_flags=FLAGS, max_iterations=3)  # 3 of the fixture's 11 runs
+    return moses, config
+
+
+def quiet(message):
+    pass
+
+
+def test_select_columns_keeps_other_fields(tmp_path):
+    _, rescored = small_system(tmp_path, 5)
+    out = tmp_path / "wp.gz"
+    assert select_score_columns(rescored, out, [0, 1, 2, 3, 5]) == 5
+    original = gzip.open(rescored, "rb").read().splitlines()
+    kept = gzip.open(out, "rb").read().splitlines()
+    assert len(kept) == len(original)
+    for before, after in zip(original, kept):  # lengths asserted equal above
+        b, a = before.split(b" ||| "), after.split(b" ||| ")
+        assert a[:2] + a[3:] == b[:2] + b[3:]
+        assert a[2].split() == [b[2].split()[i] for i in (0, 1, 2, 3, 5)]
+
+
+def test_select_columns_names_a_bad_line_and_leaves_no_output(tmp_path):
+    table = tmp_path / "pt.txt"
+    table.write_bytes(b"a ||| b ||| 0.1 0.2 ||| 0-0\r\nc ||| d ||| 0.3 x ||| 0-0\r\n")
+    out = tmp_path / "out.gz"
+    with pytest.raises(PhraseTableFormatError, match=r"pt.txt:2: non-numeric score"):
+        select_score_columns(table, out, [1])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pt.txt"]
+    table.write_bytes(b"a ||| b ||| 0.1 0.2 ||| 0-0\r\nc ||| d |||  0.3  0.4  ||| 0-0\r\n")
+    assert select_score_columns(table, out, [1]) == 2
+    assert gzip.open(out, "rb").read() == b"a ||| b ||| 0.2 ||| 0-0\r\nc ||| d |||  0.4  ||| 0-0\r\n"
+
+
+def test_ablation_builds_tunes_evaluates_and_resumes(setup):
+    moses, config = setup
+    summary = run_ablation(config, moses, report=quiet)
+    out = config.out_dir
+    assert list(summary.columns) == COLUMNS
+    assert list(summary.system) == ["Baseline", "+RNN", "+WP", "+RNN+WP"]
+    assert list(summary.start) == ["ini", "warm", "warm", "warm"]
+    assert list(pd.read_csv(out / "results.csv").columns) == COLUMNS
+    real = evaluate_file(FIXTURES / "eval/test.hyp.fr.gz", FIXTURES / "corpus/test.fr.gz")
+    assert summary.test_bleu_mean.tolist() == [real.bleu] * 4  # the stand-in's output is the real one
+    assert summary.dev_bleu_mean.tolist() == pytest.approx([40.0332] * 4)  # run3.mert.log
+    assert summary.p_bleu.isna().tolist() == [True, False, False, False]
+    # each system's table and cold-start ini have exactly its columns, with scaled weights
+    starts = expected_starts(config.rescored_table, [0.2] * 4, ["rnn", "wp"])
+    assert starts[0] > 0 > starts[1]
+    for slug, kept in [("rnn", [0]), ("wp", [1]), ("rnn-wp", [0, 1])]:
+        ini = MosesIni.read(out / slug / "moses.ini")
+        path = ini.phrase_table().args["path"]
+        assert read_num_scores(path) == int(ini.phrase_table().args["num-features"]) == 4 + len(kept)
+        assert ini.weights("TranslationModel0") == [0.2] * 4 + [starts[k] for k in kept]
+    assert MosesIni.read(out / "rnn-wp/moses.ini").phrase_table().args["path"] == str(config.rescored_table)
+    # 4 systems x 2 replicates, seeds 101 and 102 in every system, the decoder flags in each
+    tuning = calls(moses.root, "mert-moses.pl")
+    assert len(tuning) == 8
+    seeds = sorted(a for c in tuning for a in c["argv"] if a.startswith("--mertmertargs"))
+    assert seeds == ["--mertmertargs=-r 101 "] * 4 + ["--mertmertargs=-r 102 "] * 4
+    assert all("--decoder-flags=-threads 2 -search-algorithm 1 -s 400" in c["argv"] for c in tuning)
+    decoding = calls(moses.root, "moses")
+    assert len(decoding) == 8 and all(c["argv"][-6:] == ["-threads", "2", *FLAGS] for c in decoding)
+    # rerun: nothing is tuned, filtered or decoded again
+    again = run_ablation(config, moses, report=quiet)
+    assert len(calls(moses.root, "mert-moses.pl")) == 8 and len(calls(moses.root, "moses")) == 8
+    assert len(calls(moses.root, "filter-model-given-input.pl")) == 1
+    pd.testing.assert_frame_equal(again, summary)
+
+
+def test_warm_start_carries_baselines_tuned_weights(setup):
+    moses, config = setup
+    config.replicates = 1
+    run_ablation(config, moses, report=quiet)
+    out = config.out_dir
+    tuned = MosesIni.read(out / "baseline/rep1/mert/moses.ini").all_weights()
+    assert tuned["TranslationModel0"] == [0.095535, 0.0136674, 0.0610063, 0.0163307]  # run3.mert.log
+    starts = expected_starts(config.rescored_table, tuned["TranslationModel0"], ["rnn", "wp"])
+    for slug, kept in [("rnn", [0]), ("wp", [1]), ("rnn-wp", [0, 1])]:
+        start = MosesIni.read(out / slug / "rep1/start.moses.ini").all_weights()
+        assert start == {**tuned, "TranslationModel0": tuned["TranslationModel0"] + [starts[k] for k in kept]}
+        [call] = [c for c in calls(moses.root, "mert-moses.pl") if f"/{slug}/rep1/" in c["argv"][3]]
+        assert MosesIni.read(out / slug / "rep1/mert/input.moses.ini").all_weights() == start
+        assert json.loads((out / slug / "rep1/result.json").read_text())["start"] == "warm"
+    # the input ini of the Baseline run has the ini's own weights
+    assert MosesIni.read(out / "baseline/rep1/mert/input.moses.ini").weights("TranslationModel0") == [0.2] * 4
+
+
+def test_cold_start_and_initial_weight(setup):
+    moses, config = setup
+    config.replicates, config.warm_start, config.initial_weight = 1, False, 0.05
+    config.systems = ["+RNN+WP"]
+    summary = run_ablation(config, moses, report=quiet)
+    assert list(summary.start) == ["ini", "cold"]
+    start = MosesIni.read(config.out_dir / "rnn-wp/rep1/mert/input.moses.ini")
+    assert start.weights("TranslationModel0") == [0.2] * 4 + [0.05, 0.05]
+    assert start.weights("LM0") == [0.5]
+
+
+def test_test_set_is_filtered_once_for_every_system(setup):
+    moses, config = setup
+    config.replicates = 1
+    run_ablation(config, moses, report=quiet)
+    out = config.out_dir
+    [call] = calls(moses.root, "filter-model-given-input.pl")
+    assert call["argv"][0] == str(out / "test-filtered/filtered")
+    sources = {line.split(b" ||| ")[0] for line in gzip.open(out / "test-filtered/filtered/phrase-table.0-0.1.1.gz", "rb")}
+    test_text = gzip.open(FIXTURES / "corpus/test.en.gz", "rb").read()
+    assert sources and all(b" " + s + b" " in b" " + test_text.replace(b"\n", b" \n ") for s in sources)
+    for slug, columns in [("baseline", 4), ("rnn", 5), ("wp", 5), ("rnn-wp", 6)]:
+        ini = MosesIni.read(out / slug / "rep1/test.moses.ini")
+        table = out / "test-filtered" / f"{slug}.phrase-table.gz"
+        assert ini.phrase_table().args["path"] == str(table)
+        assert ini.feature("LexicalReordering0").args["path"] == \
+            str(out / "test-filtered/filtered/reordering-table.0-0.1")
+        assert ini.weights("TranslationModel0") == \
+            MosesIni.read(out / slug / "rep1/mert/moses.ini").weights("TranslationModel0")
+        assert read_num_scores(table) == columns
+        assert len(gzip.open(table, "rb").read().splitlines()) == \
+            len(gzip.open(out / "test-filtered/filtered/phrase-table.0-0.1.1.gz", "rb").read().splitlines())
+        [decoding] = [c for c in calls(moses.root, "moses") if c["argv"][1] == str(ini.origin)]
+
+
+def test_results_show_mert_iterations_and_curves(setup):
+    moses, config = setup
+    run_ablation(config, moses, report=quiet)
+    out = config.out_dir
+    md = (out / "results.md").read_text()
+    assert md.splitlines()[0] == ("| System | Start | Dev BLEU | Test BLEU | Δ Test BLEU | p (BLEU) "
+                                  "| Test chrF | p (chrF) | MERT iterations |")
+    assert "| +RNN | warm | 40.03 ± 0.00 | 38.27 ± 0.00 | +0.00 |" in md
+    assert md.count("| 3 max, 3 max |") == 4
+    assert "**8 of 8 runs stopped at --max-iterations before MERT converged**" in md
+    assert "| Baseline | 1 | ini | 3 | --max-iterations | 39.24 → 39.13 | 38.27 |" in md
+    curves = pd.read_csv(out / "mert-curves.csv")
+    assert len(curves) == 4 * 2 * 3
+    assert curves[curves.replicate == 1].dev_bleu.round(2).tolist()[:3] == [39.24, 27.03, 39.13]
+    assert (out / "mert-curves.png").read_bytes()[:8] == PNG
+    runs = pd.read_csv(out / "replicates.csv")
+    assert runs.iterations.tolist() == [3] * 8 and set(runs.stopped_by) == {"max-iterations"}
+
+
+def test_converged_runs_are_reported_as_such(setup):
+    moses, config = setup
+    config.replicates, config.systems, config.max_iterations = 1, ["+RNN"], None
+    set_fake(moses.root, converge_after=7)
+    run_ablation(config, moses, report=quiet)
+    md = (config.out_dir / "results.md").read_text()
+    assert "| +RNN | warm | 40.12 | 38.27 | +0.00 |" in md and md.count(" | 7 |\n") == 2
+    assert "runs stopped at --max-iterations" not in md
+    assert "| +RNN | 1 | warm | 7 | convergence | 39.24 → 40.06 |" in md
+
+
+def test_several_model_columns(tmp_path):
+    moses = find_moses(install_fake_moses(tmp_path / "moses"))
+    ini, rescored = small_system(tmp_path, 200, (model_score, lambda i: model_score(i + 5), penalty))
+    config = AblationConfig(
+        ini_path=ini, rescored_table=rescored, new_columns=("bible-a", "bible-b", "wp"),
+        dev=ParallelSet("dev", FIXTURES / "corpus/dev.en.gz", FIXTURES / "corpus/dev.fr.gz"),
+        test=ParallelSet("test", FIXTURES / "corpus/test.en.gz", FIXTURES / "corpus/test.fr.gz"),
+        out_dir=tmp_path / "ablation", base_dir=FIXTURES, replicates=1, threads=2, num_samples=20,
+        plot_curves=False, max_iterations=2)
+    summary = run_ablation(config, moses, report=quiet)
+    assert list(summary.system) == ["Baseline", "+bible-a", "+bible-b", "+RNN", "+WP", "+RNN+WP"]
+    base = [line.split(b" ||| ")[2].split() for line in gzip.open(rescored, "rb").read().splitlines()]
+    for slug, kept in [("bible-a", [4]), ("bible-b", [5]), ("rnn", [4, 5]), ("wp", [6]),
+                       ("rnn-wp", [4, 5, 6])]:
+        table = MosesIni.read(config.out_dir / slug / "moses.ini").phrase_table().args["path"]
+        scores = [line.split(b" ||| ")[2].split() for line in gzip.open(table, "rb").read().splitlines()]
+        assert scores == [s[:4] + [s[k] for k in kept] for s in base]
+    # without names, three new columns are ambiguous
+    config.new_columns, config.out_dir = None, tmp_path / "other"
+    with pytest.raises(MosesConfigError, match=r"pt.rescored.gz:1: expected 5 or 6 scores .* found 7; "
+                                               r"name the new columns with --new-columns"):
+        run_ablation(config, moses, report=quiet)
+
+
+def test_layout_that_takes_a_model_column_for_the_penalty_is_refused(tmp_path):
+    moses = find_moses(install_fake_moses(tmp_path / "moses"))
+    ini, rescored = small_system(tmp_path, 50, (model_score, model_score))
+    config = AblationConfig(
+        ini_path=ini, rescored_table=rescored, out_dir=tmp_path / "ablation", base_dir=FIXTURES,
+        dev=ParallelSet("dev", FIXTURES / "corpus/dev.en.gz", FIXTURES / "corpus/dev.fr.gz"),
+        test=ParallelSet("test", FIXTURES / "corpus/test.en.gz", FIXTURES / "corpus/test.fr.gz"))
+    with pytest.raises(MosesConfigError, match=r"column 6 \(wp\) has values below 1 .* is it a model column\?"):
+        run_ablation(config, moses, report=quiet)
+    assert calls(moses.root) == []
+
+
+def test_interrupted_replicate_is_continued(setup):
+    moses, config = setup
+    config.systems, config.replicates = ["Baseline"], 1
+    set_fake(moses.root, stop_after=3)
+    with pytest.raises(MosesRunError):
+        run_ablation(config, moses, report=quiet)
+    set_fake(moses.root, stop_after=None)
+    run_ablation(config, moses, report=quiet)
+    first, second = calls(moses.root, "mert-moses.pl")
+    assert "--continue" not in first["argv"] and "--continue" in second["argv"]
+    assert (config.out_dir / "baseline/rep1/result.json").is_file()
+
+
+def test_a_rerun_on_a_changed_table_is_refused(setup):
+    moses, config = setup
+    config.systems, config.replicates = ["Baseline"], 1
+    run_ablation(config, moses, report=quiet)
+    config.rescored_table.write_bytes(gzip.compress(gzip.open(config.rescored_table).read()[:-200]))
+    with pytest.raises(MosesConfigError, match=r"ablation holds an ablation of .*pt.rescored.gz as "
+                                               r"it was then \(size \d+\), not of"):
+        run_ablation(config, moses, report=quiet)
+
+
+def test_a_half_tuned_run_keeps_its_start(setup):
+    moses, config = setup
+    config.systems, config.replicates = ["Baseline"], 1
+    run_ablation(config, moses, report=quiet)
+    config.systems = ["+RNN"]
+    set_fake(moses.root, stop_after=2)
+    with pytest.raises(MosesRunError):
+        run_ablation(config, moses, report=quiet)
+    set_fake(moses.root, stop_after=None)
+    config.warm_start = False
+    with pytest.raises(MosesConfigError, match=r"rnn/rep1: this run began with a warm start, "
+                                               r"asked now for a cold one"):
+        run_ablation(config, moses, report=quiet)
+
+
+def test_figure_is_a_png(tmp_path):
+    _, rescored = small_system(tmp_path, 50)
+    result = plot_rnn_vs_table(rescored, 4, tmp_path / "fig3.png", sample_size=20)
+    assert result.path.read_bytes()[:8] == PNG and result.num_pairs == 20
+
+
+# The MERT curves of the real bible-en-fr ablation (200 dev verses, warm starts, at most 8
+# iterations): six systems on one panel, whose 4-column legend was cut off on both sides.
+REAL_CURVES = {  # from its mert-curves.csv, rounded
+    "Baseline": ("ini", "convergence", [44.64, 45.09, 44.86, 45.8, 45.74, 45.89, 46.05, 46.03]),
+    "+cho2014": ("warm", "convergence", [44.54, 45.99, 46.03, 46.1, 45.88, 46.1]),
+    "+rnnsearch": ("warm", "max-iterations", [44.49, 45.85, 38.08, 45.11, 44.86, 45.19, 45.57, 45.3]),
+    "+RNN": ("warm", "convergence", [43.6, 42.81, 46.1, 46.1]),
+    "+WP": ("warm", "convergence", [45.97, 8.85, 40.72, 45.65, 46.01, 46.17]),
+    "+RNN+WP": ("warm", "convergence", [43.56, 42.78, 46.08, 46.0, 46.05]),
+}
+
+
+@pytest.mark.parametrize("replicates", [1, 3])
+def test_mert_curves_png_holds_its_whole_legend(replicates, tmp_path):
+    results = {name: [EvalResult(39.0, 59.0, "", "", 400, "", start=start, stopped_by=stop,
+                                 iterations=len(curve), dev_bleu_curve=curve)] * replicates
+               for name, (start, stop, curve) in REAL_CURVES.items()}
+    fig = mert_curves_figure(results)
+    renderer = fig.canvas.get_renderer()
+    [legend] = fig.legends
+    assert [t.get_text() for t in legend.get_texts()] == [
+        f"{name} ({start} start)" for name, (start, _, _) in REAL_CURVES.items()] + [
+        "converged", "stopped by --max-iterations", "stop reason unknown"]
+    box = legend.get_window_extent(renderer)
+    for ax in fig.axes:  # below every panel, its tick labels and axis title included
+        assert box.y1 <= ax.get_tightbbox(renderer).y0
+    png = plot_mert_curves(results, tmp_path / "curves.png").read_bytes()
+    width, height = struct.unpack(">II", png[16:24])  # the IHDR chunk
+    panels = max(ax.get_tightbbox(renderer).y1 for ax in fig.axes) - box.y0
+    assert width >= box.width and height >= panels  # nothing of it cut off

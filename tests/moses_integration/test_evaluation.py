@@ -1,0 +1,55 @@
+"""Evaluation: decoding through the stand-in decoder, BLEU equal to the README's multi-bleu."""
+
+import pytest
+
+from tests.fake_moses import FIXTURES, calls, install_fake_moses, needs_fixtures
+from moses_integration.errors import PreflightError
+from moses_integration.evaluation import bleu_of_files, compare, decode, evaluate_file, score
+from moses_integration.moses_install import find_moses
+from moses_integration.textio import read_lines
+
+pytestmark = needs_fixtures
+
+HYP = FIXTURES / "eval/test.hyp.fr.gz"
+REF = FIXTURES / "corpus/test.fr.gz"
+
+
+def test_bleu_matches_multi_bleu_of_the_readme():
+    result = evaluate_file(HYP, REF)
+    assert round(result.bleu, 2) == 38.27  # README: multi-bleu.perl 38.27
+    assert result.num_lines == 802
+    assert "tok:none" in result.bleu_signature
+
+
+def test_decode_feeds_the_source_and_keeps_the_output(tmp_path):
+    moses = find_moses(install_fake_moses(tmp_path / "moses"))
+    hyp = decode(moses, FIXTURES / "tuning/moses.ini", FIXTURES / "corpus/test.en.gz",
+                 tmp_path / "out/test.hyp", threads=3, base_dir=FIXTURES,
+                 decoder_flags=("-search-algorithm", "1"))
+    assert read_lines(hyp) == read_lines(HYP)
+    [call] = calls(moses.root, "moses")
+    assert call["argv"] == ["-f", str(FIXTURES / "tuning/moses.ini"), "-threads", "3",
+                            "-search-algorithm", "1"]
+    assert call["cwd"] == str(FIXTURES)
+
+
+def test_compare_puts_the_baseline_first():
+    hyps, refs = read_lines(HYP), read_lines(REF)
+    better = hyps[:400] + refs[400:]
+    p = compare([("Baseline", hyps), ("better", better)], refs, num_samples=50)
+    assert list(p) == ["Baseline", "better"]
+    assert p["Baseline"] == {"bleu": None, "chrf": None}
+    assert p["better"]["bleu"] < 0.05 and p["better"]["chrf"] < 0.05
+
+
+def test_length_mismatch_is_one_line():
+    with pytest.raises(PreflightError, match="hyp.txt: 2 hypotheses but 1 references"):
+        score(["a", "b"], ["a"], "hyp.txt")
+
+
+def test_bleu_of_several_files_equals_one_by_one():
+    files = [FIXTURES / "tuning/run1.out.gz", FIXTURES / "tuning/run2.out.gz"]
+    dev = FIXTURES / "corpus/dev.fr.gz"
+    assert bleu_of_files(files, dev) == [evaluate_file(f, dev).bleu for f in files]
+    with pytest.raises(PreflightError, match="test.hyp.fr.gz: 802 hypotheses but 842 references"):
+        bleu_of_files([HYP], dev)

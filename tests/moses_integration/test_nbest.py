@@ -1,0 +1,124 @@
+"""n-best rescoring on the real 100-best list of iteration 11: one feature added, all else kept."""
+
+import gzip
+
+import numpy as np
+import pytest
+
+from tests.helpers import first_lines
+from tests.fake_moses import FIXTURES, needs_fixtures
+from moses_integration.errors import NbestFormatError
+from rescorer.errors import RescorerError
+from moses_integration.nbest import iter_feature_values, parse_segmentation, rescore_nbest
+from moses_integration.textio import read_lines
+
+pytestmark = needs_fixtures
+
+NBEST = FIXTURES / "tuning/run11.best100.out.gz"
+DEV_SRC = FIXTURES / "corpus/dev.en.gz"
+
+
+class FakeScorer:
+    """log p = -(number of target words) - 0.5 * (source words); records the pairs it saw."""
+
+    def __init__(self):
+        self.pairs = []
+
+    def __call__(self, pairs):
+        self.pairs.extend(pairs)
+        return np.array([-len(t.split()) - 0.5 * len(s.split()) for s, t in pairs], dtype=float)
+
+
+@pytest.mark.parametrize("out_name", ["rescored.gz", "rescored.txt"])
+def test_real_nbest_keeps_every_byte_and_adds_the_feature(out_name, tmp_path):
+    scorer = FakeScorer()
+    out = tmp_path / out_name
+    count = rescore_nbest(NBEST, out, DEV_SRC, scorer, chunk_lines=3000)
+    original = gzip.open(NBEST, "rb").read().splitlines(keepends=True)
+    rescored = (gzip.open(out, "rb") if out_name.endswith(".gz") else open(out, "rb")).read() \
+        .splitlines(keepends=True)
+    assert count == len(original) == len(rescored) == 50679  # "distinct" 100-best: fewer for short verses
+    sources = read_lines(DEV_SRC)
+    expected = []
+    for line in original:
+        fields = line.split(b" ||| ")
+        hyp = fields[1].decode()
+        value = -len(hyp.split()) - 0.5 * len(sources[int(fields[0])].split())
+        fields[2] += f" RNN0= {value:.6g}".encode()
+        expected.append(b" ||| ".join(fields))
+    assert rescored == expected
+    assert scorer.pairs[0] == (sources[0], "abraham prit une autre femme , et son nom était ketura .")
+
+
+def test_segmented_nbest_scores_each_phrase_pair(tmp_path):
+    """Field 5 as Moses writes it with -include-segmentation-in-n-best (Manager::OutputNBest)."""
+    line = first_lines(NBEST, 1, tmp_path / "one").read_bytes().rstrip(b"\n")
+    # "abraham prit une autre femme , et son nom était ketura ." for "abraham took another wife ..."
+    nbest = tmp_path / "seg.nbest"
+    nbest.write_bytes(line + b" ||| 0-1=0-1 2=2-4 3-4=5-6\n")
+    scorer = FakeScorer()
+    rescore_nbest(nbest, tmp_path / "out", DEV_SRC, scorer)
+    src = read_lines(DEV_SRC)[0].split()
+    assert scorer.pairs == [(" ".join(src[0:2]), "abraham prit"),
+                            (src[2], "une autre femme"), (" ".join(src[3:5]), ", et")]
+    assert list(iter_feature_values(tmp_path / "out", "RNN0")) == [-(2 + 1 + 3 + 0.5 + 2 + 1)]
+    assert (tmp_path / "out").read_bytes().endswith(b" ||| 0-1=0-1 2=2-4 3-4=5-6\n")
+
+
+def test_parse_segmentation():
+    assert parse_segmentation(b"0-1=0-1 2=2 3-5=3") == [((0, 2), (0, 2)), ((2, 3), (2, 3)),
+                                                         ((3, 6), (3, 4))]
+
+
+def test_infinite_sentence_scores_are_floored_per_target_token(tmp_path):
+    nbest = first_lines(NBEST, 2, tmp_path / "two")  # 12 and 11 target words
+    rescore_nbest(nbest, tmp_path / "out", DEV_SRC, lambda pairs: np.full(len(pairs), -np.inf))
+    assert list(iter_feature_values(tmp_path / "out", "RNN0")) == [-1300.0, -1200.0]
+
+
+def test_phrase_scores_are_floored_like_the_table_column(tmp_path):
+    line = first_lines(NBEST, 1, tmp_path / "one").read_bytes().rstrip(b"\n")
+    nbest = tmp_path / "seg.nbest"
+    nbest.write_bytes(line + b" ||| 0-1=0-1 2=2-4\n")
+    rescore_nbest(nbest, tmp_path / "out", DEV_SRC, lambda pairs: np.array([-250.0, -3.0]))
+    assert list(iter_feature_values(tmp_path / "out", "RNN0")) == [-103.0]
+
+
+BAD = [
+    ("too few fields", b"0 ||| hyp ||| LM0= -1\n", "{n}:1: expected 'id ||| hypothesis ||| features ||| total', found 3 field(s)"),
+    ("id not a number", b"x ||| hyp ||| LM0= -1 ||| -1\n", "{n}:1: expected 'id ||| hypothesis ||| features ||| total', found 4 field(s)"),
+    ("id beyond the source", b"842 ||| hyp ||| LM0= -1 ||| -1\n", "{n}:1: sentence id 842 but {s} has only 842 lines"),
+    ("feature already there", b"0 ||| hyp ||| LM0= -1 RNN0= -3 ||| -1\n", "{n}:1: the features already contain RNN0="),
+]
+
+
+@pytest.mark.parametrize("line, message", [c[1:] for c in BAD], ids=[c[0] for c in BAD])
+def test_bad_nbest_lines(line, message, tmp_path):
+    nbest = tmp_path / "bad.nbest"
+    nbest.write_bytes(line)
+    with pytest.raises(NbestFormatError) as info:
+        rescore_nbest(nbest, tmp_path / "out", DEV_SRC, FakeScorer())
+    assert str(info.value) == message.format(n=nbest, s=DEV_SRC)
+
+
+def test_phrase_mode_without_segmentation_is_an_error(tmp_path):
+    nbest = first_lines(NBEST, 1, tmp_path / "one")
+    with pytest.raises(NbestFormatError, match=r"one:1: mode 'phrase' needs an n-best list written "
+                                               r"with -include-segmentation-in-n-best"):
+        rescore_nbest(nbest, tmp_path / "out", DEV_SRC, FakeScorer(), mode="phrase")
+
+
+def test_output_is_atomic_and_replaced_only_with_force(tmp_path):
+    nbest = first_lines(NBEST, 3, tmp_path / "three")
+    out = tmp_path / "out.gz"
+    with pytest.raises(NbestFormatError):  # a failed run leaves nothing at or beside the output
+        rescore_nbest(nbest, out, DEV_SRC, FakeScorer(), mode="phrase")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["three"]
+    out.write_bytes(b"old\n")
+    with pytest.raises(RescorerError, match="out.gz: the output exists; pass --force"):
+        rescore_nbest(nbest, out, DEV_SRC, FakeScorer())
+    assert out.read_bytes() == b"old\n"
+    assert rescore_nbest(nbest, out, DEV_SRC, FakeScorer(), force=True) == 3
+    assert len(gzip.open(out, "rb").read().splitlines()) == 3
+    with pytest.raises(RescorerError, match="the output is the input"):
+        rescore_nbest(nbest, nbest, DEV_SRC, FakeScorer(), force=True)

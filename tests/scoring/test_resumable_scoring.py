@@ -1,0 +1,124 @@
+"""Scoring in units: a run killed anywhere (kill -9, SIGTERM) and resumed writes the same table
+as a run that was never interrupted, and redoes at most the unit it was in."""
+
+import gzip
+import re
+import shutil
+import signal
+
+import pytest
+
+from tests.distributed_runs import one_thread_env, rescore
+
+UNIT = 500
+BAD_LINES = {777: b"only two ||| fields", 2501: b"x ||| y ||| not-a-number 1 1 1"}
+
+
+@pytest.fixture(scope="module")
+def table_bytes(example_table) -> bytes:
+    """The real 4,000-line slice with two bad lines inserted (lines 777 and 2501): 9 units."""
+    lines = gzip.decompress(example_table.read_bytes()).split(b"\n")[:-1]
+    for line_no, bad in sorted(BAD_LINES.items()):
+        lines.insert(line_no - 1, bad)
+    return gzip.compress(b"\n".join(lines) + b"\n")
+
+
+SCORING = ["--unk-penalty", "--reject", "rej.txt", "--unit-lines", UNIT]
+
+
+@pytest.fixture(scope="module")
+def straight(tmp_path_factory, table_bytes, tiny_model_path):
+    """An uninterrupted run: (output bytes, reject bytes, summary line)."""
+    directory = tmp_path_factory.mktemp("straight")
+    (directory / "t.gz").write_bytes(table_bytes)
+    result = rescore("score", "t.gz", "--model", tiny_model_path, "-o", "o.gz", *SCORING, cwd=directory)
+    assert result.returncode == 0, result.stderr
+    return (directory / "o.gz").read_bytes(), (directory / "rej.txt").read_bytes(), result.stderr
+
+
+@pytest.fixture()
+def workspace(tmp_path, table_bytes, tiny_model_path):
+    (tmp_path / "t.gz").write_bytes(table_bytes)
+    shutil.copy(tiny_model_path, tmp_path / "m.pt")
+    return tmp_path
+
+
+def killed_run(workspace, fault: str, signal_name: str = "SIGKILL"):
+    env = one_thread_env(RESCORE_FAULT=fault, RESCORE_FAULT_SIGNAL=signal_name)
+    return rescore("score", "t.gz", "--model", "m.pt", "-o", "o.gz", *SCORING, cwd=workspace, env=env)
+
+
+def finished_units(workspace) -> list[int]:
+    return sorted(int(path.stem.split("-")[1]) for path in (workspace / ".o.gz.partial").glob("unit-*.json"))
+
+
+# (where the run is killed, the units finished when it dies)
+KILL_POINTS = [
+    ("mid-unit:0", []),
+    ("mid-unit:3", [0, 1, 2]),
+    ("before-record:2", [0, 1]),  # unit 2's data is durable, its record is not: redone
+    ("after-record:4", [0, 1, 2, 3, 4]),
+    ("after-record:8", list(range(9))),  # every unit done, killed before the output is assembled
+]
+
+
+@pytest.mark.parametrize("fault, finished", KILL_POINTS, ids=[point for point, _ in KILL_POINTS])
+def test_kill_9_then_resume_writes_the_uninterrupted_table(workspace, straight, fault, finished):
+    killed = killed_run(workspace, fault)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    assert not (workspace / "o.gz").exists() and not (workspace / "rej.txt").exists()
+    assert finished_units(workspace) == finished
+    resumed = rescore("score", "t.gz", "--model", "m.pt", "-o", "o.gz", *SCORING, "--resume", cwd=workspace)
+    assert resumed.returncode == 0, resumed.stderr
+    output, rejects, summary = straight
+    assert (workspace / "o.gz").read_bytes() == output  # the same gzip members, byte for byte
+    assert (workspace / "rej.txt").read_bytes() == rejects == b"\n".join(BAD_LINES.values()) + b"\n"
+    assert "lines in 4002, out 4000, 2 rejected to rej.txt" in resumed.stderr
+    done = sum(min(UNIT, 4002 - unit * UNIT) for unit in finished)
+    assert (f"{done} lines were done by the interrupted run" in resumed.stderr) == bool(done)
+    assert sorted(path.name for path in workspace.iterdir()) == ["m.pt", "o.gz", "rej.txt", "t.gz"]
+
+
+def test_sigterm_keeps_the_finished_units_and_says_so(workspace, straight):
+    interrupted = killed_run(workspace, "after-record:2", "SIGTERM")
+    assert interrupted.returncode == 143, interrupted.stderr
+    last = interrupted.stderr.strip().splitlines()[-1]
+    assert re.fullmatch(r"rescore: interrupted \(SIGTERM\); \d finished units \(\d+ lines\) are kept in "
+                        r"\S*\.o\.gz\.partial: rerun with --resume to continue", last), last
+    assert finished_units(workspace)[:3] == [0, 1, 2]
+    resumed = rescore("-q", "score", "t.gz", "--model", "m.pt", "-o", "o.gz", *SCORING, "--resume", cwd=workspace)
+    assert resumed.returncode == 0, resumed.stderr
+    assert (workspace / "o.gz").read_bytes() == straight[0]
+
+
+def test_a_leftover_partial_run_needs_resume_or_force(workspace, straight):
+    assert killed_run(workspace, "after-record:2").returncode == -signal.SIGKILL
+    before = sorted((path.name, path.stat().st_mtime_ns) for path in (workspace / ".o.gz.partial").iterdir())
+    refused = rescore("score", "t.gz", "--model", "m.pt", "-o", "o.gz", *SCORING, cwd=workspace)
+    assert refused.returncode == 1
+    assert refused.stderr.strip().splitlines()[-1] == (
+        "Error: o.gz: an interrupted run left 3 finished units (1500 lines) in .o.gz.partial; pass "
+        "--resume to continue it, or --force to start over")
+    assert sorted((path.name, path.stat().st_mtime_ns) for path in (workspace / ".o.gz.partial").iterdir()) == before
+    forced = rescore("score", "t.gz", "--model", "m.pt", "-o", "o.gz", *SCORING, "--force", cwd=workspace)
+    assert forced.returncode == 0, forced.stderr
+    assert "done by the interrupted run" not in forced.stderr
+    assert (workspace / "o.gz").read_bytes() == straight[0] and not (workspace / ".o.gz.partial").exists()
+
+
+def test_resume_with_nothing_to_resume_starts_from_the_first_line(workspace, straight):
+    result = rescore("-q", "score", "t.gz", "--model", "m.pt", "-o", "o.gz", *SCORING, "--resume", cwd=workspace)
+    assert result.returncode == 0, result.stderr
+    assert (workspace / "o.gz").read_bytes() == straight[0]
+
+
+def test_plain_output_is_resumable_too(workspace, straight):
+    plain = gzip.decompress(straight[0])
+    killed = rescore("score", "t.gz", "--model", "m.pt", "-o", "o.txt", *SCORING, cwd=workspace,
+                     env=one_thread_env(RESCORE_FAULT="after-record:3"))
+    assert killed.returncode == -signal.SIGKILL
+    assert sorted(path.name for path in (workspace / ".o.txt.partial").glob("unit-*"))[:2] == [
+        "unit-000000.json", "unit-000000.txt"]
+    resumed = rescore("score", "t.gz", "--model", "m.pt", "-o", "o.txt", *SCORING, "--resume", cwd=workspace)
+    assert resumed.returncode == 0, resumed.stderr
+    assert (workspace / "o.txt").read_bytes() == plain

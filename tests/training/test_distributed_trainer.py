@@ -1,0 +1,76 @@
+"""Training on two ranks (torchrun, gloo, CPU) with DistributedDataParallel: the global batch
+and the pairs of each update are those of one rank, so the weights match one rank's up to the
+order of float sums; --resume continues with another number of ranks; rank 0 alone writes."""
+
+import gzip
+
+import pytest
+import torch
+
+from tests.distributed_runs import assert_no_rescore_traceback, our_lines, rescore, torchrun
+
+TRAINING = ["--preset", "tiny", "--batch-size", "16", "--valid-every", "3", "--valid-pairs", "60",
+            "--checkpoint-every", "3", "--seed", "7"]
+
+
+@pytest.fixture(scope="module")
+def table(tmp_path_factory, example_table):
+    directory = tmp_path_factory.mktemp("table")
+    lines = gzip.decompress(example_table.read_bytes()).split(b"\n")[:1200]
+    (directory / "t.gz").write_bytes(gzip.compress(b"\n".join(lines) + b"\n"))
+    return directory / "t.gz"
+
+
+def weights(path):
+    return torch.load(path, map_location="cpu", weights_only=True)
+
+
+def assert_same_training(a, b, atol=2e-6):
+    """Checkpoints of the same updates: equal states, weights equal up to float sum order."""
+    a, b = weights(a), weights(b)
+    state_a, state_b = a["training"]["state"], b["training"]["state"]
+    for key in ("updates", "best_update", "bad_validations", "train_tokens"):
+        assert state_a[key] == state_b[key], key
+    assert state_a["best_valid_ppl"] == pytest.approx(state_b["best_valid_ppl"], rel=1e-5)
+    assert sorted(a["weights"]) == sorted(b["weights"])
+    for name in a["weights"]:
+        torch.testing.assert_close(a["weights"][name], b["weights"][name], atol=atol, rtol=1e-4)
+
+
+def test_two_ranks_train_what_one_rank_trains(tmp_path, table):
+    one = rescore("-q", "train", table, "-o", tmp_path / "one.pt", "--max-updates", "8", *TRAINING,
+                  cwd=tmp_path)
+    assert one.returncode == 0, one.stderr
+    two = torchrun("train", table, "-o", tmp_path / "two.pt", "--max-updates", "8", *TRAINING, cwd=tmp_path)
+    assert two.returncode == 0, two.stderr
+    assert "|ranks:2|" in two.stderr and two.stderr.count("trained on ") == 1  # rank 0 reports
+    assert_same_training(tmp_path / "one.pt.checkpoint", tmp_path / "two.pt.checkpoint")
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "one.pt", "one.pt.cache", "one.pt.checkpoint", "two.pt", "two.pt.cache", "two.pt.checkpoint"]
+
+
+def test_resume_with_another_number_of_ranks(tmp_path, table):
+    straight = rescore("-q", "train", table, "-o", tmp_path / "straight.pt", "--max-updates", "9", *TRAINING,
+                       cwd=tmp_path)
+    assert straight.returncode == 0, straight.stderr
+    first = torchrun("train", table, "-o", tmp_path / "resumed.pt", "--max-updates", "6", *TRAINING,
+                     cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    after_6 = weights(tmp_path / "resumed.pt.checkpoint")["weights"]
+    resumed = rescore("-q", "train", table, "-o", tmp_path / "resumed.pt", "--resume", "--max-updates", "9",
+                      cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    assert_same_training(tmp_path / "straight.pt.checkpoint", tmp_path / "resumed.pt.checkpoint")
+    after_9 = weights(tmp_path / "resumed.pt.checkpoint")["weights"]
+    # three updates move the weights far more than the tolerance: the comparison can fail
+    assert max(float((after_9[name] - after_6[name]).abs().max()) for name in after_9) > 1e-3
+
+
+def test_a_batch_smaller_than_the_ranks_is_refused_in_one_line(tmp_path, table):
+    result = torchrun("train", table, "-o", tmp_path / "m.pt", "--batch-size", "1", "--preset", "tiny",
+                      cwd=tmp_path)
+    assert result.returncode != 0
+    assert_no_rescore_traceback(result.stderr)
+    assert our_lines(result.stderr) == [
+        "Error: --batch-size 1 is smaller than the 2 ranks: each rank needs at least one pair per update"]
+    assert not (tmp_path / "m.pt").exists() and not (tmp_path / "m.pt.cache").exists()
