@@ -31,13 +31,13 @@ from .evaluation import EvalResult, compare, decode, evaluate_file, read_result,
 from .filtering import FilteredModel, filter_for_test, filtered_ini, system_tables
 from .mert import TuningConfig, check_tuned_weights, iterations_run, read_finished_step, tune
 from .mert_history import dev_bleu_curve, read_stop_reason
-from .moses_install import MosesInstall
 from .moses_ini import Feature, MosesIni
+from .moses_install import MosesInstall
 from .phrase_table import read_num_scores
 from .preflight import ParallelSet, require_preflight
 from .results_table import summarize, write_tables
-from .starting_weights import (ColumnStats, cached_column_stats, check_layout,
-                               new_column_weights, warm_start_ini)
+from .starting_weights import (ColumnStats, cached_column_stats, check_layout, new_column_weights,
+                               warm_start_ini)
 from .system_files import check_same_pairs, column_indices, system_ini, write_system_tables
 from .systems import ColumnLayout, SystemSpec, infer_layout, plan_systems
 from .textio import read_lines

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from .errors import MosesConfigError, MosesRunError
-from .moses_install import MosesInstall
 from .moses_ini import MosesIni
+from .moses_install import MosesInstall
 from .phrase_table import split_score_columns
 from .textio import open_binary_read
 

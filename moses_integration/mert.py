@@ -14,9 +14,9 @@ from typing import Callable, Optional, Sequence
 
 from .child_process import process_group
 from .errors import MosesConfigError, MosesRunError
-from .moses_install import MosesInstall
 from .mert_history import MERT_DEFAULT_MAX_ITERATIONS, read_stop_reason
 from .moses_ini import MosesIni
+from .moses_install import MosesInstall
 from .textio import is_gzipped, open_binary_read
 
 __all__ = [

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from rescorer.errors import PhraseTableFormatError
-from rescorer.io.table_reader import PhraseEntry, PhraseTableReader
 from rescorer.io.atomic_output import AtomicOutput
+from rescorer.io.table_reader import PhraseEntry, PhraseTableReader
 
 from .errors import MosesNotFoundError, MosesRunError
 from .moses_install import COMPACT_BINARY, MosesInstall

@@ -13,8 +13,8 @@ from typing import Optional, Sequence
 from rescorer.errors import PhraseTableFormatError, RescorerError
 
 from .errors import MosesConfigError, MosesNotFoundError, PreflightError
-from .moses_install import COMPACT_BINARY, TUNING_BINARIES, TUNING_SCRIPTS, find_moses
 from .moses_ini import MosesIni
+from .moses_install import COMPACT_BINARY, TUNING_BINARIES, TUNING_SCRIPTS, find_moses
 from .phrase_table import read_num_scores
 from .textio import count_lines
 

@@ -16,8 +16,8 @@ from typing import Optional, Sequence
 from rescorer.io.table_reader import PhraseTableReader
 
 from .errors import MosesConfigError, MosesNotFoundError
-from .moses_install import MosesInstall
 from .moses_ini import Feature, MosesIni
+from .moses_install import MosesInstall
 from .phrase_table import binarize_compact, scores_span, split_score_columns
 from .systems import ColumnLayout, SystemSpec
 

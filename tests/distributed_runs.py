@@ -10,7 +10,6 @@ from pathlib import Path
 from tests import helpers
 
 
-
 def one_thread_env(**extra: str) -> dict:
     """One thread per process, as the figures are measured, so results repeat exactly."""
     return {**os.environ, "OMP_NUM_THREADS": "1", **extra}

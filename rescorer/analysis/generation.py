@@ -15,9 +15,9 @@ from typing import Optional, Sequence
 
 import torch
 
-from rescorer.models.model_files import ModelBundle
-from rescorer.errors import RescorerError
 from rescorer.analysis.top_targets import SourceGroup
+from rescorer.errors import RescorerError
+from rescorer.models.model_files import ModelBundle
 from rescorer.models.search import Hypothesis, beam_search, sample
 
 __all__ = ["Proposal", "Generated", "generate", "generated_rows"]

@@ -16,10 +16,10 @@ import numpy as np
 import torch
 
 from rescorer.data.batching import pad_sequences
-from rescorer.models.model_files import ModelBundle
-from rescorer.errors import RescorerError
-from rescorer.models.registry import attention_architectures
 from rescorer.data.vocabulary import EOS, PAD_ID, SPECIALS
+from rescorer.errors import RescorerError
+from rescorer.models.model_files import ModelBundle
+from rescorer.models.registry import attention_architectures
 
 __all__ = ["word_embeddings", "phrase_summaries", "attention_weights"]
 

@@ -14,8 +14,8 @@ from typing import Sequence
 
 import numpy as np
 
-from rescorer.errors import RescorerError
 from rescorer.analysis.figures import pyplot, save_figure
+from rescorer.errors import RescorerError
 
 __all__ = ["MAP_INCHES", "project_2d", "dense_windows", "plot_map"]
 

@@ -74,8 +74,8 @@ def top_targets_command(table_path: Path, model_path: Optional[Path], column: Op
                         device: str) -> None:
     """The paper's Table 2: for each source, its top targets by the table's p(f|e) beside its
     top targets by the RNN (a score column of a rescored TABLE, or --model)."""
-    from rescorer.analysis.top_targets import (SourceChoice, read_source_groups, read_sources_file, score_groups,
-                                     top_targets_rows)
+    from rescorer.analysis.top_targets import (SourceChoice, read_source_groups, read_sources_file,
+                                               score_groups, top_targets_rows)
     from rescorer.io.text_tables import write_text
 
     if model_path is not None and column is not None:
@@ -125,7 +125,8 @@ def generate_command(model_path: Path, source_phrases: tuple, sources_path: Opti
     """The paper's Table 3: target phrases the model proposes by itself (beam search and
     sampling), each with its log p, beside the table's top targets when --table is given."""
     from rescorer.analysis.generation import generate, generated_rows
-    from rescorer.analysis.top_targets import SourceChoice, read_source_groups, read_sources_file, score_groups
+    from rescorer.analysis.top_targets import (SourceChoice, read_source_groups, read_sources_file,
+                                               score_groups)
     from rescorer.io.text_tables import write_text
 
     if not source_phrases and sources_path is None:

@@ -37,8 +37,8 @@ def plot_embeddings_command(model_path: Path, side: str, words: int, output: Pat
                             seed: int, zooms: int, device: str) -> None:
     """The paper's Figure 4: a t-SNE map of the word embeddings, with zoomed dense regions."""
     from rescorer.analysis.figures import check_figure_path
-    from rescorer.analysis.tsne_maps import plot_map, project_2d
     from rescorer.analysis.representations import word_embeddings
+    from rescorer.analysis.tsne_maps import plot_map, project_2d
 
     with run_paths([("model", model_path)], output, "figure", force):
         check_figure_path(output)
@@ -68,9 +68,9 @@ def plot_phrases_command(model_path: Path, table_path: Path, phrases: int, min_w
     """The paper's Figure 5: a t-SNE map of the encoder's summary of source phrases (c, or the
     mean annotation for attention models), with zoomed dense regions."""
     from rescorer.analysis.figures import check_figure_path
+    from rescorer.analysis.representations import phrase_summaries
     from rescorer.analysis.top_targets import SourceChoice, read_source_groups
     from rescorer.analysis.tsne_maps import plot_map, project_2d
-    from rescorer.analysis.representations import phrase_summaries
 
     with run_paths([("model", model_path), ("phrase table", table_path)], output, "figure", force):
         check_figure_path(output)

@@ -17,12 +17,10 @@ from moses_integration.phrase_table import binarize_compact, read_num_scores
 from moses_integration.preflight import ParallelSet, run_preflight
 from moses_integration.starting_weights import table_starting_weights
 from rescorer.cli.options import (ANY_PATH, EXISTING_FILE, SCORE_COLUMN, base_dir_option, column_index,
-                                  decoder_flags_option, detokenize_option, dev_option,
-                                  device_option, feature_option, force_option,
-                                  initial_weight_option, max_iterations_option,
+                                  decoder_flags_option, detokenize_option, dev_option, device_option,
+                                  feature_option, force_option, initial_weight_option, max_iterations_option,
                                   moses_dir_option, moses_install_options, nbest_option, new_columns_option,
-                                  optimizer_option, output_option, seed_option, test_option,
-                                  test_type_option)
+                                  optimizer_option, output_option, seed_option, test_option, test_type_option)
 from rescorer.cli.reporting import is_quiet, say, signature
 from rescorer.io.path_checks import RunPaths, Target
 from rescorer.runtime.failure_reports import reports_errors
@@ -228,9 +226,8 @@ def plot_scores(table_path: Path, out_path: Path, rnn_column: int, sample_size: 
                 force: bool) -> None:
     """Scatter the RNN score against the table's p(f|e) (paper Fig. 3) and p(e|f) for a sample
     of pairs, with Spearman's rho of each."""
-    from rescorer.analysis.figures import check_figure_path
-
     from moses_integration.figure import plot_rnn_vs_table
+    from rescorer.analysis.figures import check_figure_path
 
     with RunPaths([("rescored table", table_path)], [Target(out_path, "figure")], force=force):
         check_figure_path(out_path)

@@ -14,9 +14,9 @@ from typing import Optional
 import click
 from click.core import ParameterSource
 
-from rescorer.cli.options import (EXISTING_OR_STDIN, MODEL_KEYS, NEW_FILE, device_options,
-                                  force_option, model_options, model_settings_from, output_option,
-                                  reject_option, score_options, train_options)
+from rescorer.cli.options import (EXISTING_OR_STDIN, MODEL_KEYS, NEW_FILE, device_options, force_option,
+                                  model_options, model_settings_from, output_option, reject_option,
+                                  score_options, train_options)
 from rescorer.cli.reporting import Reporter, signature
 from rescorer.runtime.failure_reports import reports_errors
 
@@ -51,8 +51,8 @@ def default_model(output_path: Path) -> Path:
 def run_command(reporter: Reporter, phrase_table: Path, output: Optional[Path],
                 model_paths: tuple, **options) -> None:
     """Train on PHRASE_TABLE (unless --model is given), then write it back with the new column."""
-    from rescorer.io.table_reader import SKIP_BAD_LINES
     from rescorer.io.path_checks import RunPaths, output_targets, training_targets
+    from rescorer.io.table_reader import SKIP_BAD_LINES
 
     training = not model_paths
     if training:
@@ -96,8 +96,8 @@ def run_command(reporter: Reporter, phrase_table: Path, output: Optional[Path],
 def train_command(reporter: Reporter, phrase_table: Path, model_path: Path, reject_path: Optional[Path],
                   force: bool, **options) -> None:
     """Train a model on the unique phrase pairs of PHRASE_TABLE."""
-    from rescorer.io.path_checks import RunPaths, output_targets, training_targets
     from rescorer.io.atomic_output import AtomicOutput, committed_together
+    from rescorer.io.path_checks import RunPaths, output_targets, training_targets
 
     require_rereadable(phrase_table)
     if options["precision"] == "int8":
@@ -201,15 +201,15 @@ def train_job(reporter: Reporter, phrase_table: Path, model_path: Path, options:
               explicit: set, reject=None, ranks=None) -> None:
     """Train; under --resume the options left at their defaults are the checkpoint's, and the
     settings line shows what is really used."""
+    from rescorer.io.file_names import checkpoint_path_for
     from rescorer.models.model_files import read_model_file
     from rescorer.runtime.device import resolve_device, resolve_precision
     from rescorer.runtime.distributed import SINGLE, rank_device
+    from rescorer.training.budget import SpeedProbe, describe_limit
     from rescorer.training.distributed_trainer import check_batch_size
-    from rescorer.io.file_names import checkpoint_path_for
     from rescorer.training.pipeline import train_on_table
     from rescorer.training.resume import merge_resumed_options, recordable_options
     from rescorer.training.trainer import TrainSettings
-    from rescorer.training.budget import SpeedProbe, describe_limit
 
     payload = None
     if options["resume"]:

@@ -16,9 +16,9 @@ from typing import Iterable, Optional, Sequence
 
 import numpy as np
 
+from rescorer.data.vocabulary import Vocabulary
 from rescorer.errors import RescorerError
 from rescorer.io.file_names import temporary_prefix
-from rescorer.data.vocabulary import Vocabulary
 
 ID_DTYPE = np.int32
 OFFSET_DTYPE = np.int64

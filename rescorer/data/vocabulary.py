@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from rescorer.io.compression import CompressedStreamError, decompressing_reader
 from rescorer.errors import CorpusError
+from rescorer.io.compression import CompressedStreamError, decompressing_reader
 
 PAD, UNK, EOS = "[PAD]", "[UNK]", "[EOS]"
 SPECIALS = (PAD, UNK, EOS)

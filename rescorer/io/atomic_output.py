@@ -9,14 +9,14 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
-from contextlib import contextmanager
 from typing import BinaryIO, Iterable, Iterator, Optional
 
 from rescorer.errors import RescorerError
-from rescorer.io.gzip_io import BUFFER_SIZE, gzip_writer
 from rescorer.io.file_names import same_file, temporary_prefix
+from rescorer.io.gzip_io import BUFFER_SIZE, gzip_writer
 from rescorer.io.path_checks import is_stream
 
 __all__ = ["AtomicOutput", "check_output_target", "committed_together"]

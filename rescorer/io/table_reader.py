@@ -23,8 +23,8 @@ from typing import BinaryIO, Iterator, NamedTuple, Optional, Protocol, Sequence,
 
 from rescorer.errors import PhraseTableFormatError, RescorerError
 from rescorer.io.compression import CompressedStreamError, decompressing_reader
-from rescorer.io.gzip_io import BUFFER_SIZE
 from rescorer.io.file_names import same_file
+from rescorer.io.gzip_io import BUFFER_SIZE
 
 __all__ = ["PhraseEntry", "PhraseTableReader", "RejectSink", "SKIP_BAD_LINES", "read_chunks", "append_scores",
            "STDIN_NAME"]

@@ -10,7 +10,7 @@ Parts (embeddings, cells, encoders, attention, the shared output and gold-token 
 A new architecture is one module plus one import line here.
 """
 
-from rescorer.models import cho2014, rnnsearch, luong  # noqa: F401, I001  (each registers itself, in the papers' order)
+from rescorer.models import cho2014, rnnsearch, luong  # noqa: F401, I001  # isort: skip  (each registers itself, in the papers' order)
 from rescorer.models.base import DecoderState, PhraseScorer, count_parameters
 from rescorer.models.config import ModelConfig
 from rescorer.models.registry import ARCHITECTURES, Architecture, architecture_names, get_architecture

@@ -16,13 +16,13 @@ from typing import Optional
 import torch
 from torch import nn
 
+from rescorer.data.vocabulary import EOS_ID, PAD_ID
 from rescorer.models import softmax
 from rescorer.models.cells import RecurrentLayer
 from rescorer.models.config import ModelConfig
 from rescorer.models.embeddings import FactoredEmbedding
-from rescorer.models.softmax import full_precision
 from rescorer.models.encoders import RecurrentEncoder
-from rescorer.data.vocabulary import EOS_ID, PAD_ID
+from rescorer.models.softmax import full_precision
 
 
 @dataclass

@@ -19,8 +19,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from rescorer.models import flops
 from rescorer.errors import ModelSettingError
+from rescorer.models import flops
 from rescorer.models.attention import LuongAttention, attend
 from rescorer.models.base import DecoderState, PhraseScorer
 from rescorer.models.cells import build_layer

@@ -23,10 +23,10 @@ from typing import Optional
 import torch
 
 from rescorer import __version__
-from rescorer.errors import ModelFileError
-from rescorer.models import ModelConfig, PhraseScorer, build_model
-from rescorer.io.file_names import temporary_prefix
 from rescorer.data.vocabulary import Vocabulary
+from rescorer.errors import ModelFileError
+from rescorer.io.file_names import temporary_prefix
+from rescorer.models import ModelConfig, PhraseScorer, build_model
 
 FORMAT_NAME = "rescorer-model"
 FORMAT_VERSION = 2

@@ -18,8 +18,8 @@ from typing import Optional, Sequence
 
 import torch
 
-from rescorer.models import DecoderState, PhraseScorer
 from rescorer.data.vocabulary import EOS_ID, PAD_ID
+from rescorer.models import DecoderState, PhraseScorer
 
 __all__ = ["Hypothesis", "beam_search", "greedy_decode", "sample"]
 

@@ -16,10 +16,10 @@ import numpy as np
 import torch
 
 from rescorer.data.batching import length_sorted_batches, pad_sequences
+from rescorer.data.phrase_encoding import EncodedPhrases
+from rescorer.models import PhraseScorer
 from rescorer.models.model_files import ModelBundle, load_model
 from rescorer.runtime.device import autocast, resolve_device, resolve_precision
-from rescorer.models import PhraseScorer
-from rescorer.data.phrase_encoding import EncodedPhrases
 
 # Padded tokens per batch. On the CPU a few thousand keep the activations in cache; a GPU needs
 # far more rows per matmul to fill its cores (the paper model's logits for 131k tokens in bf16

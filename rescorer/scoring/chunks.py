@@ -19,11 +19,11 @@ from typing import Iterable, Iterator, Optional, Sequence
 
 import numpy as np
 
-from rescorer.models.model_files import ModelBundle
-from rescorer.errors import RescorerError
 from rescorer.data.phrase_encoding import EncodedPhrases, encode_phrases
-from rescorer.io.table_reader import PhraseTableReader, append_scores
+from rescorer.errors import RescorerError
 from rescorer.io.score_format import MAX_COUNT, format_count_scores
+from rescorer.io.table_reader import PhraseTableReader, append_scores
+from rescorer.models.model_files import ModelBundle
 from rescorer.scoring.batch_scoring import score_encoded
 
 __all__ = ["Encoding", "Chunk", "distinct_vocabularies", "encode_chunks", "encode_chunk",

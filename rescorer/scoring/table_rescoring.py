@@ -18,18 +18,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Sequence, Union
 
-from rescorer.models.model_files import ModelBundle
 from rescorer.errors import RescorerError
-from rescorer.io.table_reader import PhraseTableReader
-from rescorer.scoring.chunks import (ScoreTotals, chunk_lines, distinct_vocabularies, encode_chunks,
-                                    in_background, long_lived_objects_frozen, score_chunk, word_penalty)
-from rescorer.runtime.distributed import SINGLE, Ranks
-from rescorer.runtime.progress import Progress, no_progress
+from rescorer.io.atomic_output import AtomicOutput, committed_together
 from rescorer.io.path_checks import is_stream
 from rescorer.io.score_format import MAX_COUNT
+from rescorer.io.table_reader import PhraseTableReader
+from rescorer.models.model_files import ModelBundle
+from rescorer.runtime.distributed import SINGLE, Ranks
+from rescorer.runtime.progress import Progress, no_progress
 from rescorer.scoring.batch_scoring import default_token_budget
+from rescorer.scoring.chunks import (ScoreTotals, chunk_lines, distinct_vocabularies, encode_chunks,
+                                     in_background, long_lived_objects_frozen, score_chunk, word_penalty)
 from rescorer.scoring.settings import ScoreSettings
-from rescorer.io.atomic_output import AtomicOutput, committed_together
 
 
 @dataclass

@@ -20,16 +20,15 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Optional, Sequence
 
-
-from rescorer.models.model_files import ModelBundle
-from rescorer.scoring.chunks import (ScoreTotals, chunk_lines, encode_chunk, in_background,
-                                    long_lived_objects_frozen, score_chunk, word_penalty)
-from rescorer.runtime.distributed import SINGLE, Ranks
 from rescorer.errors import PhraseTableFormatError, RescorerError
-from rescorer.runtime.failure_reports import ending
 from rescorer.io.atomic_output import AtomicOutput, check_output_target
 from rescorer.io.table_units import TableUnits, UnitChunk
 from rescorer.io.unit_journal import UnitJournal, UnitWriter, input_identity, model_identity
+from rescorer.models.model_files import ModelBundle
+from rescorer.runtime.distributed import SINGLE, Ranks
+from rescorer.runtime.failure_reports import ending
+from rescorer.scoring.chunks import (ScoreTotals, chunk_lines, encode_chunk, in_background,
+                                     long_lived_objects_frozen, score_chunk, word_penalty)
 from rescorer.scoring.settings import ScoreSettings
 
 __all__ = ["rescore_in_units"]

@@ -14,9 +14,9 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from rescorer.errors import RescorerError
 from rescorer.runtime.device import autocast
 from rescorer.runtime.distributed import Ranks
-from rescorer.errors import RescorerError
 from rescorer.training.trainer import Trainer, batch_tensors, log_likelihood
 
 __all__ = ["DistributedTrainer", "check_batch_size"]

@@ -10,17 +10,18 @@ from typing import Iterator, Optional
 
 import torch
 
+from rescorer.data.pair_cache import PairCache, build_pair_cache, open_matching_cache
+from rescorer.data.vocabulary import Coverage, Vocabulary, count_corpus_words, coverage
+from rescorer.errors import RescorerError
+from rescorer.io.file_names import checkpoint_path_for
+from rescorer.io.table_reader import SKIP_BAD_LINES, PhraseTableReader, RejectSink
+from rescorer.models import ModelSettings, PhraseScorer, build_model
 from rescorer.models.model_files import ModelBundle, bundle_from_payload, read_model_file, save_model
 from rescorer.runtime.distributed import SINGLE, Ranks
-from rescorer.errors import RescorerError
-from rescorer.models import ModelSettings, PhraseScorer, build_model
-from rescorer.data.pair_cache import PairCache, build_pair_cache, open_matching_cache
-from rescorer.io.table_reader import SKIP_BAD_LINES, PhraseTableReader, RejectSink
+from rescorer.runtime.progress import Progress, no_progress
 from rescorer.training.resume import check_resume
 from rescorer.training.trainer import Trainer, TrainSettings, TrainState, unigram_perplexity
-from rescorer.data.vocabulary import Coverage, Vocabulary, count_corpus_words, coverage
-from rescorer.io.file_names import checkpoint_path_for
-from rescorer.runtime.progress import Progress, no_progress
+
 
 @dataclass
 class VocabularyReport:

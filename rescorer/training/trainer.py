@@ -21,12 +21,12 @@ import numpy as np
 import torch
 
 from rescorer.data.batching import length_sorted_batches, pad_sequences
+from rescorer.data.pair_cache import PairCache
+from rescorer.data.vocabulary import EOS_ID
+from rescorer.errors import RescorerError
 from rescorer.models.model_files import ModelBundle, save_model
 from rescorer.runtime.device import autocast
-from rescorer.errors import RescorerError
-from rescorer.data.pair_cache import PairCache
 from rescorer.training.budget import DEFAULT_MAX_EPOCHS, update_limit
-from rescorer.data.vocabulary import EOS_ID
 
 log = logging.getLogger(__name__)
 OPTIMIZERS = ("adadelta", "adam")

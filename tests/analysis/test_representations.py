@@ -5,13 +5,13 @@ import numpy as np
 import pytest
 import torch
 
-from rescorer.models.model_files import ModelBundle
+from rescorer.analysis.representations import (attention_weights, phrase_summaries, require_attention,
+                                               word_embeddings)
+from rescorer.data.vocabulary import Vocabulary
 from rescorer.errors import RescorerError
 from rescorer.models import ModelSettings, build_model
 from rescorer.models.attention import source_mask
-from rescorer.analysis.representations import (attention_weights, phrase_summaries, require_attention,
-                                      word_embeddings)
-from rescorer.data.vocabulary import Vocabulary
+from rescorer.models.model_files import ModelBundle
 
 WORDS = ["the", "house", "of", "god", "and", "he", "said"]
 VOCAB = Vocabulary(["[PAD]", "[UNK]", "[EOS]"] + WORDS)

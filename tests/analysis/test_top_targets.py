@@ -5,8 +5,9 @@ import math
 
 import pytest
 
+from rescorer.analysis.top_targets import (SourceChoice, read_source_groups, read_sources_file,
+                                           top_targets_rows)
 from rescorer.errors import PhraseTableFormatError, RescorerError
-from rescorer.analysis.top_targets import SourceChoice, read_source_groups, read_sources_file, top_targets_rows
 
 # source ||| target ||| φ(f|e) lex φ(e|f) lex RNN ||| alignment ||| c(target) c(source) c(pair)
 TABLE = (b"a ||| x ||| 0.5 0.5 0.9 0.5 0.1 ||| 0-0 ||| 10 3 1 ||| |||\n"

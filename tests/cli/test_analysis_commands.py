@@ -11,12 +11,12 @@ import math
 import pytest
 import torch
 
-from rescorer.cli.main import main
-from rescorer.models.model_files import ModelBundle, load_model, save_model
 from rescorer.analysis.top_targets import SourceChoice, read_source_groups
+from rescorer.cli.main import main
 from rescorer.models import ModelSettings, build_model
-from rescorer.scoring.batch_scoring import score_encoded
+from rescorer.models.model_files import ModelBundle, load_model, save_model
 from rescorer.models.search import greedy_decode
+from rescorer.scoring.batch_scoring import score_encoded
 from tests.helpers import invoke
 
 pytest.importorskip("matplotlib")

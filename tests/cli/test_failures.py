@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.fake_moses import FIXTURES
 from tests import helpers
+from tests.fake_moses import FIXTURES
 from tests.helpers import FIXTURE_FILES, gz_lines
 
 FAST = ["--preset", "tiny", "--max-updates", "6", "--valid-every", "3", "--valid-pairs", "20",
@@ -400,8 +400,8 @@ def test_injected_enospc_in_the_output_removes_the_temporary(tmp_path, monkeypat
     """The same without root: a writer whose disk fills after a few bytes."""
     import errno
 
-    from rescorer.io import atomic_output as table_output
     from rescorer.errors import RescorerError
+    from rescorer.io import atomic_output as table_output
 
     class FullDisk:
         def __init__(self, file, *args, **kwargs):
@@ -424,10 +424,9 @@ def test_injected_enospc_in_the_output_removes_the_temporary(tmp_path, monkeypat
 def test_injected_enospc_in_the_pair_cache_and_the_model(tmp_path, monkeypatch, example_table):
     import errno
 
-    from rescorer.models import model_files as checkpoint
-
     from rescorer.data import pair_cache
     from rescorer.errors import RescorerError
+    from rescorer.models import model_files as checkpoint
     from rescorer.training.pipeline import build_vocabularies, encode_table
 
     def full(*args, **kwargs):
@@ -439,8 +438,8 @@ def test_injected_enospc_in_the_pair_cache_and_the_model(tmp_path, monkeypatch, 
         encode_table(example_table, vocabularies.src_vocab, vocabularies.tgt_vocab, tmp_path / "cache")
     assert list(tmp_path.iterdir()) == []
     monkeypatch.setattr(checkpoint.torch, "save", full)
-    from rescorer.models.model_files import ModelBundle, save_model
     from rescorer.models import ModelSettings
+    from rescorer.models.model_files import ModelBundle, save_model
     from rescorer.training.pipeline import new_model
 
     bundle = ModelBundle(new_model(ModelSettings.make(preset="tiny"), vocabularies.src_vocab,

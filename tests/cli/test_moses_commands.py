@@ -14,13 +14,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from moses_integration.errors import MosesConfigError
+from moses_integration.moses_ini import MosesIni
+from rescorer.cli.moses_commands import moses
 from tests import helpers
 from tests.fake_moses import FIXTURES, calls, install_fake_moses, needs_fixtures, set_fake
 from tests.fake_moses.systems import expected_starts, small_system
 from tests.helpers import first_lines
-from rescorer.cli.moses_commands import moses
-from moses_integration.errors import MosesConfigError
-from moses_integration.moses_ini import MosesIni
 
 pytestmark = needs_fixtures
 

@@ -7,8 +7,8 @@ import torch
 
 from rescorer.data.batching import pad_sequences
 from rescorer.data.phrase_encoding import EncodedPhrases, encode_phrases
-from rescorer.scoring.batch_scoring import score_encoded
 from rescorer.data.vocabulary import Vocabulary
+from rescorer.scoring.batch_scoring import score_encoded
 
 VOCAB = Vocabulary(["[PAD]", "[UNK]", "[EOS]", "the", "house", "la", "maison", "é"])
 

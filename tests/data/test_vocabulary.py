@@ -6,9 +6,9 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from rescorer.errors import CorpusError
 from rescorer.data.pair_cache import build_pair_cache, open_matching_cache
 from rescorer.data.vocabulary import UNK_ID, Vocabulary, count_corpus_words, coverage
+from rescorer.errors import CorpusError
 
 
 def test_shortlist_keeps_most_frequent_and_breaks_ties_alphabetically():

@@ -8,10 +8,10 @@ import math
 from functools import lru_cache
 from pathlib import Path
 
-from tests.fake_moses import FIXTURES
 from moses_integration.moses_ini import MosesIni
-
+from tests.fake_moses import FIXTURES
 from tests.helpers import EXAMPLE_TABLE  # noqa: E402  (re-exported for the moses tests)
+
 REORDERING = FIXTURES / "model/reordering-table.wbe-msd-bidirectional-fe.gz"
 
 

@@ -7,13 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from rescorer.io.score_format import (
-    MOSES_LOG_FLOOR,
-    decode_moses_score,
-    format_count_scores,
-    format_log_scores,
-    format_moses_scores,
-)
+from rescorer.io.score_format import (MOSES_LOG_FLOOR, decode_moses_score, format_count_scores,
+                                      format_log_scores, format_moses_scores)
 
 
 def wide_log_probs() -> np.ndarray:

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from rescorer.errors import PhraseTableFormatError, RescorerError
-from rescorer.io.table_reader import PhraseEntry, PhraseTableReader, append_scores, read_chunks
 from rescorer.io.atomic_output import AtomicOutput
+from rescorer.io.table_reader import PhraseEntry, PhraseTableReader, append_scores, read_chunks
 from tests.helpers import EXAMPLE_TABLE
 
 REAL_LINE = (

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from tests.equations import numpy_of, randomize, softmax
 from rescorer.models.attention import AdditiveAttention, LuongAttention, masked_softmax, source_mask
+from tests.equations import numpy_of, randomize, softmax
 
 H, A = 4, 6  # decoder width, annotation width
 LENGTHS = [5, 3, 1]

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from tests.equations import cell_step, gru_weights, numpy_of, randomize, sigmoid
 from rescorer.models.cells import GRULayer, LSTMLayer, build_layer
+from tests.equations import cell_step, gru_weights, numpy_of, randomize, sigmoid
 
 
 def test_gru_step_matches_hand_computed_value():

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 import torch
 
-from tests.equations import cell_step, embed, linear, log_softmax, maxout, numpy_of, randomize
-from rescorer.models import ModelConfig, ModelSettings, build_model, count_parameters
 from rescorer.data.vocabulary import PAD_ID
+from rescorer.models import ModelConfig, ModelSettings, build_model, count_parameters
+from tests.equations import cell_step, embed, linear, log_softmax, maxout, numpy_of, randomize
 
 SRC, SRC_LENGTHS = torch.tensor([[3, 4, 5], [6, PAD_ID, PAD_ID]]), torch.tensor([3, 1])
 GOLD = [7, 8]  # y_1, y_2 of both pairs

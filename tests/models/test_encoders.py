@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 import torch
 
-from tests.equations import cell_step, numpy_of, randomize
 from rescorer.models.encoders import RecurrentEncoder, reverse_padded
+from tests.equations import cell_step, numpy_of, randomize
 
 
 @pytest.mark.parametrize("lengths, want", [

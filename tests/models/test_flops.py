@@ -3,8 +3,8 @@ PyTorch's own FLOP counter on the models."""
 
 import pytest
 
-from rescorer.models.flops import flops_per_batch, flops_per_pair
 from rescorer.models import ModelConfig, ModelSettings
+from rescorer.models.flops import flops_per_batch, flops_per_pair
 
 TINY = ModelConfig(src_vocab_size=7, tgt_vocab_size=11, embed_dim=3, embed_rank=2, hidden_size=4,
                    maxout_units=5, output_rank=6)

@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 import torch
 
-from rescorer.models.model_files import FORMAT_VERSION, ModelBundle, load_model, read_model_file, save_model
-from rescorer.errors import ModelFileError
-from rescorer.models import ModelSettings, build_model
-from rescorer.io.table_reader import PhraseTableReader
-from rescorer.scoring.batch_scoring import score_pairs
 from rescorer.data.vocabulary import Vocabulary
+from rescorer.errors import ModelFileError
+from rescorer.io.table_reader import PhraseTableReader
+from rescorer.models import ModelSettings, build_model
+from rescorer.models.model_files import FORMAT_VERSION, ModelBundle, load_model, read_model_file, save_model
+from rescorer.scoring.batch_scoring import score_pairs
 from tests.helpers import FIXTURE_FILES
 
 DATA = FIXTURE_FILES

@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 import torch
 
-from tests.equations import randomize
-from rescorer.runtime.device import autocast
-from rescorer.models import ModelSettings, build_model
-from rescorer.scoring.batch_scoring import score_encoded
 from rescorer.data.vocabulary import EOS_ID, PAD_ID
+from rescorer.models import ModelSettings, build_model
+from rescorer.runtime.device import autocast
+from rescorer.scoring.batch_scoring import score_encoded
+from tests.equations import randomize
 
 VARIANTS = [
     ("cho2014", {}), ("cho2014", {"cell": "lstm"}), ("cho2014", {"reset_after": True}),

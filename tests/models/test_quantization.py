@@ -9,9 +9,9 @@ import pytest
 import torch
 from torch import nn
 
-from rescorer.runtime.device import resolve_precision
 from rescorer.errors import RescorerError
 from rescorer.models.quantization import is_quantized, quantize_int8
+from rescorer.runtime.device import resolve_precision
 from rescorer.scoring.batch_scoring import score_encoded
 from tests.helpers import rescore
 from tests.models.test_models import IDS, VARIANTS, make
@@ -76,9 +76,9 @@ def test_cli_scores_in_int8_and_refuses_int8_training(tmp_path, example_table, t
 
 def test_an_int8_model_has_a_journal_identity_of_its_own():
     """--resume compares models by their weights; int8 weights are tensor subclasses."""
-    from rescorer.models.model_files import ModelBundle
-    from rescorer.io.unit_journal import model_identity
     from rescorer.data.vocabulary import Vocabulary
+    from rescorer.io.unit_journal import model_identity
+    from rescorer.models.model_files import ModelBundle
 
     model = make("cho2014", {})
     vocab = Vocabulary(["[PAD]", "[UNK]", "[EOS]", "a", "b"])

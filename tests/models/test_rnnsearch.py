@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 import torch
 
-from tests.equations import cell_step, embed, linear, log_softmax, maxout, numpy_of, randomize, softmax
-from rescorer.models import ModelSettings, build_model
 from rescorer.data.vocabulary import PAD_ID
+from rescorer.models import ModelSettings, build_model
+from tests.equations import cell_step, embed, linear, log_softmax, maxout, numpy_of, randomize, softmax
 
 SRC, SRC_LENGTHS = torch.tensor([[3, 4, 5], [6, 7, PAD_ID]]), torch.tensor([3, 2])
 GOLD = [7, 8, 9]

@@ -10,9 +10,9 @@ import math
 import pytest
 import torch
 
+from rescorer.data.vocabulary import EOS_ID, PAD_ID
 from rescorer.models import ModelSettings, build_model
 from rescorer.models.search import beam_search, greedy_decode, sample
-from rescorer.data.vocabulary import EOS_ID, PAD_ID
 
 ARCHITECTURES = [("cho2014", {}), ("cho2014", {"cell": "lstm", "bidirectional": True}),
                  ("rnnsearch", {}), ("luong", {}), ("luong", {"attention": "local-p"})]

@@ -9,18 +9,18 @@ import struct
 import pandas as pd
 import pytest
 
-from tests.fake_moses import FIXTURES, calls, install_fake_moses, needs_fixtures, set_fake
-from tests.fake_moses.systems import expected_starts, model_score, penalty, small_system
 from moses_integration.ablation import AblationConfig, run_ablation
 from moses_integration.errors import MosesConfigError, MosesRunError
 from moses_integration.evaluation import EvalResult, evaluate_file
 from moses_integration.figure import mert_curves_figure, plot_mert_curves, plot_rnn_vs_table
-from moses_integration.moses_install import find_moses
 from moses_integration.moses_ini import MosesIni
+from moses_integration.moses_install import find_moses
 from moses_integration.phrase_table import read_num_scores, select_score_columns
 from moses_integration.preflight import ParallelSet
 from moses_integration.results_table import COLUMNS
 from rescorer.errors import PhraseTableFormatError
+from tests.fake_moses import FIXTURES, calls, install_fake_moses, needs_fixtures, set_fake
+from tests.fake_moses.systems import expected_starts, model_score, penalty, small_system
 
 pytestmark = needs_fixtures
 

@@ -2,11 +2,11 @@
 
 import pytest
 
-from tests.fake_moses import FIXTURES, calls, install_fake_moses, needs_fixtures
 from moses_integration.errors import PreflightError
 from moses_integration.evaluation import bleu_of_files, compare, decode, evaluate_file, score
 from moses_integration.moses_install import find_moses
 from moses_integration.textio import read_lines
+from tests.fake_moses import FIXTURES, calls, install_fake_moses, needs_fixtures
 
 pytestmark = needs_fixtures
 

@@ -4,9 +4,9 @@ import difflib
 
 import pytest
 
-from tests.fake_moses import FIXTURES, needs_fixtures
 from moses_integration.errors import MosesConfigError
 from moses_integration.moses_ini import MosesIni
+from tests.fake_moses import FIXTURES, needs_fixtures
 
 pytestmark = needs_fixtures
 

@@ -5,12 +5,12 @@ import gzip
 import numpy as np
 import pytest
 
-from tests.helpers import first_lines
-from tests.fake_moses import FIXTURES, needs_fixtures
 from moses_integration.errors import NbestFormatError
-from rescorer.errors import RescorerError
 from moses_integration.nbest import iter_feature_values, parse_segmentation, rescore_nbest
 from moses_integration.textio import read_lines
+from rescorer.errors import RescorerError
+from tests.fake_moses import FIXTURES, needs_fixtures
+from tests.helpers import first_lines
 
 pytestmark = needs_fixtures
 

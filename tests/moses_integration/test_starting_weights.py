@@ -7,14 +7,14 @@ import math
 
 import pytest
 
-from tests.fake_moses import FIXTURES, needs_fixtures
-from tests.fake_moses.systems import EXAMPLE_TABLE, expected_starts
 from moses_integration import starting_weights
 from moses_integration.errors import MosesConfigError
 from moses_integration.moses_ini import MosesIni
 from moses_integration.starting_weights import (cached_column_stats, check_layout, measure_columns,
                                                 new_column_weights, scaled_weights, warm_start_ini)
 from moses_integration.systems import ColumnLayout
+from tests.fake_moses import FIXTURES, needs_fixtures
+from tests.fake_moses.systems import EXAMPLE_TABLE, expected_starts
 from tests.helpers import rescore
 
 TUNED = [0.0217852, 0.0771391, 0.0807805, 0.0130301]  # tuning/moses.ini, TranslationModel0

@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 
 from moses_integration.errors import MosesConfigError
-from moses_integration.systems import (ColumnLayout, infer_layout, names_from_models,
-                                       parse_column_names, plan_systems)
+from moses_integration.systems import (ColumnLayout, infer_layout, names_from_models, parse_column_names,
+                                       plan_systems)
 
 LAYOUTS = [
     ("one column: the RNN", 5, None, ("rnn",)),

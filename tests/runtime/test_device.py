@@ -3,8 +3,8 @@
 import pytest
 import torch
 
-from rescorer.runtime.device import autocast, resolve_device, resolve_precision
 from rescorer.errors import RescorerError
+from rescorer.runtime.device import autocast, resolve_device, resolve_precision
 from rescorer.scoring.batch_scoring import default_token_budget
 
 

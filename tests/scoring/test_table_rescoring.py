@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 
 from rescorer.errors import PhraseTableFormatError
+from rescorer.io.score_format import decode_moses_score
 from rescorer.io.table_reader import PhraseTableReader
+from rescorer.scoring.batch_scoring import score_pairs
 from rescorer.scoring.settings import ScoreSettings
 from rescorer.scoring.table_rescoring import rescore_table
-from rescorer.io.score_format import decode_moses_score
-from rescorer.scoring.batch_scoring import score_pairs
 from tests.helpers import FIXTURE_FILES
 
 FIELD = " ||| "

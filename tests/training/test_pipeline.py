@@ -6,15 +6,14 @@ import numpy as np
 import pytest
 import torch
 
-from rescorer.models.model_files import ModelBundle, read_model_file
 from rescorer.data.pair_cache import build_pair_cache
-from rescorer.models import ModelSettings
-from rescorer.io.file_names import checkpoint_path_for
-from rescorer.training.pipeline import (build_vocabularies, encode_table, new_model,
-                                  train_on_table)
-from rescorer.training.trainer import (PairSplit, Trainer, TrainSettings, evaluate_perplexity, heldout_mask,
-                               unigram_perplexity)
 from rescorer.data.vocabulary import Vocabulary
+from rescorer.io.file_names import checkpoint_path_for
+from rescorer.models import ModelSettings
+from rescorer.models.model_files import ModelBundle, read_model_file
+from rescorer.training.pipeline import build_vocabularies, encode_table, new_model, train_on_table
+from rescorer.training.trainer import (PairSplit, Trainer, TrainSettings, evaluate_perplexity, heldout_mask,
+                                       unigram_perplexity)
 
 CPU = torch.device("cpu")
 
