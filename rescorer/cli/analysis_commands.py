@@ -49,8 +49,8 @@ def table_text(headers, rows, csv: bool, footnote: str = "") -> str:
 @click.option("--model", "model_path", type=EXISTING_FILE,
               help="Score the shown sources' targets with this model (TABLE need not be rescored).")
 @click.option("--column", type=SCORE_COLUMN, default=None,
-              help="Score column holding the RNN score in a rescored TABLE, counted from 1 (-1, "
-                   "the last, by default).")
+              help="Score column holding the RNN score in a rescored TABLE, counted from 1 "
+                   "(-1: the last); needed unless --model scores the targets.")
 @score_format_option("How --column stores the RNN score.")
 @click.option("--num-sources", type=click.IntRange(1), default=10, show_default=True,
               help="How many source phrases to pick.")
@@ -80,18 +80,22 @@ def top_targets_command(table_path: Path, model_path: Optional[Path], column: Op
 
     if model_path is not None and column is not None:
         raise click.UsageError("--column reads a rescored table's score; with --model the model scores instead")
+    if model_path is None and column is None:
+        raise click.UsageError("say where the RNN's scores come from: --model MODEL scores the "
+                               "targets, or --column C names the rescored table's RNN column "
+                               "(-1: the last)")
     reads = [("phrase table", table_path), ("model", model_path), ("sources file", sources_path)]
     with run_paths(reads, output, "output", force):
         sources = read_sources_file(sources_path) if sources_path else None
         choice = SourceChoice(num_sources, min_source_words, min_targets, pick, seed, sources)
         bundle = load_model_on(model_path, device) if model_path else None
-        rnn_column = None if bundle else (-1 if column is None else column_index(column))
+        rnn_column = None if bundle else column_index(column)
         groups = read_source_groups(table_path, choice, rnn_column, score_format == "log")
         if bundle is not None:
             score_groups(groups, bundle)
         missing = [s for s in sources if s not in {g.source for g in groups}] if sources else []
         headers, rows = top_targets_rows(groups, top, as_csv, missing)
-        scorer = model_path.name if model_path else f"column {-1 if column is None else column}"
+        scorer = model_path.name if model_path else f"column {column}"
         footnote = (f"{len(groups)} sources of {table_path.name}; log p (natural log) by the table's "
                     f"p(f|e) (Moses φ(e|f), the third score) and by the RNN ({scorer}).")
         write_text(table_text(headers, rows, as_csv, footnote), output, force)

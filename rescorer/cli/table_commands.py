@@ -57,6 +57,8 @@ def run_command(reporter: Reporter, phrase_table: Path, output: Optional[Path],
     training = not model_paths
     if training:
         require_rereadable(phrase_table)
+    else:
+        refuse_training_options(explicit_options())
     output = output or default_output(phrase_table)
     if training:
         model_paths = (default_model(output if str(output) != "-" else default_output(phrase_table)),)
@@ -150,6 +152,18 @@ TRAIN_KEYS = (*MODEL_KEYS, "shortlist_size", "src_corpus", "tgt_corpus", "batch_
               "precision")
 SCORE_KEYS = ("unk_penalty", "score_format", "reject_path", "force", "chunk_size", "token_budget",
               "unit_lines", "resume", "device", "precision")
+
+
+def refuse_training_options(explicit: set) -> None:
+    """With --model nothing is trained: an option that describes the model to train (or how to
+    train it) would be silently ignored, so it is refused in one line instead."""
+    ignored = [name for name in TRAIN_KEYS if name in explicit and name not in SCORE_KEYS]
+    if ignored:
+        params = {param.name: param for param in click.get_current_context().command.params}
+        shown = ", ".join(params[name].opts[-1] for name in ignored)
+        raise click.UsageError(f"{shown}: with --model nothing is trained, and the model's own "
+                               f"settings are used; drop {'them' if len(ignored) > 1 else 'it'}, "
+                               f"or drop --model to train a new model")
 
 
 def require_rereadable(phrase_table: Path) -> None:

@@ -41,8 +41,11 @@ class ScoreSettings:
         return dataclasses.replace(self, token_budget=self.token_budget or default)
 
     def unit_record(self, device_type: str) -> dict:
-        """What a resumable run records, so that a resume with other settings is refused."""
+        """What a resumable run records, so that a resume with other settings is refused. The
+        reject file is one of them: the finished units hold their rejected lines for it, and a
+        resume without it would drop them."""
         return {"unit_lines": self.unit_lines, "score_format": self.score_format,
                 "unk_penalty": self.unk_penalty, "chunk_size": self.chunk_size,
                 "token_budget": self.token_budget, "precision": self.precision,
-                "device": device_type}
+                "device": device_type,
+                "reject": None if self.reject_path is None else str(Path(self.reject_path).resolve())}

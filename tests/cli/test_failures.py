@@ -155,6 +155,17 @@ CASES = [
      ["out.ini"]),
     ("plot-scores -o the table", ["moses", "plot-scores", "t.gz", "-o", "t.gz", "--force"], 1,
      "t.gz: the figure would overwrite the rescored table", ["t.gz"], []),
+    # ---- issue 19: what a hostile user still broke -------------------------------------------
+    ("resume without the first run's --reject",
+     ["score", "bad.gz", "--model", "m.pt", "-o", "o.gz", "--unit-lines", "100", "--resume"], 1,
+     "(partial run) vs None (now)", PARTIAL, ["o.gz", "rej.txt"]),
+    ("top-targets without a model or a column", ["top-targets", "t.gz"], 2,
+     "say where the RNN's scores come from: --model MODEL scores the targets, or --column C", [], []),
+    ("run --model with model settings", ["t.gz", "--model", "m.pt", "--arch", "luong", "--cell", "lstm",
+                                         "-o", "o.gz"], 2,
+     "--arch, --cell: with --model nothing is trained, and the model's own settings are used", [], ["o.gz"]),
+    ("run --model with training settings", ["t.gz", "--model", "m.pt", "--batch-size", "8", "-o", "o.gz"], 2,
+     "--batch-size: with --model nothing is trained", [], ["o.gz"]),
     # ---- resumable scoring (issue 9): a partial run left by a kill -9 (1 unit of 100 lines) ----
     ("leftover partial run", ["score", "t.gz", "--model", "m.pt", "-o", "o.gz", "--unit-lines", "100"], 1,
      "o.gz: an interrupted run left 1 finished units (100 lines) in .o.gz.partial; pass --resume to "
@@ -200,6 +211,11 @@ def _prepare(case: str, workspace: Path, trained_run: Path) -> None:
     if case.startswith("resume with") or case == "resume on another table":
         for path in trained_run.iterdir():
             (shutil.copytree if path.is_dir() else shutil.copy)(path, workspace / path.name)
+    if case == "resume without the first run's --reject":
+        killed = rescore("score", "bad.gz", "--model", "m.pt", "-o", "o.gz", "--unit-lines", "100",
+                         "--reject", "rej.txt", cwd=workspace, env={**os.environ, "RESCORE_FAULT": "after-record:0"})
+        assert killed.returncode == -signal.SIGKILL, killed.stderr
+        (workspace / ".rej.txt.lock").unlink()  # the kill's; only a run that writes rej.txt clears it
     if case.startswith(("leftover partial", "resume with another score", "resume with another model",
                         "resume on a changed")):
         killed = rescore("score", "t.gz", "--model", "m.pt", "-o", "o.gz", "--unit-lines", "100", cwd=workspace,
