@@ -18,7 +18,7 @@ from rescorer.cli.options import (EXISTING_OR_STDIN, MODEL_KEYS, NEW_FILE, devic
                                   model_options, model_settings_from, output_option, reject_option,
                                   score_options, train_options)
 from rescorer.cli.reporting import Reporter, signature
-from rescorer.runtime.failure_reports import reports_errors
+from rescorer.runtime.failure_reports import injected_fault, reports_errors
 
 __all__ = ["MAIN_COMMANDS"]
 
@@ -52,7 +52,6 @@ def run_command(reporter: Reporter, phrase_table: Path, output: Optional[Path],
                 model_paths: tuple, **options) -> None:
     """Train on PHRASE_TABLE (unless --model is given), then write it back with the new column."""
     from rescorer.io.path_checks import RunPaths, output_targets, training_targets
-    from rescorer.io.table_reader import SKIP_BAD_LINES
 
     training = not model_paths
     if training:
@@ -68,21 +67,31 @@ def run_command(reporter: Reporter, phrase_table: Path, output: Optional[Path],
     reads = [("phrase table", phrase_table), *(("model", None if training else path) for path in model_paths),
              ("source corpus", options["src_corpus"]), ("target corpus", options["tgt_corpus"])]
     explicit = explicit_options()
-    with job_ranks(reporter, options["device"], options.pop("rank_timeout"), training) as ranks, \
-            ranks.main_only(RunPaths(reads, writes, force=options["force"]), "checking the paths"):
-        check_partial_output(ranks, output, options["resume"], options["force"])
+    with job_ranks(reporter, options["device"], options.pop("rank_timeout"), training) as ranks:
+        if output_already_finished(reporter, ranks, output, options["reject_path"], options["resume"]):
+            return
+        with ranks.main_only(RunPaths(reads, writes, force=options["force"]), "checking the paths"):
+            run_jobs(reporter, ranks, phrase_table, output, model_paths, training, explicit, options)
+
+
+def run_jobs(reporter: Reporter, ranks, phrase_table: Path, output: Path, model_paths: tuple,
+             training: bool, explicit: set, options: dict) -> None:
+    """`rescore TABLE`'s work once its paths are checked: train (unless --model), then score."""
+    from rescorer.io.table_reader import SKIP_BAD_LINES
+
+    check_partial_output(ranks, output, options["resume"], options["force"])
+    if training:
+        train_job(reporter, phrase_table, model_paths[0], pick(options, TRAIN_KEYS), explicit,
+                  reject=SKIP_BAD_LINES if options["reject_path"] else None, ranks=ranks)
+    try:
+        score_job(reporter, phrase_table, output, list(model_paths), ranks=ranks,
+                  **pick(options, SCORE_KEYS))
+    except KeyboardInterrupt as interrupt:
         if training:
-            train_job(reporter, phrase_table, model_paths[0], pick(options, TRAIN_KEYS), explicit,
-                      reject=SKIP_BAD_LINES if options["reject_path"] else None, ranks=ranks)
-        try:
-            score_job(reporter, phrase_table, output, list(model_paths), ranks=ranks,
-                      **pick(options, SCORE_KEYS))
-        except KeyboardInterrupt as interrupt:
-            if training:
-                interrupt.note = (f"the model {model_paths[0]} is saved; {getattr(interrupt, 'note', '')}"
-                                  f"; `rescore score {phrase_table} --model {model_paths[0]}` scores "
-                                  f"without training again")
-            raise
+            interrupt.note = (f"the model {model_paths[0]} is saved; {getattr(interrupt, 'note', '')}"
+                              f"; `rescore score {phrase_table} --model {model_paths[0]}` scores "
+                              f"without training again")
+        raise
 
 
 @click.command("train")
@@ -139,11 +148,13 @@ def score_command(reporter: Reporter, phrase_table: Path, model_paths: tuple,
 
     output = output or default_output(phrase_table)
     reads = [("phrase table", phrase_table), *(("model", path) for path in model_paths)]
-    with job_ranks(reporter, options["device"], options.pop("rank_timeout"), training=False) as ranks, \
-            ranks.main_only(RunPaths(reads, output_targets(output, options["reject_path"]),
-                                     force=options["force"]), "checking the paths"):
-        check_partial_output(ranks, output, options["resume"], options["force"])
-        score_job(reporter, phrase_table, output, list(model_paths), ranks=ranks, **options)
+    with job_ranks(reporter, options["device"], options.pop("rank_timeout"), training=False) as ranks:
+        if output_already_finished(reporter, ranks, output, options["reject_path"], options["resume"]):
+            return
+        with ranks.main_only(RunPaths(reads, output_targets(output, options["reject_path"]),
+                                      force=options["force"]), "checking the paths"):
+            check_partial_output(ranks, output, options["resume"], options["force"])
+            score_job(reporter, phrase_table, output, list(model_paths), ranks=ranks, **options)
 
 
 TRAIN_KEYS = (*MODEL_KEYS, "shortlist_size", "src_corpus", "tgt_corpus", "batch_size", "optimizer",
@@ -189,6 +200,34 @@ def job_ranks(reporter: Reporter, device: str, rank_timeout: float, training: bo
     with ranks.together():
         yield ranks
     leave(ranks)
+
+
+def output_already_finished(reporter: Reporter, ranks, output: Path, reject_path: Optional[Path],
+                            resume: bool) -> bool:
+    """A run stopped after putting OUT in place but before removing .OUT.partial/ had finished:
+    the directory is removed (saying so), and under --resume nothing is left to do. The check
+    holds the output's locks, as the run that left it no longer does."""
+    import dataclasses
+
+    from rescorer.io.path_checks import RunPaths, is_stream, output_targets
+    from rescorer.io.unit_journal import partial_dir, remove_finished_leftover
+
+    if is_stream(output) or not (partial_dir(output).is_dir() and Path(output).is_file()):
+        return False
+
+    def remove() -> Optional[str]:
+        targets = [dataclasses.replace(target, may_exist=True)
+                   for target in output_targets(output, reject_path)]
+        with RunPaths([], targets, force=False):
+            return remove_finished_leftover(output)
+
+    removed = ranks.on_main(remove, "checking the paths")
+    if removed:
+        reporter.say(removed)
+    if removed and resume:
+        reporter.say(f"{output} is complete: nothing to resume")
+        return True
+    return False
 
 
 def check_partial_output(ranks, output: Path, resume: bool, force: bool) -> None:
@@ -341,6 +380,7 @@ def score_job(reporter: Reporter, phrase_table: Path, output: Path, model_paths:
         summary = rescore_table(phrase_table, output, bundles, settings, progress=bar.update,
                                 ranks=ranks, model_names=names)
     reporter.say(summary.report(names, s.reject_path, s.unk_penalty, output))
+    injected_fault("after-summary")
 
 
 MAIN_COMMANDS = (run_command, train_command, score_command)

@@ -47,6 +47,21 @@ def _kept(records: dict) -> str:
     return f"{len(records)} finished units ({lines} lines)"
 
 
+def remove_finished_leftover(output: Path) -> Optional[str]:
+    """A run killed after renaming OUT into place, but before removing its partial directory,
+    had finished: OUT is newer than everything in the directory (a new run's units are newer
+    than an older OUT). Such a directory is removed; returns what was done, or None."""
+    directory, output = partial_dir(output), Path(output)
+    if not (directory.is_dir() and output.is_file()):
+        return None
+    newest = max((path.stat().st_mtime_ns for path in directory.iterdir()),
+                 default=directory.stat().st_mtime_ns)
+    if output.stat().st_mtime_ns < newest:
+        return None
+    shutil.rmtree(directory, ignore_errors=True)
+    return f"{directory}: removed; the run that left it had finished {output}"
+
+
 def check_leftover(output: Path, resume: bool, force: bool) -> None:
     """Before any work: a partial run left beside OUT is continued only under --resume and
     replaced only under --force; otherwise the run refuses, naming it."""

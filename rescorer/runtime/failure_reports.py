@@ -21,7 +21,8 @@ import os
 import signal
 import sys
 
-__all__ = ["Interrupted", "install_signal_handlers", "reports_errors", "SIGNAL_NAMES", "ending", "one_line"]
+__all__ = ["Interrupted", "install_signal_handlers", "reports_errors", "SIGNAL_NAMES", "ending", "one_line",
+           "injected_fault"]
 
 SIGNAL_NAMES = {signal.SIGINT: "SIGINT", signal.SIGTERM: "SIGTERM"}
 _armed = False  # False while the program starts: an interrupt then just ends it
@@ -63,6 +64,18 @@ def ending() -> None:
     _ending = True
 
 
+def injected_fault(point: str, unit: int = 0) -> None:
+    """Test hook: RESCORE_FAULT=POINT:UNIT[:RANK] kills this process with SIGKILL (as a power
+    cut or the OOM killer would; RESCORE_FAULT_SIGNAL=SIGTERM sends that instead) at that
+    point: mid-unit (a unit's first lines are written), before-record (its data is durable, its
+    record not), after-record, after-output (unit 0: the output is in place, the partial
+    directory not yet removed) or after-summary (unit 0: the summary line is out)."""
+    spec = os.environ.get("RESCORE_FAULT")
+    if spec and spec.split(":")[:2] == [point, str(unit)] and \
+            spec.split(":")[2:] in ([], [os.environ.get("RANK", "0")]):
+        os.kill(os.getpid(), signal.Signals[os.environ.get("RESCORE_FAULT_SIGNAL", "SIGKILL")])
+
+
 def install_signal_handlers() -> None:
     """SIGINT and SIGTERM end the program through `reports_errors`; call before heavy imports."""
     for signum in SIGNAL_NAMES:
@@ -100,7 +113,9 @@ def reports_errors(command):
     def wrapper(*args, **kwargs):
         _arm()
         try:
-            return command(*args, **kwargs)
+            result = command(*args, **kwargs)
+            ending()  # done: a signal from now on (the exit, atexit handlers) changes nothing
+            return result
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise
         except KeyboardInterrupt as error:

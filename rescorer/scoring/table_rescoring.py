@@ -25,6 +25,7 @@ from rescorer.io.score_format import MAX_COUNT
 from rescorer.io.table_reader import PhraseTableReader
 from rescorer.models.model_files import ModelBundle
 from rescorer.runtime.distributed import SINGLE, Ranks
+from rescorer.runtime.failure_reports import ending
 from rescorer.runtime.progress import Progress, no_progress
 from rescorer.scoring.batch_scoring import default_token_budget
 from rescorer.scoring.chunks import (ScoreTotals, chunk_lines, distinct_vocabularies, encode_chunks,
@@ -197,4 +198,5 @@ def _rescore_stream(table_path, output_path, bundles, vocabularies, vocab_index,
                           if output.is_stream else
                           f"no output was written ({output_path} is as it was)")
         raise
+    ending()  # the output is complete: a signal now would only cut short the report
     return _summary(totals, time.perf_counter() - started, vocabularies, vocab_index)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
@@ -26,7 +25,7 @@ from rescorer.io.table_units import TableUnits, UnitChunk
 from rescorer.io.unit_journal import UnitJournal, UnitWriter, input_identity, model_identity
 from rescorer.models.model_files import ModelBundle
 from rescorer.runtime.distributed import SINGLE, Ranks
-from rescorer.runtime.failure_reports import ending
+from rescorer.runtime.failure_reports import ending, injected_fault
 from rescorer.scoring.chunks import (ScoreTotals, chunk_lines, encode_chunk, in_background,
                                      long_lived_objects_frozen, score_chunk, word_penalty)
 from rescorer.scoring.settings import ScoreSettings
@@ -151,22 +150,11 @@ def _write(journal: UnitJournal, writers: dict, chunk: UnitChunk, lines, record:
         unit_writer = writers[chunk.unit] = UnitWriter(journal, chunk.unit)
     unit_writer.data.write_lines(lines)
     unit_writer.rejects.write_lines(chunk.rejected)
-    _injected_fault("mid-unit", chunk.unit)
+    injected_fault("mid-unit", chunk.unit)
     if record is not None:
         del writers[chunk.unit]
-        unit_writer.finish(record, before_record=lambda: _injected_fault("before-record", chunk.unit))
-        _injected_fault("after-record", chunk.unit)
-
-
-def _injected_fault(point: str, unit: int) -> None:
-    """Test hook: RESCORE_FAULT=POINT:UNIT[:RANK] kills this process with SIGKILL (as a power
-    cut or the OOM killer would; RESCORE_FAULT_SIGNAL=SIGTERM sends that instead) at that
-    point of that unit: mid-unit (its first lines are written), before-record (its data is
-    durable, its record not) or after-record."""
-    spec = os.environ.get("RESCORE_FAULT")
-    if spec and spec.split(":")[:2] == [point, str(unit)] and \
-            spec.split(":")[2:] in ([], [os.environ.get("RANK", "0")]):
-        os.kill(os.getpid(), signal.Signals[os.environ.get("RESCORE_FAULT_SIGNAL", "SIGKILL")])
+        unit_writer.finish(record, before_record=lambda: injected_fault("before-record", chunk.unit))
+        injected_fault("after-record", chunk.unit)
 
 
 def _assemble(journal: UnitJournal, units: TableUnits, table_path: Path, output_path: Path, force: bool,
@@ -187,5 +175,7 @@ def _assemble(journal: UnitJournal, units: TableUnits, table_path: Path, output_
     rejects = (AtomicOutput(reject_path, force=force, input_path=table_path, only_if_written=True)
                if reject_path is not None else None)
     records = journal.assemble(output, rejects, units.num_units)
+    ending()  # the output is complete: a signal now would only cut short the clean-up and the report
+    injected_fault("after-output", 0)
     journal.remove()
     return records

@@ -122,3 +122,44 @@ def test_plain_output_is_resumable_too(workspace, straight):
     resumed = rescore("score", "t.gz", "--model", "m.pt", "-o", "o.txt", *SCORING, "--resume", cwd=workspace)
     assert resumed.returncode == 0, resumed.stderr
     assert (workspace / "o.txt").read_bytes() == plain
+
+
+def test_a_signal_once_the_output_is_in_place_changes_nothing(workspace, straight):
+    """SIGTERM after the output is renamed into place, before .o.gz.partial/ is removed, or after
+    the summary line: the run has done its work, so it ends as a success and cleans up."""
+    for point in ("after-output:0", "after-summary:0"):
+        finished = killed_run(workspace, point, "SIGTERM")
+        assert finished.returncode == 0, finished.stderr
+        assert "interrupted" not in finished.stderr and "Exception ignored" not in finished.stderr
+        assert "lines in 4002, out 4000, 2 rejected to rej.txt" in finished.stderr
+        assert (workspace / "o.gz").read_bytes() == straight[0]
+        assert sorted(path.name for path in workspace.iterdir()) == ["m.pt", "o.gz", "rej.txt", "t.gz"]
+        for name in ("o.gz", "rej.txt"):
+            (workspace / name).unlink()
+
+
+def test_a_kill_once_the_output_is_in_place_is_cleaned_by_the_next_run(workspace, straight):
+    """kill -9 between the rename and the clean-up: the next run sees that the partial directory
+    is older than the finished output, removes it, and --resume has nothing left to do."""
+    killed = killed_run(workspace, "after-output:0")
+    assert killed.returncode == -signal.SIGKILL
+    assert (workspace / "o.gz").read_bytes() == straight[0] and (workspace / ".o.gz.partial").is_dir()
+    resumed = rescore("score", "t.gz", "--model", "m.pt", "-o", "o.gz", *SCORING, "--resume", cwd=workspace)
+    assert resumed.returncode == 0, resumed.stderr
+    assert ".o.gz.partial: removed; the run that left it had finished o.gz" in resumed.stderr
+    assert resumed.stderr.strip().splitlines()[-1] == "o.gz is complete: nothing to resume"
+    assert (workspace / "o.gz").read_bytes() == straight[0]
+    assert sorted(path.name for path in workspace.iterdir()) == ["m.pt", "o.gz", "rej.txt", "t.gz"]
+
+
+def test_a_new_run_over_an_older_output_keeps_its_own_partial_directory(workspace, straight):
+    """With --force over an older finished output, an interrupted run's units are newer than the
+    output: they are this run's, kept for --resume, not taken for a finished run's leftovers."""
+    (workspace / "o.gz").write_bytes(straight[0])
+    killed = rescore("score", "t.gz", "--model", "m.pt", "-o", "o.gz", *SCORING, "--force", cwd=workspace,
+                     env=one_thread_env(RESCORE_FAULT="after-record:2"))
+    assert killed.returncode == -signal.SIGKILL
+    resumed = rescore("score", "t.gz", "--model", "m.pt", "-o", "o.gz", *SCORING, "--resume", "--force",
+                      cwd=workspace)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "1500 lines were done by the interrupted run" in resumed.stderr
