@@ -46,3 +46,10 @@ def first_lines(path: Path, count: int, out: Path) -> Path:
         data = b"".join(itertools.islice(handle, count))
     out.write_bytes(gzip.compress(data, mtime=0) if out.suffix == ".gz" else data)
     return out
+
+
+def dead_pid() -> int:
+    """The pid of a process that has ended (what a temporary of a killed run carries)."""
+    process = subprocess.Popen(["true"])
+    process.wait()
+    return process.pid

@@ -18,7 +18,7 @@ import numpy as np
 
 from rescorer.data.vocabulary import Vocabulary
 from rescorer.errors import RescorerError
-from rescorer.io.file_names import temporary_prefix
+from rescorer.io.file_names import temporary_name
 
 ID_DTYPE = np.int32
 OFFSET_DTYPE = np.int64
@@ -105,7 +105,7 @@ def build_pair_cache(pairs: Iterable[tuple[str, str]], src_vocab: Vocabulary,
     (`rescorer.io.path_checks`): it is replaced.
     """
     directory = Path(directory)
-    partial = directory.with_name(f"{temporary_prefix(directory)}{os.getpid()}")
+    partial = directory.with_name(temporary_name(directory))
     shutil.rmtree(partial, ignore_errors=True)
     try:
         partial.mkdir(parents=True)

@@ -15,7 +15,7 @@ from types import TracebackType
 from typing import BinaryIO, Iterable, Iterator, Optional
 
 from rescorer.errors import RescorerError
-from rescorer.io.file_names import same_file, temporary_prefix
+from rescorer.io.file_names import same_file, temporary_name
 from rescorer.io.gzip_io import BUFFER_SIZE, gzip_writer
 from rescorer.io.path_checks import is_stream
 
@@ -116,7 +116,7 @@ class AtomicOutput:
                 raise RescorerError(f"{self.label}: cannot write the output ({_reason(exc)})") from None
         else:
             try:
-                fd, tmp_name = tempfile.mkstemp(prefix=temporary_prefix(self._target),
+                fd, tmp_name = tempfile.mkstemp(prefix=temporary_name(self._target) + "-",
                                                 dir=self._target.parent)
             except OSError as exc:
                 raise RescorerError(f"{self.label}: cannot write the output ({_reason(exc)})") from None

@@ -24,7 +24,7 @@ from types import TracebackType
 from typing import Optional, Sequence
 
 from rescorer.errors import RescorerError
-from rescorer.io.file_names import checkpoint_path_for, lock_path, same_file, temporary_prefix
+from rescorer.io.file_names import checkpoint_path_for, lock_path, same_file, stale_temporaries
 
 __all__ = ["Target", "RunPaths", "is_stream", "is_pair_cache_dir"]
 
@@ -236,9 +236,7 @@ class RunPaths:
 
     def _remove_stale_temporaries(self, path: Path) -> None:
         """Temporaries beside a target we hold the lock of belong to a run that was killed."""
-        real = Path(os.path.realpath(path))
-        prefix = temporary_prefix(real)
-        for stale in sorted(real.parent.glob(prefix + "*")):
+        for stale in stale_temporaries(Path(os.path.realpath(path))):
             if stale.is_dir() and not stale.is_symlink():
                 shutil.rmtree(stale, ignore_errors=True)
             else:

@@ -25,7 +25,7 @@ import torch
 from rescorer import __version__
 from rescorer.data.vocabulary import Vocabulary
 from rescorer.errors import ModelFileError
-from rescorer.io.file_names import temporary_prefix
+from rescorer.io.file_names import temporary_name
 from rescorer.models import ModelConfig, PhraseScorer, build_model
 
 FORMAT_NAME = "rescorer-model"
@@ -63,7 +63,7 @@ def save_model(bundle: ModelBundle, path: Path, extra: Optional[dict] = None) ->
         "training": dict(bundle.training),
         **(extra or {}),
     }
-    temporary = path.with_name(f"{temporary_prefix(path)}{os.getpid()}")
+    temporary = path.with_name(temporary_name(path))
     file = None
     try:
         with open(temporary, "wb") as raw:

@@ -23,7 +23,7 @@ import pytest
 
 from tests import helpers
 from tests.fake_moses import FIXTURES
-from tests.helpers import FIXTURE_FILES, gz_lines
+from tests.helpers import FIXTURE_FILES, dead_pid, gz_lines
 
 FAST = ["--preset", "tiny", "--max-updates", "6", "--valid-every", "3", "--valid-pairs", "20",
         "--checkpoint-every", "3"]
@@ -312,11 +312,27 @@ def test_second_run_on_the_same_target_refuses(workspace):
     assert "o.gz: another rescore run (pid 4242) is writing the output" in result.stderr.decode()
     assert not (workspace / "o.gz").exists()
     # The holder is gone (as after kill -9): its lock file and temporary are no obstacle.
-    (workspace / ".o.gz.tmp-dead1234").write_bytes(b"half a table")
+    (workspace / f".o.gz.tmp-{dead_pid()}-x1y2").write_bytes(b"half a table")
     result = rescore("score", "t.gz", "--model", "m.pt", "-o", "o.gz", cwd=workspace)
     assert result.returncode == 0, result.stderr
     assert "removed, a temporary left by an interrupted run" in result.stderr.decode()
     assert sorted(p.name for p in workspace.glob(".o.gz*")) == []
+
+
+def test_stale_temporaries_are_matched_by_name_never_as_a_pattern(workspace):
+    """-o 'a[b].gz' as a glob would take `.ab.gz.tmp-*`, the live temporary of another run writing
+    ab.gz; only `.a[b].gz.tmp-PID-*` of a dead PID is a stale temporary of a[b].gz."""
+    live = workspace / f".ab.gz.tmp-{os.getpid()}-live"  # a run writing ab.gz, still going
+    mine_alive = workspace / f".a[b].gz.tmp-{os.getpid()}-xyz"  # its owner is alive: not stale
+    stale = workspace / f".a[b].gz.tmp-{dead_pid()}-abc"
+    for path in (live, mine_alive, stale):
+        path.write_bytes(b"half a table")
+    result = rescore("score", "t.gz", "--model", "m.pt", "-o", "a[b].gz", "--reject", "r[e].txt",
+                     cwd=workspace)
+    assert result.returncode == 0, result.stderr
+    assert live.exists() and mine_alive.exists() and not stale.exists()
+    assert f"{stale.name}: removed, a temporary left by an interrupted run" in result.stderr.decode()
+    assert (workspace / "a[b].gz").is_file()
 
 
 @pytest.mark.parametrize("signum, status", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
