@@ -37,7 +37,23 @@ MAGICS = (
     ("zstd", b"\x28\xb5\x2f\xfd"),
 )
 _MAGIC_OF = dict(MAGICS)
-_LONGEST_MAGIC = max(len(magic) for _, magic in MAGICS)
+# A stream starts with more than its magic, and text can begin with a magic ("BZh..."): gzip's
+# method byte is 8 (deflate); bzip2's 'BZh' is followed by a level 1-9 and the magic of a block
+# (pi) or of the end of the stream (sqrt(pi), an empty stream).
+_BZIP2_BLOCKS = (b"\x31\x41\x59\x26\x53\x59", b"\x17\x72\x45\x38\x50\x90")
+_LONGEST_MAGIC = 10
+
+
+def _starts_stream(kind: str, head: bytes) -> bool:
+    """Whether `head` (the first bytes, at least _LONGEST_MAGIC when the data has them) begins a
+    stream of `kind`."""
+    if not head.startswith(_MAGIC_OF[kind]):
+        return False
+    if kind == "gzip":
+        return head[2:3] == b"\x08"
+    if kind == "bzip2":
+        return head[3:4] in tuple(b"%d" % level for level in range(1, 10)) and head[4:10] in _BZIP2_BLOCKS
+    return True
 INPUT_CHUNK = 1 << 17
 READ_BUFFER = 1 << 20
 
@@ -54,8 +70,8 @@ class CompressedStreamError(RescorerError):
 def sniff_compression(stream: io.BufferedReader) -> Optional[str]:
     """'gzip', 'bzip2', 'xz', 'zstd', or None for plain text; consumes nothing."""
     head = stream.peek(_LONGEST_MAGIC)[:_LONGEST_MAGIC]
-    for kind, magic in MAGICS:
-        if head.startswith(magic):
+    for kind, _ in MAGICS:
+        if _starts_stream(kind, head):
             return kind
     return None
 
@@ -109,6 +125,7 @@ class _StreamsReader(io.RawIOBase):
         self._decompressor = self._new()
         self._errors = _damage_errors()
         self._input = b""  # compressed bytes read but not yet given to the decompressor
+        self._bytes_read = 0  # of the compressed file, to name where garbage starts
         self._output = memoryview(b"")
         self._finished = False
         self.trailing_bytes = 0  # bytes of trailing garbage ignored
@@ -128,7 +145,12 @@ class _StreamsReader(io.RawIOBase):
 
     def _read_input(self) -> bytes:
         data, self._input = self._input, b""
-        return data or self._file.read(INPUT_CHUNK)
+        return data or self._read_file()
+
+    def _read_file(self) -> bytes:
+        data = self._file.read(INPUT_CHUNK)
+        self._bytes_read += len(data)
+        return data
 
     def _decompress_more(self) -> None:
         if self._decompressor.eof:
@@ -148,20 +170,39 @@ class _StreamsReader(io.RawIOBase):
     def _start_next_stream(self) -> None:
         """After a complete stream: another stream, the end of the file, or trailing garbage."""
         rest = self._read_input()
-        while rest and len(rest) < len(self._magic):
-            more = self._file.read(INPUT_CHUNK)
+        while rest and len(rest) < _LONGEST_MAGIC:
+            more = self._read_file()
             if not more:
                 break
             rest += more
         if not rest:
             self._finished = True
-        elif rest.startswith(self._magic):
+        elif _starts_stream(self.kind, rest):
             self._decompressor = self._new()
             self._input = rest
         else:
-            self.trailing_bytes = len(rest) + sum(len(block) for block in iter(
-                lambda: self._file.read(INPUT_CHUNK), b""))
-            self._finished = True
+            self._skip_trailing_garbage(rest)
+
+    def _skip_trailing_garbage(self, rest: bytes) -> None:
+        """Bytes after the last stream are ignored, with a warning, as `gzip -d` does. Garbage
+        followed by another stream is an error: skipping to the end would lose that stream's
+        lines (gzip -d stops there too, and exits 2)."""
+        start = self._bytes_read - len(rest)  # where the garbage begins in the file
+        seen, window = 0, rest
+        while window:
+            more = self._read_file()
+            data = window + more[:_LONGEST_MAGIC]  # a stream start may reach into the next block
+            position = data.find(self._magic)
+            while position != -1 and position < len(window):
+                if _starts_stream(self.kind, data[position:position + _LONGEST_MAGIC]):
+                    raise CompressedStreamError(
+                        self.name, self.kind,
+                        f"damaged: garbage at byte {start} before another {self.kind} stream at "
+                        f"byte {start + seen + position}")
+                position = data.find(self._magic, position + 1)
+            seen, window = seen + len(window), more
+        self.trailing_bytes = seen
+        self._finished = True
 
 
 class DecompressingReader(io.BufferedReader):

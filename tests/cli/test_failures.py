@@ -159,6 +159,10 @@ CASES = [
     ("resume without the first run's --reject",
      ["score", "bad.gz", "--model", "m.pt", "-o", "o.gz", "--unit-lines", "100", "--resume"], 1,
      "(partial run) vs None (now)", PARTIAL, ["o.gz", "rej.txt"]),
+    ("garbage between two gzip members", ["score", "between.gz", "--model", "m.pt", "-o", "o.gz"], 1,
+     "between.gz: gzip stream is damaged: garbage at byte ", [], ["o.gz"]),
+    ("a plain table whose first line starts with BZh", ["score", "bzh.txt", "--model", "m.pt", "-o", "o.txt"], 0,
+     "lines in 21, out 21", ["bzh.txt"], []),
     ("top-targets without a model or a column", ["top-targets", "t.gz"], 2,
      "say where the RNN's scores come from: --model MODEL scores the targets, or --column C", [], []),
     ("run --model with model settings", ["t.gz", "--model", "m.pt", "--arch", "luong", "--cell", "lstm",
@@ -211,6 +215,13 @@ def _prepare(case: str, workspace: Path, trained_run: Path) -> None:
     if case.startswith("resume with") or case == "resume on another table":
         for path in trained_run.iterdir():
             (shutil.copytree if path.is_dir() else shutil.copy)(path, workspace / path.name)
+    if case == "garbage between two gzip members":
+        lines = gz_lines(workspace / "t.gz")
+        (workspace / "between.gz").write_bytes(gzip.compress(b"\n".join(lines[:150]) + b"\n") + b"junk\n"
+                                               + gzip.compress(b"\n".join(lines[150:]) + b"\n"))
+    if case == "a plain table whose first line starts with BZh":
+        lines = gz_lines(workspace / "t.gz")
+        (workspace / "bzh.txt").write_bytes(b"BZh91AY ||| x ||| 1 1 1 1\n" + b"\n".join(lines[:20]) + b"\n")
     if case == "resume without the first run's --reject":
         killed = rescore("score", "bad.gz", "--model", "m.pt", "-o", "o.gz", "--unit-lines", "100",
                          "--reject", "rej.txt", cwd=workspace, env={**os.environ, "RESCORE_FAULT": "after-record:0"})
