@@ -17,6 +17,7 @@ gzip file, which zcat, Python's gzip and zlib's gzread (hence Moses) read as one
 from __future__ import annotations
 
 import hashlib
+import logging
 import json
 import os
 import re
@@ -36,6 +37,7 @@ JOURNAL_FORMAT = "rescorer-partial-scoring"
 JOURNAL_VERSION = 1
 _MIB = 1 << 20
 _RECORD = re.compile(r"unit-(\d{6,})\.json$")
+log = logging.getLogger("rescorer")
 
 
 def partial_dir(output: Path) -> Path:
@@ -71,6 +73,14 @@ def check_leftover(output: Path, resume: bool, force: bool) -> None:
     records = UnitJournal(output).records()
     raise RescorerError(f"{output}: an interrupted run left {_kept(records)} in {directory}; pass "
                         f"--resume to continue it, or --force to start over")
+
+
+def _file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as file:
+        while block := file.read(_MIB):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def _sha256_of(path: Path, start: int, size: int) -> str:
@@ -164,6 +174,28 @@ class UnitJournal:
     def record_path(self, unit: int) -> Path:
         return self.directory / f"unit-{unit:06d}.json"
 
+    def digests(self, unit: int) -> dict:
+        """sha256 of a unit's data and rejects: a unit damaged on disk (same size, other bytes)
+        is found before it is assembled."""
+        rejects = self.reject_path(unit)
+        return {"sha256": _file_sha256(self.data_path(unit)),
+                "rejects_sha256": _file_sha256(rejects) if rejects.exists() else None}
+
+    def damaged(self, unit: int, record: dict) -> bool:
+        """True when the unit's files differ from what its record says (records of a rescorer
+        that kept no digests cannot tell, and are trusted)."""
+        if "sha256" not in record:
+            return False
+        try:
+            return self.digests(unit) != {key: record.get(key) for key in ("sha256", "rejects_sha256")}
+        except OSError:
+            return True
+
+    def drop(self, unit: int) -> None:
+        """Forget a unit: its record first, so that a kill halfway leaves it unfinished."""
+        for path in (self.record_path(unit), self.data_path(unit), self.reject_path(unit)):
+            path.unlink(missing_ok=True)
+
     def records(self) -> dict[int, dict]:
         """The finished units' records, by unit (a record whose data file is missing or of
         another size is not finished)."""
@@ -216,6 +248,12 @@ class UnitJournal:
                                 f"with other inputs or settings: {'; '.join(differences)}; use the "
                                 f"same ones, or pass --force instead of --resume to start over")
         records = self.records()
+        for unit in sorted(records):
+            if self.damaged(unit, records[unit]):
+                log.warning(f"{self.directory}: unit {unit} was damaged on disk (its checksum "
+                            f"differs from its record); it is scored again")
+                self.drop(unit)
+                del records[unit]
         keep = {journal.name} | {path.name for unit in records for path in
                                  (self.data_path(unit), self.reject_path(unit), self.record_path(unit))}
         for path in self.directory.iterdir():
@@ -240,6 +278,13 @@ class UnitJournal:
         if missing:
             raise RescorerError(f"{self.directory}: units {missing[:5]} are missing; the partial "
                                 f"run is damaged (pass --force to start over)")
+        damaged = [unit for unit in range(num_units) if self.damaged(unit, records[unit])]
+        if damaged:
+            for unit in damaged:
+                self.drop(unit)
+            raise RescorerError(f"{self.directory}: units {damaged[:5]} were damaged on disk while "
+                                f"the run lasted (their checksums differ from their records); they "
+                                f"are dropped: rerun with --resume to score them again")
         with committed_together(output, rejects):
             for unit in range(num_units):
                 output.copy_from(self.data_path(unit), records[unit]["lines_written"])
@@ -275,7 +320,8 @@ class UnitWriter:
             raise
         self.data.commit()
         self.rejects.commit()
-        record = dict(record, unit=self.unit, bytes=self.journal.data_path(self.unit).stat().st_size)
+        record = dict(record, unit=self.unit, bytes=self.journal.data_path(self.unit).stat().st_size,
+                      **self.journal.digests(self.unit))
         before_record()
         _write_json(self.journal.record_path(self.unit), record)
 

@@ -163,3 +163,18 @@ def test_a_new_run_over_an_older_output_keeps_its_own_partial_directory(workspac
                       cwd=workspace)
     assert resumed.returncode == 0, resumed.stderr
     assert "1500 lines were done by the interrupted run" in resumed.stderr
+
+
+def test_a_finished_unit_damaged_on_disk_is_scored_again(workspace, straight):
+    """One byte of a finished unit flipped, its size kept: its checksum tells, and --resume scores
+    it again instead of assembling a damaged gzip member into the output."""
+    assert killed_run(workspace, "after-record:4").returncode == -signal.SIGKILL
+    unit = workspace / ".o.gz.partial" / "unit-000002.gz"
+    data = bytearray(unit.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    unit.write_bytes(bytes(data))
+    resumed = rescore("score", "t.gz", "--model", "m.pt", "-o", "o.gz", *SCORING, "--resume", cwd=workspace)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "unit 2 was damaged on disk (its checksum differs from its record); it is scored again" in resumed.stderr
+    assert "2000 lines were done by the interrupted run" in resumed.stderr  # units 0, 1, 3 and 4
+    assert (workspace / "o.gz").read_bytes() == straight[0]
