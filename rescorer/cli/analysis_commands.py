@@ -20,6 +20,11 @@ from rescorer.runtime.failure_reports import reports_errors
 
 __all__ = ["TABLE_COMMANDS", "load_model_on", "run_paths"]
 
+# A beam keeps K hypotheses x the target shortlist of scores per step, so K is bounded where its
+# memory is still small next to the model's; samples are drawn in batches of the same rows.
+MAX_BEAM = 1000
+MAX_SAMPLES = 10000
+
 
 def run_paths(reads: list, output: Optional[Path], role: str, force: bool):
     """RunPaths for a command writing `output` (stdout when None or '-')."""
@@ -107,9 +112,9 @@ def top_targets_command(table_path: Path, model_path: Optional[Path], column: Op
 @click.argument("model_path", metavar="MODEL", type=EXISTING_FILE)
 @click.option("--source", "source_phrases", multiple=True, help="A source phrase (repeatable).")
 @click.option("--sources", "sources_path", type=EXISTING_FILE, help="Source phrases, one per line.")
-@click.option("--beam", type=click.IntRange(0), default=5, show_default=True,
+@click.option("--beam", type=click.IntRange(0, MAX_BEAM), default=5, show_default=True,
               help="Beam size K: the K best targets beam search finds (0: no beam search).")
-@click.option("--samples", type=click.IntRange(0), default=50, show_default=True,
+@click.option("--samples", type=click.IntRange(0, MAX_SAMPLES), default=50, show_default=True,
               help="Targets drawn per source (0: no sampling); the paper drew 50.")
 @click.option("--temperature", type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True,
               help="Sample from p^(1/T); log p is always the model's own.")

@@ -104,6 +104,8 @@ def plot_attention_command(model_path: Path, sources: tuple, targets: tuple, out
     from rescorer.analysis.representations import attention_weights, require_attention
     from rescorer.models.search import greedy_decode
 
+    if any(not source.split() for source in sources):
+        raise click.UsageError("--source '': a source phrase needs at least one word")
     if targets and len(targets) != len(sources):
         raise click.UsageError(f"{len(sources)} --source but {len(targets)} --target: give one target per "
                                f"source, or none for the model's own translations")

@@ -50,6 +50,13 @@ def _reason(error: OSError) -> str:
     return text[:1].lower() + text[1:]
 
 
+def stdout_bytes():
+    """Standard output as bytes; a one-line error when it is closed (`rescore ... >&-`)."""
+    if sys.stdout is None or getattr(sys.stdout, "buffer", None) is None:
+        raise RescorerError("standard output is closed: nothing can be written there; give -o FILE")
+    return sys.stdout.buffer
+
+
 class AtomicOutput:
     """Context manager with .write(bytes) and .write_line(bytes) that commits the file only on clean exit.
 
@@ -108,7 +115,7 @@ class AtomicOutput:
 
     def _open_file(self) -> None:
         if self.is_stdout:
-            self._file = sys.stdout.buffer
+            self._file = stdout_bytes()
         elif self.is_stream:
             try:
                 self._file = open(self.path, "wb")  # buffered: a short write is retried, never lost

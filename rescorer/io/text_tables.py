@@ -5,11 +5,10 @@ from __future__ import annotations
 import csv
 import io
 import math
-import sys
 from pathlib import Path
 from typing import Optional, Sequence
 
-from rescorer.io.atomic_output import AtomicOutput
+from rescorer.io.atomic_output import AtomicOutput, stdout_bytes
 
 __all__ = ["markdown_table", "csv_table", "format_log_p", "write_text"]
 
@@ -44,8 +43,9 @@ def write_text(text: str, path: Optional[Path], force: bool = False) -> None:
     """To stdout when path is None or '-', else atomically (nothing at `path` until complete)."""
     data = text.encode("utf-8", "surrogateescape")
     if path is None or str(path) == "-":
-        sys.stdout.buffer.write(data)
-        sys.stdout.buffer.flush()
+        stdout = stdout_bytes()
+        stdout.write(data)
+        stdout.flush()
         return
     with AtomicOutput(path, force=force) as out:
         out.write(data)

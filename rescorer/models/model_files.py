@@ -15,6 +15,7 @@ import os
 import pickle
 import pickletools
 import re
+import warnings
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -111,15 +112,23 @@ def read_model_file(path: Path) -> dict:
     path = Path(path)
     if not path.is_file():
         raise ModelFileError(f"{path}: model file not found")
+    with open(path, "rb") as file:
+        head = file.read(4)
+    if not head.startswith((b"PK\x03\x04", b"\x80")):  # a PyTorch archive, or a pickle
+        raise ModelFileError(f"{path}: not a model file (a rescorer model is a PyTorch archive; "
+                             f"this file begins {head!r})")
     try:
-        payload = torch.load(path, map_location="cpu", weights_only=True)
+        with warnings.catch_warnings():  # torch's warnings about a foreign pickle: the error says it
+            warnings.simplefilter("ignore")
+            payload = torch.load(path, map_location="cpu", weights_only=True)
     except pickle.UnpicklingError as error:
         unsafe = unsafe_global(path, str(error))
         if unsafe is not None:  # loading it would import (and could call) this: never done
             raise ModelFileError(f"{path}: refused for safety: the file would load {unsafe}, not only "
                                  f"tensors and plain data (not a rescorer model file)") from None
         raise ModelFileError(f"{path}: not a readable model file, truncated or corrupt") from None
-    except (RuntimeError, EOFError, zipfile.BadZipFile, OSError, ValueError) as error:
+    except (RuntimeError, EOFError, zipfile.BadZipFile, OSError, ValueError, KeyError, IndexError,
+            TypeError, AttributeError) as error:
         reason = str(error).splitlines()[0] if str(error) else type(error).__name__
         raise ModelFileError(f"{path}: not a readable model file, truncated or corrupt ({reason})") from None
     if not isinstance(payload, dict) or payload.get("format") != FORMAT_NAME:

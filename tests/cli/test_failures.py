@@ -14,6 +14,7 @@ import gzip
 import lzma
 import os
 import shutil
+import shlex
 import signal
 import subprocess
 import time
@@ -163,6 +164,13 @@ CASES = [
      "between.gz: gzip stream is damaged: garbage at byte ", [], ["o.gz"]),
     ("a plain table whose first line starts with BZh", ["score", "bzh.txt", "--model", "m.pt", "-o", "o.txt"], 0,
      "lines in 21, out 21", ["bzh.txt"], []),
+    ("a text file as the model", ["score", "t.gz", "--model", "precious.txt", "-o", "o.gz"], 1,
+     "precious.txt: not a model file (a rescorer model is a PyTorch archive; this file begins b'keep')",
+     ["precious.txt"], ["o.gz"]),
+    ("plot-attention with a blank source", ["plot-attention", "m.pt", "--source", " ", "-o", "a.png"], 2,
+     "--source '': a source phrase needs at least one word", [], ["a.png"]),
+    ("generate with a beam too large", ["generate", "m.pt", "--source", "the lord", "--beam", "100000"], 2,
+     "Invalid value for '--beam': 100000 is not in the range 0<=x<=1000", [], []),
     ("top-targets without a model or a column", ["top-targets", "t.gz"], 2,
      "say where the RNN's scores come from: --model MODEL scores the targets, or --column C", [], []),
     ("run --model with model settings", ["t.gz", "--model", "m.pt", "--arch", "luong", "--cell", "lstm",
@@ -328,6 +336,28 @@ def test_second_run_on_the_same_target_refuses(workspace):
     assert result.returncode == 0, result.stderr
     assert "removed, a temporary left by an interrupted run" in result.stderr.decode()
     assert sorted(p.name for p in workspace.glob(".o.gz*")) == []
+
+
+def test_a_plain_pickle_as_the_model_is_one_line(workspace):
+    """torch warns about a foreign pickle protocol: the user gets the error alone."""
+    import pickle
+
+    (workspace / "plain.pt").write_bytes(pickle.dumps({"weights": [1, 2, 3]}, protocol=4))
+    result = rescore("score", "t.gz", "--model", "plain.pt", "-o", "o.gz", cwd=workspace)
+    assert result.returncode == 1
+    assert result.stderr.decode().splitlines() == [
+        "Error: plain.pt: not a readable model file, truncated or corrupt"]
+
+
+@pytest.mark.parametrize("args", [["score", "t.gz", "--model", "m.pt", "-o", "-"],
+                                  ["top-targets", "t.gz", "--model", "m.pt"],
+                                  ["generate", "m.pt", "--source", "the lord"]])
+def test_a_closed_stdout_is_one_line(workspace, args):
+    command = " ".join(shlex.quote(str(arg)) for arg in [helpers.RESCORE, "-q", *args]) + " >&-"
+    result = subprocess.run(["sh", "-c", command], cwd=workspace, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 1
+    assert result.stderr.splitlines() == [
+        "Error: standard output is closed: nothing can be written there; give -o FILE"]
 
 
 def test_stale_temporaries_are_matched_by_name_never_as_a_pattern(workspace):
