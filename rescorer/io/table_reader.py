@@ -204,10 +204,7 @@ class PhraseTableReader:
         if line_no == 0:
             raise PhraseTableFormatError(f"{name}: the phrase table is empty")
         if self.num_scores is None:
-            where = f" to {self.reject_path}" if self.reject_path is not None else ""
-            raise PhraseTableFormatError(
-                f"{name}: no good line in the phrase table (all {line_no} lines rejected{where})"
-            )
+            raise PhraseTableFormatError(no_good_line(name, line_no))
 
     def close(self, failed: bool = True) -> None:
         """Close the input (never stdin itself); a reject file of its own is kept only if not failed."""
@@ -240,6 +237,12 @@ class PhraseTableReader:
 
     def __exit__(self, exc_type: object, *exc_info: object) -> None:
         self.close(failed=exc_type is not None)
+
+
+def no_good_line(name: str, lines: int) -> str:
+    """Every line was rejected: the run fails, and so writes neither output nor reject file."""
+    return (f"{name}: no good line in the phrase table: all {lines} lines are bad, and no output or "
+            f"reject file was written (without --reject the first bad line is named)")
 
 
 def _detail(reason: str) -> str:

@@ -21,6 +21,7 @@ from typing import Optional, Sequence
 
 from rescorer.errors import PhraseTableFormatError, RescorerError
 from rescorer.io.atomic_output import AtomicOutput, check_output_target
+from rescorer.io.table_reader import no_good_line
 from rescorer.io.table_units import TableUnits, UnitChunk
 from rescorer.io.unit_journal import UnitJournal, UnitWriter, input_identity, model_identity
 from rescorer.models.model_files import ModelBundle
@@ -165,9 +166,8 @@ def _assemble(journal: UnitJournal, units: TableUnits, table_path: Path, output_
     records = journal.records()
     in_units = sum(records[unit]["lines_read"] for unit in range(units.num_units) if unit in records)
     if sum(records[unit]["lines_written"] for unit in records) == 0:
-        where = f" to {reject_path}" if reject_path is not None else ""
-        raise PhraseTableFormatError(f"{table_path}: no good line in the phrase table (all "
-                                     f"{units.total_lines} lines rejected{where})")
+        journal.remove()  # a resume would only fail the same way
+        raise PhraseTableFormatError(no_good_line(str(table_path), units.total_lines))
     if all(unit in records for unit in range(units.num_units)) and in_units != units.total_lines:
         raise RescorerError(f"{table_path}: read {units.total_lines} lines but the units hold "
                             f"{in_units}; output discarded")

@@ -164,6 +164,14 @@ CASES = [
      "between.gz: gzip stream is damaged: garbage at byte ", [], ["o.gz"]),
     ("a plain table whose first line starts with BZh", ["score", "bzh.txt", "--model", "m.pt", "-o", "o.txt"], 0,
      "lines in 21, out 21", ["bzh.txt"], []),
+    ("every line bad, with --reject", ["score", "allbad.gz", "--model", "m.pt", "-o", "o.gz", "--reject", "rej.txt"],
+     1, "allbad.gz: no good line in the phrase table: all 3 lines are bad, and no output or reject file was "
+     "written (without --reject the first bad line is named)", [], ["o.gz", "rej.txt", ".o.gz.partial"]),
+    ("every line bad, streamed with --reject", ["score", "allbad.gz", "--model", "m.pt", "-o", "-", "--reject",
+                                                "rej.txt"], 1, "all 3 lines are bad, and no output or reject", [],
+     ["rej.txt"]),
+    ("every line bad, training with --reject", ["train", "allbad.gz", "-o", "x.pt", "--reject", "rej.txt", *FAST],
+     1, "all 3 lines are bad, and no output or reject", [], ["rej.txt", "x.pt"]),
     ("a text file as the model", ["score", "t.gz", "--model", "precious.txt", "-o", "o.gz"], 1,
      "precious.txt: not a model file (a rescorer model is a PyTorch archive; this file begins b'keep')",
      ["precious.txt"], ["o.gz"]),
@@ -223,6 +231,8 @@ def _prepare(case: str, workspace: Path, trained_run: Path) -> None:
     if case.startswith("resume with") or case == "resume on another table":
         for path in trained_run.iterdir():
             (shutil.copytree if path.is_dir() else shutil.copy)(path, workspace / path.name)
+    if case.startswith("every line bad"):
+        (workspace / "allbad.gz").write_bytes(gzip.compress(b"a ||| b\nc ||| d\ne ||| f\n"))
     if case == "garbage between two gzip members":
         lines = gz_lines(workspace / "t.gz")
         (workspace / "between.gz").write_bytes(gzip.compress(b"\n".join(lines[:150]) + b"\n") + b"junk\n"

@@ -221,7 +221,7 @@ def test_empty_table_is_an_error(tmp_path: Path, gz: bool, with_rejects: bool) -
 
 def test_table_with_only_bad_lines_is_an_error(tmp_path: Path) -> None:
     path = write_table(tmp_path / "table", [b"bad", b"worse"])
-    with pytest.raises(PhraseTableFormatError, match=f"^{path}: no good line .*all 2 lines rejected"):
+    with pytest.raises(PhraseTableFormatError, match=f"^{path}: no good line in the phrase table: all 2 lines are bad, and no output or reject file was written"):
         read_all(path, tmp_path / "rejects")
 
 
