@@ -172,9 +172,7 @@ class AtomicOutput:
         except BrokenPipeError:
             raise
         except OSError as exc:
-            raise RescorerError(f"{self.label}: {_reason(exc)}; nothing was written there "
-                                f"(the temporary file is removed)" if not self.is_stream
-                                else f"{self.label}: {_reason(exc)}") from None
+            raise self._write_error(exc) from None
         self._buffer.clear()
         self._buffered = 0
 
@@ -213,8 +211,15 @@ class AtomicOutput:
         except BrokenPipeError:
             raise
         except OSError as exc:
-            raise RescorerError(f"{self.label}: {_reason(exc)}; nothing was written there "
-                                f"(the temporary file is removed)") from None
+            raise self._write_error(exc) from None
+
+    def _write_error(self, exc: OSError) -> RescorerError:
+        """A failed write, in one line: a file's temporary is removed, so nothing reached it; a
+        stream (stdout, a FIFO, a device) has no temporary, and may hold what was written."""
+        if self.is_stream or self.is_stdout:
+            return RescorerError(f"{self.label}: {_reason(exc)}")
+        return RescorerError(f"{self.label}: {_reason(exc)}; nothing was written there "
+                             f"(the temporary file is removed)")
 
     def commit(self) -> None:
         """Move the finished temporary file onto the target (after `finish`)."""

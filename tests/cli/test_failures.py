@@ -348,6 +348,14 @@ def test_second_run_on_the_same_target_refuses(workspace):
     assert sorted(p.name for p in workspace.glob(".o.gz*")) == []
 
 
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_a_full_device_as_the_reject_file_has_no_temporary(workspace):
+    """A device is written into, never replaced: its failure mentions no temporary file."""
+    result = rescore("score", "bad.gz", "--model", "m.pt", "-o", "-", "--reject", "/dev/full", cwd=workspace)
+    assert result.returncode == 1
+    assert result.stderr.decode().splitlines()[-1] == "Error: /dev/full: no space left on device"
+
+
 def test_a_plain_pickle_as_the_model_is_one_line(workspace):
     """torch warns about a foreign pickle protocol: the user gets the error alone."""
     import pickle
