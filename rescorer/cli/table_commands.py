@@ -346,6 +346,28 @@ def train_job(reporter: Reporter, phrase_table: Path, model_path: Path, options:
                  f"valid perplexity {state.best_valid_ppl:.2f} (update {state.best_update}), "
                  f"unigram {report.unigram_ppl:.2f}; {state.train_tokens / max(state.seconds, 1e-9):.0f} "
                  f"target tokens/s; {elapsed:.1f} s; model {model_path}")
+    kept = kept_for_more_training(phrase_table, model_path, o["cache_dir"])
+    if kept:
+        reporter.say(kept)
+
+
+def kept_for_more_training(phrase_table: Path, model_path: Path, cache_dir: Optional[Path]) -> str:
+    """What training leaves beside the model and why, so that a user can reclaim the space."""
+    from rescorer.io.file_names import checkpoint_path_for
+
+    kept = [path for path in (checkpoint_path_for(model_path),
+                              cache_dir or model_path.with_name(model_path.name + ".cache"))
+            if path.exists()]
+    if not kept:
+        return ""
+    sizes = ", ".join(f"{path} ({_megabytes(path)})" for path in kept)
+    return (f"kept for more training (`rescore train {phrase_table} -o {model_path} --resume "
+            f"--max-updates N`): {sizes}; when done, `rm -r {' '.join(map(str, kept))}`")
+
+
+def _megabytes(path: Path) -> str:
+    files = [path] if path.is_file() else [p for p in path.rglob("*") if p.is_file()]
+    return f"{sum(p.stat().st_size for p in files) / 1e6:.1f} MB"
 
 
 def score_job(reporter: Reporter, phrase_table: Path, output: Path, model_paths: list, *,

@@ -27,6 +27,10 @@ def test_main_job_trains_then_scores(small_table, tmp_path):
     assert [len(l.split(b" ||| ")[2].split()) for l in lines] == [6] * 600
     assert result.stderr.startswith("rescore ")
     assert "job:train" in result.stderr and "job:score" in result.stderr
+    kept = [line for line in result.stderr.splitlines() if line.startswith("kept for more training")]
+    assert len(kept) == 1 and f"{tmp_path / 'pt.rnn.model.pt.checkpoint'} (" in kept[0]
+    assert kept[0].endswith(f"`rm -r {tmp_path / 'pt.rnn.model.pt.checkpoint'} "
+                            f"{tmp_path / 'pt.rnn.model.pt.cache'}`")
     assert "lines in 600, out 600" in result.stderr
     assert "unigram" in result.stderr and "coverage" in result.stderr
 
