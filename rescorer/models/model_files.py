@@ -115,8 +115,9 @@ def read_model_file(path: Path) -> dict:
     with open(path, "rb") as file:
         head = file.read(4)
     if not head.startswith((b"PK\x03\x04", b"\x80")):  # a PyTorch archive, or a pickle
+        begins = f"begins {head!r}" if head else "is empty"
         raise ModelFileError(f"{path}: not a model file (a rescorer model is a PyTorch archive; "
-                             f"this file begins {head!r})")
+                             f"this file {begins})")
     try:
         with warnings.catch_warnings():  # torch's warnings about a foreign pickle: the error says it
             warnings.simplefilter("ignore")
@@ -196,14 +197,36 @@ def load_model(path: Path, device: Optional[torch.device] = None) -> ModelBundle
     return bundle
 
 
+def _check_shapes(config: ModelConfig, weights: dict, path: Path) -> None:
+    """Refuse a config that its weights do not fit before building the model for real (a config
+    claiming hidden_size 6000 over 48-wide weights took 74 s to build and initialise): the
+    skeleton is built on the meta device, without memory or initialisation."""
+    try:
+        with torch.device("meta"):
+            skeleton = build_model(config)
+    except NotImplementedError:  # an operation meta tensors lack: load_state_dict will tell
+        return
+    expected = {name: tuple(tensor.shape) for name, tensor in skeleton.state_dict().items()}
+    found = {name: tuple(getattr(tensor, "shape", ())) for name, tensor in weights.items()}
+    for name in sorted(set(expected) | set(found)):
+        if expected.get(name) != found.get(name):
+            raise ModelFileError(
+                f"{path}: model file does not match its own config ({name}: "
+                f"{'absent' if name not in found else 'shape ' + str(list(found[name]))} in the file, "
+                f"{'absent' if name not in expected else 'shape ' + str(list(expected[name]))} by the config)")
+
+
 def bundle_from_payload(payload: dict, path: Path) -> ModelBundle:
     """The model (eval mode, CPU) of a payload read by `read_model_file`; `path` names errors."""
     try:
         config = ModelConfig.from_dict(payload["config"])
+        _check_shapes(config, payload["weights"], path)
         model = build_model(config)
         model.load_state_dict(payload["weights"])
         bundle = ModelBundle(model, Vocabulary(payload["src_vocab"]),
                              Vocabulary(payload["tgt_vocab"]), dict(payload["training"]))
+    except ModelFileError:
+        raise
     except (ValueError, TypeError, RuntimeError, KeyError) as error:
         reason = str(error).splitlines()[0]
         raise ModelFileError(f"{path}: model file does not match its own config ({reason})") from None

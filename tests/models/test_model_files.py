@@ -54,8 +54,8 @@ def write_bytes(path, data):
 @pytest.mark.parametrize("make, message", [
     (lambda p: p / "absent.pt", "model file not found"),
     (lambda p: write_bytes(p / "pickle.pt", pickle.dumps(Foreign())), "refused for safety: the file would load .*Foreign"),
-    (lambda p: write_bytes(p / "random.pt", bytes(range(256)) * 4), "not a readable model file"),
-    (lambda p: write_bytes(p / "empty.pt", b""), "not a readable model file"),
+    (lambda p: write_bytes(p / "random.pt", bytes(range(256)) * 4), r"random.pt: not a model file \(a rescorer model is a PyTorch archive; this file begins"),
+    (lambda p: write_bytes(p / "empty.pt", b""), r"empty.pt: not a model file \(a rescorer model is a PyTorch archive; this file is empty\)"),
 ])
 def test_bad_files_are_refused_naming_them(tmp_path, make, message):
     path = make(tmp_path)
@@ -170,3 +170,21 @@ def test_weights_that_do_not_fit_the_config_are_refused(tiny_model_path, tmp_pat
     torch.save(payload, tmp_path / "mismatch.pt")
     with pytest.raises(ModelFileError, match="does not match"):
         load_model(tmp_path / "mismatch.pt")
+
+
+def test_a_config_its_weights_do_not_fit_is_refused_before_building(tiny_model_path, tmp_path, monkeypatch):
+    """hidden_size 6000 over 48-wide weights: refused from shapes alone, never built for real."""
+    import rescorer.models.model_files as model_files
+
+    payload = torch.load(tiny_model_path, weights_only=True)
+    width = payload["config"]["hidden_size"]
+    payload["config"]["hidden_size"] = 6000
+    torch.save(payload, tmp_path / "lie.pt")
+    built = []
+    real_build = model_files.build_model
+    monkeypatch.setattr(model_files, "build_model",
+                        lambda config: built.append(torch.empty(0).device.type) or real_build(config))
+    with pytest.raises(ModelFileError, match=rf"lie.pt: model file does not match its own config \(\S+: "
+                                             rf"shape \[{width}\] in the file, shape \[6000\] by the config\)"):
+        load_model(tmp_path / "lie.pt")
+    assert built == ["meta"]  # only the skeleton, on the meta device
