@@ -73,19 +73,26 @@ def split_score_columns(src_path: Path, outputs: Mapping[Path, Sequence[int]],
 
 def binarize_compact(moses: MosesInstall, text_table: Path, out_prefix: Path,
                      num_scores: int, threads: int, log_path: Path) -> Path:
-    """Run processPhraseTableMin; returns the `.minphr` file Moses will load."""
+    """Run processPhraseTableMin; returns the `.minphr` file Moses will load (PREFIX.minphr).
+
+    It is given the whole name: processPhraseTableMin appends ".minphr" only when its test
+    `rfind(".minphr") != size() - 7` holds, which is false for a 6-character prefix (both sides
+    npos), so `-out pt.rnn` wrote `pt.rnn` and Moses then looked for `pt.rnn.minphr`."""
     binary = moses.binary(COMPACT_BINARY)
     if not binary.is_file():
         raise MosesNotFoundError(
             f"cannot re-binarize the PhraseDictionaryCompact table: {binary} not found "
             "(build Moses with --with-cmph); or use the text table with PhraseDictionaryMemory")
-    argv = [str(binary), "-in", str(text_table), "-out", str(out_prefix),
+    minphr = out_prefix.with_name(out_prefix.name + ".minphr")
+    argv = [str(binary), "-in", str(text_table), "-out", str(minphr),
             "-nscores", str(num_scores), "-threads", str(threads)]
     with open(log_path, "wb") as log:
         code = subprocess.call(argv, stdout=log, stderr=subprocess.STDOUT)
     if code != 0:
         raise MosesRunError(f"{COMPACT_BINARY} exited with status {code}; see {log_path}")
-    return out_prefix.with_name(out_prefix.name + ".minphr")
+    if not minphr.is_file():
+        raise MosesRunError(f"{COMPACT_BINARY} exited with status 0 but wrote no {minphr}; see {log_path}")
+    return minphr
 
 
 def sample_scores(path: Path, columns: Sequence[int], size: int, seed: int = 1) -> list[tuple]:

@@ -33,8 +33,8 @@ def test_subcommands_are_kebab_case():
                                       "preflight", "rescore-nbest", "tune"]
 
 
-def rescored_table(tmp_path: Path, extra: str = " 0.5 1") -> Path:
-    out = tmp_path / "phrase-table.rnn.gz"
+def rescored_table(tmp_path: Path, extra: str = " 0.5 1", name: str = "phrase-table.rnn.gz") -> Path:
+    out = tmp_path / name
     with gzip.open(FIXTURES / "model/phrase-table.gz", "rt") as src, gzip.open(out, "wt") as dst:
         for _ in range(3):
             fields = next(src).split(" ||| ")
@@ -85,22 +85,24 @@ def test_add_feature_usage_errors(tmp_path, args, message):
     assert not (tmp_path / "o.ini").exists()
 
 
-def test_add_feature_with_compact_table_runs_process_phrase_table_min(tmp_path):
+@pytest.mark.parametrize("name", ["phrase-table.rnn.gz", "pt.rnn.gz"])  # a 6-character prefix too
+def test_add_feature_with_compact_table_runs_process_phrase_table_min(tmp_path, name):
     root = install_fake_moses(tmp_path / "moses")
     ini = tmp_path / "compact.ini"
     ini.write_text((FIXTURES / "model/moses.ini").read_text().replace(
         "PhraseDictionaryMemory name=TranslationModel0 num-features=4 path=model/phrase-table.gz",
         "PhraseDictionaryCompact name=TranslationModel0 num-features=4 path=model/phrase-table.minphr"))
-    table = rescored_table(tmp_path)
+    table = rescored_table(tmp_path, name=name)
     result = invoke("add-feature", ini, "--table", table, "-o", tmp_path / "out.ini",
                     "--moses-dir", root, "--threads", "2", "--base-dir", tmp_path,
                     "--initial-weight", "0.2")
     assert result.exit_code == 0, result.output
     from tests.fake_moses import calls
     [call] = calls(root, "processPhraseTableMin")
-    prefix = str(tmp_path / "phrase-table.rnn")
-    assert call["argv"] == ["-in", str(table), "-out", prefix, "-nscores", "6", "-threads", "2"]
-    assert "TranslationModel0 num-features=6 path=phrase-table.rnn.minphr input-factor" in (tmp_path / "out.ini").read_text()
+    minphr = tmp_path / name.replace(".gz", ".minphr")
+    assert call["argv"] == ["-in", str(table), "-out", str(minphr), "-nscores", "6", "-threads", "2"]
+    assert minphr.is_file()  # where Moses will look for it
+    assert f"TranslationModel0 num-features=6 path={minphr.name} input-factor" in (tmp_path / "out.ini").read_text()
 
 
 @pytest.mark.parametrize("args, message", [

@@ -264,9 +264,17 @@ def filter_model() -> int:
 
 
 def compact() -> int:
-    """processPhraseTableMin: records its arguments; writes an empty stand-in .minphr."""
+    """processPhraseTableMin: records its arguments; writes an empty stand-in .minphr where the
+    real one does. Its rule (processPhraseTableMin.cpp): append ".minphr" unless
+    `outFilePath.rfind(".minphr") != outFilePath.size() - 7` is false, in size_t arithmetic, so
+    a 6-character name (both sides npos) gets no suffix."""
     args = sys.argv[1:]
-    Path(args[args.index("-out") + 1] + ".minphr").write_bytes(b"")
+    out = args[args.index("-out") + 1]
+    npos = 2 ** 64 - 1
+    found = out.rfind(".minphr")
+    if (npos if found == -1 else found) != (len(out) - 7) % 2 ** 64:
+        out += ".minphr"
+    Path(out).write_bytes(b"")
     return 0
 
 
