@@ -123,7 +123,7 @@ def _prepare(config: AblationConfig, moses: MosesInstall, report) -> _Plan:
     specs = plan_systems(layout, config.systems, str(rescored))
     data = [ParallelSet(d.label, config.base_dir / d.src_path, config.base_dir / d.ref_path)
             for d in (config.dev, config.test)]
-    require_preflight(config.base_dir / config.ini_path, config.base_dir, moses.root,
+    require_preflight(config.base_dir / config.ini_path, config.base_dir, moses,
                       data=data, check_install=True)
     _check_same_table(rescored, config.out_dir)
     # One pass (cached): the columns' magnitudes scale the starting weights and check the layout.

@@ -8,13 +8,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Optional, Sequence, Union
 
 from rescorer.errors import PhraseTableFormatError, RescorerError
 
 from .errors import MosesConfigError, MosesNotFoundError, PreflightError
 from .moses_ini import MosesIni
-from .moses_install import COMPACT_BINARY, TUNING_BINARIES, TUNING_SCRIPTS, find_moses
+from .moses_install import COMPACT_BINARY, TUNING_BINARIES, TUNING_SCRIPTS, MosesInstall, find_moses
 from .phrase_table import read_num_scores
 from .textio import count_lines
 
@@ -56,12 +56,14 @@ def _existing(path: Path) -> Optional[Path]:
     return None
 
 
-def check_moses(moses_dir: Optional[Path], need_compact: bool = False) -> list[str]:
-    """Moses found, with the binaries and scripts mert-moses.pl and decoding need."""
-    try:
-        moses = find_moses(moses_dir)
-    except MosesNotFoundError as exc:
-        return [str(exc)]
+def check_moses(moses: Union[MosesInstall, Path, None], need_compact: bool = False) -> list[str]:
+    """Moses found (or given, found already: its messages then say how), with the binaries and
+    scripts mert-moses.pl and decoding need."""
+    if not isinstance(moses, MosesInstall):
+        try:
+            moses = find_moses(moses)
+        except MosesNotFoundError as exc:
+            return [str(exc)]
     binaries = TUNING_BINARIES + ((COMPACT_BINARY,) if need_compact else ())
     missing = moses.missing(binaries, TUNING_SCRIPTS)
     return [f"Moses at {moses.root} (from {moses.found_by}) lacks {name}" for name in missing]
@@ -203,7 +205,7 @@ def check_parallel(data: ParallelSet) -> list[str]:
     return problems
 
 
-def run_preflight(ini_path: Path, base_dir: Path, moses_dir: Optional[Path] = None,
+def run_preflight(ini_path: Path, base_dir: Path, moses_dir: Union[MosesInstall, Path, None] = None,
                   data: Sequence[ParallelSet] = (), check_install: bool = True) -> list[str]:
     """All checks; returns the problems (empty when ready). Raise them with `PreflightError`.
 

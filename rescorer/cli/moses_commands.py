@@ -28,6 +28,12 @@ from rescorer.runtime.failure_reports import reports_errors
 __all__ = ["moses"]
 
 
+def working_in(directory: Path, role: str):
+    """A lock on a directory a Moses command works in, so that a second run on it is refused
+    (its contents are the run's to continue, never replaced)."""
+    return RunPaths([], [Target(directory, role, kind="work-dir", may_exist=True)], force=False)
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 def moses() -> None:
     """Use the RNN score in a Moses system: edit moses.ini, check, tune, evaluate, ablate."""
@@ -129,6 +135,7 @@ def tune_command(ini_path: Path, dev, work_dir: Path, nbest: int, seed: Optional
     from moses_integration.mert import TuningConfig, tune
 
     install = find_moses(moses_dir)
+    install.require()  # before the work directory is made
     signature("moses tune", moses=install.root, ini=ini_path, dev=",".join(map(str, dev)), nbest=nbest,
               seed=seed, optimizer="batch-mira" if batch_mira else "mert", threads=threads)
     # Paths given on the command line are relative to the cwd; those inside moses.ini are
@@ -138,8 +145,9 @@ def tune_command(ini_path: Path, dev, work_dir: Path, nbest: int, seed: Optional
                           work_dir=work_dir, base_dir=base_dir, threads=threads, nbest=nbest,
                           seed=seed, batch_mira=batch_mira, resume=resume,
                           max_iterations=max_iterations, decoder_flags=decoder_flags)
-    result = tune(install, config, progress=lambda i, b: say(
-        f"iteration {i}: dev BLEU {'?' if b is None else f'{b:.2f}'}"))
+    with working_in(work_dir, "mert-moses.pl working directory"):
+        result = tune(install, config, progress=lambda i, b: say(
+            f"iteration {i}: dev BLEU {'?' if b is None else f'{b:.2f}'}"))
     for warning in result.warnings:
         say(f"warning: {warning}")
     say(f"tuned after {result.iterations} iteration(s), stopped by {result.stopped_by}, dev BLEU "
@@ -164,6 +172,7 @@ def evaluate_command(systems, test, out_dir: Path, detokenize_lang: Optional[str
     from moses_integration.textio import read_lines
 
     install = find_moses(moses_dir)
+    install.require(binaries=("moses",), scripts=())  # before the output directory is made
     named = []
     for item in systems:
         name, sep, ini = item.partition("=")
@@ -171,11 +180,12 @@ def evaluate_command(systems, test, out_dir: Path, detokenize_lang: Optional[str
             raise click.BadParameter(f"expected NAME=MOSES_INI, found {item!r}", param_hint="--system")
         named.append((name, Path(ini)))
     hyps, results = [], {}
-    for name, ini in named:
-        hyp = decode(install, ini.resolve(), test[0].resolve(), out_dir / f"{name}.hyp",
-                     threads, base_dir, decoder_flags=decoder_flags)
-        results[name] = evaluate_file(hyp, test[1], detokenize_lang)
-        hyps.append((name, read_lines(hyp)))
+    with working_in(out_dir, "evaluation directory"):
+        for name, ini in named:
+            hyp = decode(install, ini.resolve(), test[0].resolve(), out_dir / f"{name}.hyp",
+                         threads, base_dir, decoder_flags=decoder_flags)
+            results[name] = evaluate_file(hyp, test[1], detokenize_lang)
+            hyps.append((name, read_lines(hyp)))
     p_values = compare(hyps, read_lines(test[1]), test_type,
                        detokenize_lang=detokenize_lang) if len(hyps) > 1 else {}
     click.echo("system\tBLEU\tchrF\tp_BLEU\tp_chrF")
@@ -300,7 +310,8 @@ def ablation_command(ini_path: Path, rescored_table: Optional[Path], models, new
         initial_weight=initial_weight, warm_start=warm_start, decoder_flags=decoder_flags,
         filter_test=filter_test, test_type=test_type, detokenize_lang=detokenize_lang,
         max_iterations=max_iterations, systems=list(systems) or None, plot_curves=plot)
-    run_ablation(config, install, report=say)
+    with working_in(out_dir, "ablation directory"):
+        run_ablation(config, install, report=say)
     if plot:
         ini = MosesIni.read(ini_path)
         num_base = ini.phrase_table(feature).int_arg("num-features", ini.origin)

@@ -36,7 +36,8 @@ STDIO = "-"
 class Target:
     """A path the run writes. `role` names it in messages ("output", "model", ...).
 
-    kind: "file" or "dir". streamable: a FIFO or a device there is written into, never replaced
+    kind: "file", "dir" (a pair cache: replaced when it is not one) or "work-dir" (a directory a
+    run works in and may continue: never replaced, only locked). streamable: a FIFO or a device there is written into, never replaced
     (outputs and reject files). may_exist: an existing target is expected and not a reason to
     ask for --force (a checkpoint under --resume, a pair cache that is reused or rebuilt).
     hint: what to say besides --force when it exists.
@@ -116,7 +117,7 @@ class RunPaths:
             if same_file(target.path, path):
                 raise RescorerError(f"{target.path}: the {target.role} would overwrite the {role} "
                                     f"{path}; refusing (give another path)")
-            if target.kind == "dir" and _inside(path, target.path):
+            if target.kind == "dir" and _inside(path, target.path):  # a work-dir is not replaced
                 raise RescorerError(f"{target.path}: the {target.role} directory holds the {role} "
                                     f"{path}; refusing to replace it (give another path)")
 
@@ -125,7 +126,7 @@ class RunPaths:
             raise RescorerError(f"{target.path}: given both as the {target.role} and as the "
                                 f"{other.role}; give them different paths")
         for outer, inner in ((target, other), (other, target)):
-            if outer.kind == "dir" and _inside(inner.path, outer.path):
+            if outer.kind in ("dir", "work-dir") and _inside(inner.path, outer.path):
                 raise RescorerError(f"{inner.path}: the {inner.role} would lie inside the "
                                     f"{outer.role} directory {outer.path}; give another path")
 
@@ -135,10 +136,10 @@ class RunPaths:
             return
         if os.path.islink(path) and not path.exists():
             raise RescorerError(f"{path}: the {target.role} is a broken symbolic link")
-        if target.kind == "dir":
+        if target.kind in ("dir", "work-dir"):
             if not path.is_dir():
                 raise RescorerError(f"{path}: the {target.role} must be a directory, found a file")
-            if any(path.iterdir()) and not is_pair_cache_dir(path):
+            if target.kind == "dir" and any(path.iterdir()) and not is_pair_cache_dir(path):
                 raise RescorerError(f"{path}: exists and is not a rescorer pair cache; refusing to "
                                     f"replace it (give an empty or new --cache-dir)")
             return

@@ -267,3 +267,39 @@ def test_ablation_scores_with_several_models_through_rescore(tmp_path, monkeypat
     with pytest.raises(MosesConfigError, match=r"rescored.gz was scored with .*a.pt.*b.pt.*, not "
                                                r"\[.*c.pt'\]; use another --out-dir"):
         score_table(Path("pt.gz"), [Path("c.pt")], out)
+
+
+def test_moses_home_without_moses_is_refused_before_any_directory_is_made(tmp_path, monkeypatch):
+    monkeypatch.setenv("MOSES_HOME", str(tmp_path / "empty"))
+    (tmp_path / "empty").mkdir()
+    dev = [FIXTURES / "corpus/dev.en.gz", FIXTURES / "corpus/dev.fr.gz"]
+    test = [FIXTURES / "corpus/test.en.gz", FIXTURES / "corpus/test.fr.gz"]
+    runs = {"work": ["tune", FIXTURES / "model/moses.ini", "--dev", *dev, "--work-dir", tmp_path / "work"],
+            "eval": ["evaluate", "--system", f"a={FIXTURES / 'model/moses.ini'}", "--test", *test,
+                     "--out-dir", tmp_path / "eval"],
+            "abl": ["ablation", FIXTURES / "model/moses.ini", "--rescored-table", rescored_table(tmp_path),
+                    "--dev", *dev, "--test", *test, "--out-dir", tmp_path / "abl"]}
+    for directory, args in runs.items():
+        result = invoke(*args, catch_exceptions=True)
+        assert result.exit_code == 1, result.output
+        assert f"Moses at {tmp_path / 'empty'} (from $MOSES_HOME) lacks bin/moses" in result.output
+        assert not (tmp_path / directory).exists()
+
+
+def test_a_second_run_on_a_moses_work_directory_is_refused(tmp_path):
+    import fcntl
+
+    root = install_fake_moses(tmp_path / "moses")
+    (tmp_path / "w").mkdir()
+    with open(tmp_path / ".w.lock", "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        held.write("4242\n")
+        held.flush()
+        result = invoke("tune", FIXTURES / "model/moses.ini", "--dev", FIXTURES / "corpus/dev.en.gz",
+                        FIXTURES / "corpus/dev.fr.gz", "--work-dir", tmp_path / "w", "--moses-dir", root,
+                        "--base-dir", FIXTURES, catch_exceptions=True)
+    assert result.exit_code == 1, result.output
+    assert (f"{tmp_path / 'w'}: another rescore run (pid 4242) is writing the mert-moses.pl working "
+            f"directory; wait for it to end") in result.output
+    from tests.fake_moses import calls
+    assert calls(root, "mert-moses.pl") == []
