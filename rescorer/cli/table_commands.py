@@ -295,12 +295,18 @@ def train_job(reporter: Reporter, phrase_table: Path, model_path: Path, options:
               resume="yes" if o["resume"] else "no", device=torch_device.type,
               precision=precision, **({"ranks": ranks.world_size} if ranks.is_distributed else {}))
     started = time.perf_counter()
-    bars = {"lines": reporter.bar(desc="reading table", unit=" lines", unit_scale=True)}
+    bars = {}
     probe = [None]  # the SpeedProbe, made at the first update (when the update limit is known)
+
+    def on_pass(what: str) -> None:  # each pass over the table counts its own lines
+        if "lines" in bars:
+            bars["lines"].close()
+        bars["lines"] = reporter.bar(desc=f"reading table ({what})", unit=" lines", unit_scale=True)
 
     def on_update(state, ppl):
         if "updates" not in bars:  # reading is over once updates start
-            bars["lines"].close()
+            if "lines" in bars:
+                bars.pop("lines").close()
             bars["updates"] = reporter.bar(desc="training", total=state.update_limit, unit=" upd",
                                            initial=state.updates - 1)
             limit = describe_limit(state.update_limit, o["max_updates"], o["max_epochs"])
@@ -308,6 +314,8 @@ def train_job(reporter: Reporter, phrase_table: Path, model_path: Path, options:
             probe[0] = SpeedProbe(state.update_limit, limit, o["valid_every"], o["valid_pairs"],
                                   o["batch_size"], torch_device.type, time_left)
         estimate = probe[0].update(state.updates)
+        if estimate and probe[0].reachable < bars["updates"].total:  # --max-time ends it sooner
+            bars["updates"].total = probe[0].reachable
         if estimate and not reporter.quiet:
             from rescorer.runtime.progress import LogLineBar
 
@@ -328,7 +336,7 @@ def train_job(reporter: Reporter, phrase_table: Path, model_path: Path, options:
             phrase_table, model_path, model=model_settings, settings=settings,
             shortlist_size=o["shortlist_size"], src_corpus=o["src_corpus"], tgt_corpus=o["tgt_corpus"],
             device=torch_device, precision=precision, resume=o["resume"], cache_dir=o["cache_dir"],
-            progress=bars["lines"].update, on_update=on_update,
+            progress=lambda lines: bars["lines"].update(lines), on_pass=on_pass, on_update=on_update,
             reject=reject, options=recordable_options(options), checkpoint_payload=payload,
             ranks=ranks)
     finally:

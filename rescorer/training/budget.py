@@ -63,6 +63,7 @@ class SpeedProbe:
         self.max_seconds, self.clock = max_seconds, clock  # max_seconds: the time left to this run
         self.first: Optional[tuple[int, float]] = None  # (updates, time) at the first update seen
         self.done = False
+        self.reachable = limit  # the updates the run will reach: fewer than limit under --max-time
 
     def update(self, updates: int) -> Optional[str]:
         """Call after every update; returns the estimate line once enough updates are timed."""
@@ -82,6 +83,9 @@ class SpeedProbe:
         seconds = remaining / rate + validations * self.valid_pairs / self.batch_size * FORWARD_SHARE / rate
         capped = ""
         if self.max_seconds is not None and seconds > self.max_seconds:
+            left = max(self.max_seconds - elapsed, 0.0)
+            per_update = seconds / max(remaining, 1)  # validations included
+            self.reachable = min(self.limit, updates + int(left / per_update))
             seconds, capped = self.max_seconds, ", capped by --max-time"
         return (f"training speed {rate:.1f} updates/s on {self.device} (measured over {timed} updates): "
                 f"at most about {format_duration(seconds)} more for {self.reason}{capped}; early "

@@ -6,7 +6,7 @@ import hashlib
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Optional
+from typing import Callable, Iterator, Optional
 
 import torch
 
@@ -127,7 +127,7 @@ def train_on_table(table_path: Path, model_path: Path, *, preset: str = "small",
                    src_corpus: Optional[Path] = None, tgt_corpus: Optional[Path] = None,
                    device: torch.device = torch.device("cpu"), precision: str = "fp32",
                    resume: bool = False, cache_dir: Optional[Path] = None,
-                   progress: Progress = no_progress,
+                   progress: Progress = no_progress, on_pass: Callable[[str], None] = lambda what: None,
                    on_update=None, reject: Optional[RejectSink] = None,
                    options: Optional[dict] = None,
                    checkpoint_payload: Optional[dict] = None, ranks: Ranks = SINGLE) -> TrainReport:
@@ -135,7 +135,8 @@ def train_on_table(table_path: Path, model_path: Path, *, preset: str = "small",
 
     `model` gives the architecture, preset and settings (default: cho2014 at `preset`). A
     checkpoint with optimizer state is kept beside the model (`<model>.checkpoint`) for
-    `resume`, which refuses settings that contradict the checkpoint's (`rescorer.training.resume`). A bad
+    `resume`, which refuses settings that contradict the checkpoint's (`rescorer.training.resume`).
+    `on_pass` is told which pass over the table (or corpora) the `progress` lines count. A bad
     table line stops the run before training (reject None) or goes to `reject`. `options` (the
     command line's) are recorded in the model file. An interrupt (KeyboardInterrupt) leaves
     with `.note` saying what was kept. With several `ranks` (torchrun), rank 0 reads the table
@@ -165,6 +166,7 @@ def train_on_table(table_path: Path, model_path: Path, *, preset: str = "small",
             model.check()  # before the table is read
             torch.manual_seed(settings.seed)
             size = shortlist_size or model.shortlist_size
+            on_pass("counting words")
             vocabularies = ranks.on_main(
                 lambda: build_vocabularies(table_path, size, src_corpus, tgt_corpus, progress,
                                            rejects.next_pass() if src_corpus is None else None),
@@ -174,6 +176,7 @@ def train_on_table(table_path: Path, model_path: Path, *, preset: str = "small",
             if options is not None:
                 bundle.training = {"options": options}
         def build_cache() -> None:  # on rank 0; the others open it once it is built
+            on_pass("encoding pairs")
             encode_table(table_path, bundle.src_vocab, bundle.tgt_vocab, cache_dir, progress,
                          rejects.next_pass())
 

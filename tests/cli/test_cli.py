@@ -142,3 +142,12 @@ def test_a_setting_the_architecture_does_not_take_is_a_one_line_usage_error(smal
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"Error: {message}")
     assert not (tmp_path / "m.pt").exists()
+
+
+def test_each_pass_over_the_table_has_its_own_progress(small_table, tmp_path):
+    """Two passes over a 600-line table read 600 lines each, never '1.2k lines' in one bar."""
+    result = rescore("train", small_table, "-o", tmp_path / "m.pt", *FAST_TRAINING)
+    assert result.returncode == 0, result.stderr
+    passes = [line for line in result.stderr.splitlines() if line.startswith("reading table")]
+    assert passes[-1].startswith("reading table (encoding pairs): 600 lines")
+    assert any(line.startswith("reading table (counting words): 600 lines") for line in passes)

@@ -60,6 +60,25 @@ def test_estimate_is_capped_by_max_time():
     assert "at most about 60 s more for x, capped by --max-time;" in line
 
 
+def test_the_bar_total_follows_max_time_when_it_ends_the_run_first():
+    """1 update/s, and a validation every 250 updates costing 2000/64/3 updates' time: of the
+    60 s, 40 are left after the 20 timed updates, so 38 more updates, not 9,979."""
+    clock = Clock()
+    probe = SpeedProbe(10_000, "x", 250, 2000, 64, "cpu", max_seconds=60, clock=clock)
+    assert probe.reachable == 10_000
+    for update in range(1, 22):
+        clock.now += 1
+        probe.update(update)
+    remaining = 10_000 - 21
+    per_update = (remaining + remaining // 250 * 2000 / 64 / 3) / remaining  # seconds, validations included
+    assert probe.reachable == 21 + int(40 / per_update) == 59
+    unbounded = SpeedProbe(100, "x", 250, 2000, 64, "cpu", max_seconds=10_000, clock=clock)
+    for update in range(1, 22):
+        clock.now += 1
+        unbounded.update(update)
+    assert unbounded.reachable == 100  # the time is enough: the update bound ends it
+
+
 def test_a_resumed_run_is_capped_by_the_time_it_has_left(example_table, tmp_path):
     args = ["train", str(example_table), "-o", str(tmp_path / "m.pt"), "--preset", "tiny", "--valid-pairs", "100"]
     first = invoke(main, *args, "--max-updates", "100000", "--max-epochs", "1000", "--max-time", "3",
