@@ -78,7 +78,7 @@ def _iterations(run: EvalResult) -> str:
 
 def _runs_table(results: Mapping[str, Sequence[EvalResult]]) -> list[str]:
     header = ["System", "Replicate", "Start", "MERT iterations", "Stopped by",
-              "Dev BLEU (1-best), iteration 1 → last", "Test BLEU"]
+              "Dev BLEU of the 1-best, iteration 1 → last", "Test BLEU"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for name, runs in results.items():
         for replicate, run in enumerate(runs, 1):
@@ -95,7 +95,7 @@ def to_markdown(summary: pd.DataFrame,
                 results: Optional[Mapping[str, Sequence[EvalResult]]] = None) -> str:
     """A Markdown table (no `tabulate` dependency): mean ± sd over replicates; with `results`,
     the MERT iterations of each replicate and a table of the runs."""
-    header = ["System", "Start", "Dev BLEU", "Test BLEU", "Δ Test BLEU", "p (BLEU)", "Test chrF",
+    header = ["System", "Start", "Dev BLEU (MERT, n-best)", "Test BLEU", "Δ Test BLEU", "p (BLEU)", "Test chrF",
               "p (chrF)", "MERT iterations"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for i, row in summary.iterrows():
@@ -107,7 +107,9 @@ def to_markdown(summary: pd.DataFrame,
             _pm(row.test_chrf_mean, row.test_chrf_sd), _p(row.p_chrf),
             ", ".join(_iterations(r) for r in runs) or "–"]) + " |")
     replicates = int(summary.replicates.max()) if len(summary) else 0
-    lines += ["", f"Mean ± sample sd over {replicates} MERT replicate(s). p: paired test of the "
+    lines += ["", f"Mean ± sample sd over {replicates} MERT replicate(s). Dev BLEU (MERT, n-best): "
+              "what the optimizer reached on the pooled n-best lists (mert-moses.pl's 'BEST'), "
+              "not the BLEU of a 1-best decoding, which the MERT runs below show. p: paired test of the "
               "replicates' concatenated test outputs against Baseline's. Start: ini = the ini's "
               "weights; cold = those and the new columns' scaled starting weights; warm = the "
               "same replicate's tuned Baseline weights and the new columns' starting weights. "

@@ -164,7 +164,7 @@ def test_results_show_mert_iterations_and_curves(setup):
     run_ablation(config, moses, report=quiet)
     out = config.out_dir
     md = (out / "results.md").read_text()
-    assert md.splitlines()[0] == ("| System | Start | Dev BLEU | Test BLEU | Δ Test BLEU | p (BLEU) "
+    assert md.splitlines()[0] == ("| System | Start | Dev BLEU (MERT, n-best) | Test BLEU | Δ Test BLEU | p (BLEU) "
                                   "| Test chrF | p (chrF) | MERT iterations |")
     assert "| +RNN | warm | 40.03 ± 0.00 | 38.27 ± 0.00 | +0.00 |" in md
     assert md.count("| 3 max, 3 max |") == 4
