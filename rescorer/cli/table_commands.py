@@ -85,7 +85,7 @@ def run_jobs(reporter: Reporter, ranks, phrase_table: Path, output: Path, model_
                   reject=SKIP_BAD_LINES if options["reject_path"] else None, ranks=ranks)
     try:
         score_job(reporter, phrase_table, output, list(model_paths), ranks=ranks,
-                  **pick(options, SCORE_KEYS))
+                  models_retrained=training and options["resume"], **pick(options, SCORE_KEYS))
     except KeyboardInterrupt as interrupt:
         if training:
             interrupt.note = (f"the model {model_paths[0]} is saved; {getattr(interrupt, 'note', '')}"

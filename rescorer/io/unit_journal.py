@@ -216,12 +216,18 @@ class UnitJournal:
             records[unit] = record
         return records
 
-    def start(self, identity: dict, resume: bool) -> dict[int, dict]:
+    def start(self, identity: dict, resume: bool, models_retrained: bool = False) -> dict[int, dict]:
         """Make the partial directory for a run of `identity`, or, under `resume`, check that
         the one there was made by the same run and keep its finished units (their records are
-        returned). Anything else in it (temporaries of a killed run) is removed."""
+        returned). Anything else in it (temporaries of a killed run) is removed. With
+        `models_retrained` (`rescore TABLE --resume` trained further), units scored by the
+        model as it was are not refused but scored again."""
         journal = self.directory / "journal.json"
         now = {"format": JOURNAL_FORMAT, "version": JOURNAL_VERSION, "rescorer": __version__, **identity}
+        if resume and models_retrained and journal.is_file() and self._only_models_differ(journal, now):
+            log.warning(f"{self.directory}: its units were scored by the model before this run's "
+                        f"training; scoring starts over")
+            resume = False
         if not (resume and journal.is_file()):
             self.remove()
             try:
@@ -260,6 +266,15 @@ class UnitJournal:
             if path.name not in keep:
                 shutil.rmtree(path) if path.is_dir() else path.unlink(missing_ok=True)
         return records
+
+    @staticmethod
+    def _only_models_differ(journal: Path, now: dict) -> bool:
+        try:
+            recorded = json.loads(journal.read_text())
+        except (OSError, ValueError):
+            return False
+        return (recorded.get("models") != now["models"]
+                and not _differences({**recorded, "models": now["models"]}, now))
 
     def kept_note(self) -> Optional[str]:
         """What an interrupted or failed run leaves for --resume, or None (then it removes the

@@ -26,6 +26,7 @@ class ScoreSettings:
     force: bool = False  # replace an existing output and reject file
     resume: bool = False  # continue from the units an interrupted run finished
     reject_path: Optional[Path] = None  # bad lines go here; without it the first is an error
+    models_retrained: bool = False  # `rescore TABLE --resume` trained on: older units are redone
 
     def __post_init__(self) -> None:
         if self.score_format not in SCORE_FORMATS:

@@ -58,7 +58,7 @@ def rescore_in_units(table_path: Path, output_path: Path, bundles: Sequence[Mode
         identity = {"input": input_identity(table_path),
                     "models": [model_identity(bundle, name) for bundle, name in zip(bundles, model_names)],
                     "settings": settings.unit_record(device_type)}
-        return sorted(journal.start(identity, settings.resume)), f"{os.getpid()}-{time.time_ns()}"
+        return sorted(journal.start(identity, settings.resume, settings.models_retrained)), f"{os.getpid()}-{time.time_ns()}"
 
     finished, run = ranks.on_main(prepare, "preparing the partial output")
     units = TableUnits(table_path, settings.unit_lines, ranks.rank, ranks.world_size, finished,

@@ -1,6 +1,8 @@
 """The installed `rescore` command end to end: exit codes, messages, outputs."""
 
 import gzip
+import os
+import signal
 import shutil
 import subprocess
 
@@ -151,3 +153,18 @@ def test_each_pass_over_the_table_has_its_own_progress(small_table, tmp_path):
     passes = [line for line in result.stderr.splitlines() if line.startswith("reading table")]
     assert passes[-1].startswith("reading table (encoding pairs): 600 lines")
     assert any(line.startswith("reading table (counting words): 600 lines") for line in passes)
+
+
+def test_run_resume_with_more_training_scores_again_after_a_kill_during_scoring(small_table, tmp_path):
+    """Killed while scoring, then `--resume --max-updates` larger: training goes on, so the units
+    the older model scored are scored again (not refused, nor retrained from scratch by --force)."""
+    out = tmp_path / "pt.rnn.gz"
+    args = [small_table, "-o", out, "--preset", "tiny", "--valid-every", "10", "--valid-pairs", "100",
+            "--unit-lines", "100"]
+    killed = rescore(*args, "--max-updates", "20", env={**os.environ, "RESCORE_FAULT": "after-record:0"})
+    assert killed.returncode == -signal.SIGKILL
+    resumed = rescore(*args, "--max-updates", "30", "--resume")
+    assert resumed.returncode == 0, resumed.stderr
+    assert "its units were scored by the model before this run's training; scoring starts over" in resumed.stderr
+    assert "trained on" in resumed.stderr and "30 updates" in resumed.stderr
+    assert len(gz_lines(out)) == 600
