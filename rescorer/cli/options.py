@@ -151,6 +151,9 @@ train_options = _stacked(
                       "interrupted run finished)."),
     click.option("--cache-dir", type=click.Path(path_type=Path, file_okay=False),
                  help="Where the encoded pairs go [default: MODEL.cache]."),
+    click.option("--max-pair-length", type=click.IntRange(0), default=50, show_default=True,
+                 help="Leave pairs with more words on either side out of training (counted in "
+                      "the summary; 0: no bound). Scoring still scores every line."),
 )
 
 reject_option = click.option(

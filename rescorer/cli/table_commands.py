@@ -160,7 +160,7 @@ def score_command(reporter: Reporter, phrase_table: Path, model_paths: tuple,
 TRAIN_KEYS = (*MODEL_KEYS, "shortlist_size", "src_corpus", "tgt_corpus", "batch_size", "optimizer",
               "learning_rate", "clip_norm", "max_updates", "max_epochs", "max_time", "valid_pairs",
               "valid_every", "patience", "checkpoint_every", "seed", "resume", "cache_dir", "device",
-              "precision")
+              "precision", "max_pair_length")
 SCORE_KEYS = ("unk_penalty", "score_format", "reject_path", "force", "chunk_size", "token_budget",
               "unit_lines", "resume", "device", "precision")
 
@@ -287,7 +287,7 @@ def train_job(reporter: Reporter, phrase_table: Path, model_path: Path, options:
                              max_seconds=o["max_time"],
                              valid_pairs=o["valid_pairs"], valid_every=o["valid_every"],
                              patience=o["patience"], checkpoint_every=o["checkpoint_every"],
-                             seed=o["seed"])
+                             seed=o["seed"], max_pair_length=o["max_pair_length"] or None)
     signature("train", **model_settings.describe(), optimizer=o["optimizer"],
               lr=o["learning_rate"] or ("1.0" if o["optimizer"] == "adadelta" else "0.001"),
               batch=o["batch_size"], max_updates=o["max_updates"] or "-",
@@ -349,7 +349,10 @@ def train_job(reporter: Reporter, phrase_table: Path, model_path: Path, options:
                      f"{len(vocab.tgt_vocab) - 3} target words; token coverage "
                      f"{vocab.src_coverage.ratio:.1%} source, {vocab.tgt_coverage.ratio:.1%} target")
     elapsed = time.perf_counter() - started
-    reporter.say(f"trained on {report.num_pairs - report.valid_pairs} pairs ({report.valid_pairs} held out): "
+    left_out = (f"; {report.too_long} longer than {o['max_pair_length']} words left out"
+                if report.too_long else "")
+    reporter.say(f"trained on {report.num_pairs - report.valid_pairs} pairs ({report.valid_pairs} held out"
+                 f"{left_out}): "
                  f"{state.updates} updates, stopped: {state.stopped_because}; "
                  f"valid perplexity {state.best_valid_ppl:.2f} (update {state.best_update}), "
                  f"unigram {report.unigram_ppl:.2f}; {state.train_tokens / max(state.seconds, 1e-9):.0f} "

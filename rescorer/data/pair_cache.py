@@ -32,6 +32,7 @@ class PairCache:
         self.directory = Path(directory)
         self.meta = json.loads((self.directory / "meta.json").read_text())
         self.num_pairs = int(self.meta["num_pairs"])
+        self.too_long = int(self.meta.get("too_long", 0))  # pairs left out by the length bound
         self._ids = {side: _load(self.directory / f"{side}.ids", ID_DTYPE) for side in SIDES}
         self._offsets = {side: _load(self.directory / f"{side}.offsets", OFFSET_DTYPE) for side in SIDES}
         for side in SIDES:  # a damaged cache is rebuilt, never trained on
@@ -95,8 +96,10 @@ class _SideWriter:
 
 
 def build_pair_cache(pairs: Iterable[tuple[str, str]], src_vocab: Vocabulary,
-                     tgt_vocab: Vocabulary, directory: Path, meta: dict) -> PairCache:
-    """Encode every (src, tgt) phrase pair into `directory`, replacing what was there.
+                     tgt_vocab: Vocabulary, directory: Path, meta: dict,
+                     max_length: Optional[int] = None) -> PairCache:
+    """Encode every (src, tgt) phrase pair into `directory`, replacing what was there; a pair
+    with more than `max_length` words on either side is left out, and counted (`too_long`).
 
     Written under a temporary name beside it (`.NAME.tmp-PID`) and renamed at the end, so an
     interrupted build never looks finished; the temporary is removed on any error. `meta` is
@@ -110,16 +113,21 @@ def build_pair_cache(pairs: Iterable[tuple[str, str]], src_vocab: Vocabulary,
     try:
         partial.mkdir(parents=True)
         src_writer, tgt_writer = _SideWriter(partial, "src"), _SideWriter(partial, "tgt")
-        num_pairs = 0
+        num_pairs = too_long = 0
         try:
             for src, tgt in pairs:
-                src_writer.add(src_vocab.encode(src.split()))
-                tgt_writer.add(tgt_vocab.encode(tgt.split()))
+                src_words, tgt_words = src.split(), tgt.split()
+                if max_length is not None and max(len(src_words), len(tgt_words)) > max_length:
+                    too_long += 1
+                    continue
+                src_writer.add(src_vocab.encode(src_words))
+                tgt_writer.add(tgt_vocab.encode(tgt_words))
                 num_pairs += 1
         finally:
             src_writer.close()
             tgt_writer.close()
-        (partial / "meta.json").write_text(json.dumps(dict(meta, num_pairs=num_pairs), indent=1))
+        (partial / "meta.json").write_text(json.dumps(dict(meta, num_pairs=num_pairs, too_long=too_long),
+                                                      indent=1))
         shutil.rmtree(directory, ignore_errors=True)
         os.replace(partial, directory)
     except OSError as error:
@@ -137,5 +145,5 @@ def open_matching_cache(directory: Path, meta: dict) -> Optional[PairCache]:
         cache = PairCache(directory)
     except (OSError, ValueError, KeyError):
         return None
-    stored = {key: value for key, value in cache.meta.items() if key != "num_pairs"}
+    stored = {key: value for key, value in cache.meta.items() if key not in ("num_pairs", "too_long")}
     return cache if stored == meta else None

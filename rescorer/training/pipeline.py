@@ -86,17 +86,26 @@ def table_identity(table_path: Path) -> dict:
 
 def encode_table(table_path: Path, src_vocab: Vocabulary, tgt_vocab: Vocabulary,
                  cache_dir: Path, progress: Progress = no_progress,
-                 reject: Optional[RejectSink] = None) -> PairCache:
-    """The table's pairs as an on-disk cache, reusing `cache_dir` when it still matches."""
-    meta = {**table_identity(table_path),
-            "vocab_hash": hash_vocabularies(src_vocab, tgt_vocab)}
+                 reject: Optional[RejectSink] = None, max_pair_length: Optional[int] = None) -> PairCache:
+    """The table's pairs as an on-disk cache, reusing `cache_dir` when it still matches; pairs
+    with a side longer than `max_pair_length` words are left out (and counted)."""
+    meta = cache_meta(table_path, src_vocab, tgt_vocab, max_pair_length)
     cache = open_matching_cache(cache_dir, meta)
     if cache is None:
         cache = build_pair_cache(_table_pairs(table_path, progress, reject), src_vocab, tgt_vocab,
-                                 cache_dir, meta)
+                                 cache_dir, meta, max_pair_length)
     if cache.num_pairs == 0:
         raise RescorerError(f"{table_path}: no phrase pairs to train on")
     return cache
+
+
+def cache_meta(table_path: Path, src_vocab: Vocabulary, tgt_vocab: Vocabulary,
+               max_pair_length: Optional[int]) -> dict:
+    """What a pair cache was built from: a cache that differs in any of it is rebuilt."""
+    meta = {**table_identity(table_path), "vocab_hash": hash_vocabularies(src_vocab, tgt_vocab)}
+    if max_pair_length is not None:  # a cache built without the bound still matches without it
+        meta["max_pair_length"] = max_pair_length
+    return meta
 
 
 def hash_vocabularies(src_vocab: Vocabulary, tgt_vocab: Vocabulary) -> str:
@@ -119,6 +128,7 @@ class TrainReport:
     num_pairs: int
     valid_pairs: int
     unigram_ppl: float
+    too_long: int = 0  # pairs left out of training by the length bound
 
 
 def train_on_table(table_path: Path, model_path: Path, *, preset: str = "small",
@@ -178,10 +188,11 @@ def train_on_table(table_path: Path, model_path: Path, *, preset: str = "small",
         def build_cache() -> None:  # on rank 0; the others open it once it is built
             on_pass("encoding pairs")
             encode_table(table_path, bundle.src_vocab, bundle.tgt_vocab, cache_dir, progress,
-                         rejects.next_pass())
+                         rejects.next_pass(), settings.max_pair_length)
 
         ranks.on_main(build_cache, "encoding the pairs")
-        cache = open_built_cache(table_path, bundle.src_vocab, bundle.tgt_vocab, cache_dir)
+        cache = open_built_cache(table_path, bundle.src_vocab, bundle.tgt_vocab, cache_dir,
+                                 settings.max_pair_length)
         if ranks.is_distributed:
             from rescorer.training.distributed_trainer import DistributedTrainer
 
@@ -197,7 +208,8 @@ def train_on_table(table_path: Path, model_path: Path, *, preset: str = "small",
         interrupt.note = _kept_after_interrupt(trainer, checkpoint, cache_dir)
         raise
     ranks.on_main(lambda: _save_trained(bundle, model_path, checkpoint, trainer), "writing the model")
-    return TrainReport(bundle, vocabularies, state, cache.num_pairs, len(trainer.split.valid), unigram)
+    return TrainReport(bundle, vocabularies, state, cache.num_pairs, len(trainer.split.valid), unigram,
+                       cache.too_long)
 
 
 def _save_trained(bundle: ModelBundle, model_path: Path, checkpoint: Path, trainer: Trainer) -> None:
@@ -210,10 +222,9 @@ def _save_trained(bundle: ModelBundle, model_path: Path, checkpoint: Path, train
 
 
 def open_built_cache(table_path: Path, src_vocab: Vocabulary, tgt_vocab: Vocabulary,
-                     cache_dir: Path) -> PairCache:
+                     cache_dir: Path, max_pair_length: Optional[int] = None) -> PairCache:
     """The pair cache `encode_table` built (on rank 0, for every rank)."""
-    meta = {**table_identity(table_path), "vocab_hash": hash_vocabularies(src_vocab, tgt_vocab)}
-    cache = open_matching_cache(cache_dir, meta)
+    cache = open_matching_cache(cache_dir, cache_meta(table_path, src_vocab, tgt_vocab, max_pair_length))
     if cache is None:
         raise RescorerError(f"{cache_dir}: cannot open the pair cache that rank 0 built (the "
                             f"directory must be on a file system that every node sees)")

@@ -47,7 +47,7 @@ def merge_resumed_options(given: dict, explicit: Iterable[str], recorded: dict) 
 
 
 def _effective_settings(settings: dict) -> dict:
-    settings = dict(settings)
+    settings = {"max_pair_length": None, **settings}  # a checkpoint from before the bound had none
     if settings.get("learning_rate") is None:
         settings["learning_rate"] = _DEFAULT_LEARNING_RATES.get(settings.get("optimizer"))
     return settings

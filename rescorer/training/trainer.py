@@ -46,6 +46,10 @@ class TrainSettings:
     patience: int = 4  # validations without improvement before stopping
     checkpoint_every: int = 1000
     seed: int = 1
+    # Pairs with more words on either side are left out of training (the table's phrases are
+    # 7 words at most by Moses' default; a 10,000-word target made each update take minutes).
+    # None: no bound. The scorer still scores every line.
+    max_pair_length: Optional[int] = 50
 
 
 @dataclass

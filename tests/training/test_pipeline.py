@@ -113,3 +113,29 @@ def test_unigram_perplexity_by_hand(tmp_path):
     tokens = [w for s in valid_tgt for w in s + ["[EOS]"]]
     want = math.exp(-sum(math.log(counts[w] / total) for w in tokens) / len(tokens))
     assert unigram_perplexity(cache, split, len(vocab)) == pytest.approx(want, rel=1e-9)
+
+
+def test_pairs_longer_than_the_bound_are_left_out_of_training_and_counted(tmp_path):
+    """One 10,000-word target made every update of its batch take minutes: it is left out of the
+    pair cache (counted), the other pairs are kept in order, and a cache built with another
+    bound is not reused."""
+    specials = ["[PAD]", "[UNK]", "[EOS]"]
+    src_vocab, tgt_vocab = Vocabulary(specials + ["a", "b"]), Vocabulary(specials + ["x", "y"])
+    pairs = [("a", "x"), ("a b", " ".join(["y"] * 10_000)), ("b", "x y")]
+    cache = build_pair_cache(iter(pairs), src_vocab, tgt_vocab, tmp_path / "c", {"t": 1}, max_length=50)
+    assert (cache.num_pairs, cache.too_long) == (2, 1)
+    assert cache.lengths("tgt").tolist() == [1, 2]
+    unbounded = build_pair_cache(iter(pairs), src_vocab, tgt_vocab, tmp_path / "u", {"t": 1})
+    assert (unbounded.num_pairs, unbounded.too_long) == (3, 0)
+
+
+def test_training_reports_the_pairs_the_bound_left_out(example_table, tmp_path):
+    import gzip
+
+    lines = gzip.decompress(example_table.read_bytes()).split(b"\n")[:300]
+    lines.append(b"x ||| " + b" ".join([b"w"] * 10_000) + b" ||| 1 1 1 1 ||| ||| 1 1 1")
+    table = tmp_path / "long.gz"
+    table.write_bytes(gzip.compress(b"\n".join(lines) + b"\n"))
+    report = train_on_table(table, tmp_path / "m.pt", preset="tiny",
+                            settings=TrainSettings(max_updates=3, valid_pairs=20, valid_every=3))
+    assert report.too_long == 1 and report.num_pairs == 300  # the table's 300 other pairs
