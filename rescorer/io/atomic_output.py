@@ -7,8 +7,10 @@ must never pick up a half-written table, so we write beside the target and renam
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import tempfile
+import threading
 from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
@@ -48,6 +50,21 @@ def _reason(error: OSError) -> str:
     """'no space left on device' from an OSError, for one-line messages."""
     text = error.strerror or str(error) or type(error).__name__
     return text[:1].lower() + text[1:]
+
+
+@contextmanager
+def _signals_held(hold: bool) -> Iterator[None]:
+    """SIGINT and SIGTERM wait while a block of whole lines goes to a stream, so that what a
+    reader gets ends with a whole line and the count of lines written is true (the handler,
+    which raises, runs once the block is written). Only the main thread receives them."""
+    if not hold or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 def stdout_bytes():
@@ -99,6 +116,8 @@ class AtomicOutput:
         self._opened = False
         self._buffer: list[bytes] = []
         self._buffered = 0
+        self._buffered_lines = 0
+        self.lines_flushed = 0  # lines handed on to the file or stream, whole
         if not self.is_stdout:
             check_output_target(self.path, force, input_path)
 
@@ -148,6 +167,7 @@ class AtomicOutput:
 
     def write_line(self, line: bytes) -> None:
         """Write one line, adding its b"\\n"."""
+        self._buffered_lines += 1
         self.write(line + b"\n")
         self.lines_written += 1
 
@@ -168,13 +188,16 @@ class AtomicOutput:
         if not self._buffer:
             return
         try:
-            self._stream.write(b"".join(self._buffer))
+            with _signals_held(self.is_stream or self.is_stdout):
+                self._stream.write(b"".join(self._buffer))
+                self.lines_flushed += self._buffered_lines
         except BrokenPipeError:
             raise
         except OSError as exc:
             raise self._write_error(exc) from None
         self._buffer.clear()
         self._buffered = 0
+        self._buffered_lines = 0
 
     def __exit__(
         self,

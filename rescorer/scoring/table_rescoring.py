@@ -194,7 +194,7 @@ def _rescore_stream(table_path, output_path, bundles, vocabularies, vocab_index,
                 raise RescorerError(f"{table_path}: read {totals.lines_read} lines but wrote {written} and "
                                     f"rejected {totals.lines_rejected}; output discarded")
     except KeyboardInterrupt as interrupt:
-        interrupt.note = (f"{output.lines_written} lines had already been written to {output_path}"
+        interrupt.note = (f"{output.lines_flushed} whole lines had already been written to {output_path}"
                           if output.is_stream else
                           f"no output was written ({output_path} is as it was)")
         raise

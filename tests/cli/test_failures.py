@@ -394,6 +394,28 @@ def test_stale_temporaries_are_matched_by_name_never_as_a_pattern(workspace):
     assert (workspace / "a[b].gz").is_file()
 
 
+def test_sigint_while_scoring_to_stdout_counts_whole_lines(workspace, table_lines):
+    """The note says how many lines reached stdout, and stdout ends with a whole line."""
+    big = workspace / "big.gz"
+    big.write_bytes(gzip.compress(b"".join(b"\n".join(table_lines) + b"\n" for _ in range(200))))
+    out = workspace / "stdout.txt"
+    with open(out, "wb") as stdout:
+        process = subprocess.Popen([helpers.RESCORE, "score", "big.gz", "--model", "m.pt", "-o", "-",
+                                    "--chunk-size", "500"], cwd=workspace, stdout=stdout,
+                                   stderr=subprocess.PIPE)
+        deadline = time.time() + 120
+        while out.stat().st_size == 0 and process.poll() is None and time.time() < deadline:
+            time.sleep(0.05)
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 130, stderr
+    data = out.read_bytes()
+    lines = data.count(b"\n")
+    assert data.endswith(b"\n") and 0 < lines < 60000
+    last = stderr.decode().strip().splitlines()[-1]
+    assert last == f"rescore: interrupted (SIGINT); {lines} whole lines had already been written to -"
+
+
 @pytest.mark.parametrize("signum, status", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
 def test_signal_during_training_keeps_the_checkpoint(workspace, signum, status):
     args = [helpers.RESCORE, "train", "t.gz", "-o", "sig.pt", "--preset", "tiny", "--max-updates", "100000",
