@@ -103,7 +103,7 @@ def test_bad_model_file_is_one_line(small_table, tmp_path):
     fake = tmp_path / "model.pt"
     fake.write_bytes(b"not a model")
     result = rescore("score", small_table, "--model", fake, "-o", tmp_path / "o.gz")
-    assert result.returncode == 1 and "model.pt: not a readable model file" in result.stderr
+    assert result.returncode == 1 and "model.pt: not a model file (a rescorer model is a PyTorch archive" in result.stderr
     assert "Traceback" not in result.stderr
 
 
