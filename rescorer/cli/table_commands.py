@@ -281,6 +281,7 @@ def train_job(reporter: Reporter, phrase_table: Path, model_path: Path, options:
     precision = resolve_precision(o["precision"], torch_device)
     if precision == "int8":  # `rescore run --precision int8`: int8 scores a model trained in fp32
         precision = "fp32"
+    warn_if_emulated(reporter, precision, torch_device)
     settings = TrainSettings(batch_size=o["batch_size"], optimizer=o["optimizer"],
                              learning_rate=o["learning_rate"], clip_norm=o["clip_norm"],
                              max_updates=o["max_updates"], max_epochs=o["max_epochs"],
@@ -362,6 +363,15 @@ def train_job(reporter: Reporter, phrase_table: Path, model_path: Path, options:
         reporter.say(kept)
 
 
+def warn_if_emulated(reporter: Reporter, precision: str, device) -> None:
+    """Before a long run: bf16 or int8 on a CPU without instructions for them is slower than fp32."""
+    from rescorer.runtime.cpu_features import cpu_features, slow_precision_warning
+
+    warning = slow_precision_warning(precision, device.type, cpu_features())
+    if warning:
+        reporter.say(warning)
+
+
 def kept_for_more_training(phrase_table: Path, model_path: Path, cache_dir: Optional[Path]) -> str:
     """What training leaves beside the model and why, so that a user can reclaim the space."""
     from rescorer.io.file_names import checkpoint_path_for
@@ -394,6 +404,7 @@ def score_job(reporter: Reporter, phrase_table: Path, output: Path, model_paths:
     torch_device = rank_device(ranks, resolve_device(device))
     settings = ScoreSettings(**{**options, "precision": resolve_precision(options["precision"],
                                                                           torch_device)})
+    warn_if_emulated(reporter, settings.precision, torch_device)
     bundles = [load_model(path, torch_device) for path in model_paths]
     if settings.precision == "int8":
         from rescorer.models.quantization import quantize_int8
