@@ -20,7 +20,9 @@ import click
 
 from moses_integration.decoder_flags import parse_decoder_flags
 from moses_integration.errors import MosesConfigError
+from moses_integration.preflight import ParallelSet
 from moses_integration.systems import parse_column_names
+from rescorer.data.directions import DIRECTIONS
 from rescorer.errors import ModelSettingError
 from rescorer.io.score_format import SCORE_FORMATS
 from rescorer.models import architecture_names, get_architecture
@@ -123,12 +125,29 @@ train_options = _stacked(
                  help="Tokenized source corpus to count the shortlist on."),
     click.option("--tgt-corpus", type=EXISTING_OR_STDIN,
                  help="Tokenized target corpus to count the shortlist on."),
-    click.option("--batch-size", type=click.IntRange(1), default=64, show_default=True,
-                 help="Random phrase pairs per update."),
-    click.option("--optimizer", type=click.Choice(["adadelta", "adam"]), default="adadelta",
-                 show_default=True),
+    click.option("--direction", type=click.Choice(DIRECTIONS), default="forward", show_default=True,
+                 help="forward: log p(target | source), the paper's; inverse: log p(source | target), "
+                      "trained on the table with its phrases swapped."),
+    click.option("--pair-weights", type=click.Choice(["unique", "count", "log-count"]), default="unique",
+                 show_default=True,
+                 help="How much each pair counts in training: once (the paper's), by the table's "
+                      "c(pair), or by 1 + ln c(pair)."),
+    click.option("--batch-tokens", type=click.IntRange(1), default=None,
+                 help="Batches of same-length pairs holding about this many tokens, every pair once "
+                      "per epoch [default: 3000, unless --batch-size]."),
+    click.option("--batch-size", type=click.IntRange(1), default=None,
+                 help="Instead of --batch-tokens: this many random pairs per update (Cho et al.: 64)."),
+    click.option("--optimizer", type=click.Choice(["adadelta", "adam"]), default="adam",
+                 show_default=True, help="Cho et al.: adadelta."),
     click.option("--learning-rate", type=click.FloatRange(min=0, min_open=True), default=None,
-                 help="[default: 1.0 for Adadelta, 1e-3 for Adam]"),
+                 help="[default: 1.0 for Adadelta; for Adam 6e-3 with --batch-tokens, 1e-3 with --batch-size]"),
+    click.option("--warmup-updates", type=click.IntRange(0), default=None,
+                 help="Raise the learning rate linearly over the first N updates [default: 100 for "
+                      "Adam with --batch-tokens, else 0]."),
+    click.option("--sampled-softmax", type=click.IntRange(0), default=None,
+                 help="Train the softmax on N sampled words and the gold one instead of the whole "
+                      "shortlist; 0: the whole one [default: 2048 with --batch-tokens, else 0]. "
+                      "Perplexity and scores always use the whole softmax."),
     click.option("--clip-norm", type=click.FloatRange(min=0, min_open=True), default=1.0,
                  show_default=True, help="Gradient norm clipping."),
     click.option("--max-updates", type=click.IntRange(1), default=None,
@@ -164,6 +183,10 @@ reject_option = click.option(
 score_options = _stacked(
     click.option("--unk-penalty/--no-unk-penalty", default=False, show_default=True,
                  help="Also append the count of target words outside the shortlist (as exp(count))."),
+    click.option("--ensemble", is_flag=True,
+                 help="One column for all the --model models: their mixture log((p1 + ... + pn) / n)."),
+    click.option("--per-word", is_flag=True,
+                 help="After the log p columns, append each divided by its target phrase's word count."),
     score_format_option("prob: exp(log p) for Moses, which takes logs; log: raw log p."),
     reject_option,
     force_option("Replace an existing output, reject file (and model, when training)."),
@@ -286,14 +309,32 @@ def _parsed(parse):
     return callback
 
 
+def _data_set_options(name: str, required: bool):
+    """`--NAME SRC REF` and `--NAME-ref FILE`, repeatable, for each further reference of the set
+    (a second human translation cuts the noise of a BLEU difference)."""
+    return _stacked(
+        click.option(f"--{name}", nargs=2, type=ANY_PATH, required=required, default=None,
+                     metavar="SRC REF"),
+        click.option(f"--{name}-ref", f"{name}_refs", type=ANY_PATH, multiple=True, metavar="REF",
+                     help=f"Another reference of the {name} set, line-aligned with REF; repeat for more."))
+
+
 def dev_option(required: bool = True):
-    return click.option("--dev", nargs=2, type=ANY_PATH, required=required, default=None,
-                        metavar="SRC REF")
+    return _data_set_options("dev", required)
 
 
 def test_option(required: bool = True):
-    return click.option("--test", nargs=2, type=ANY_PATH, required=required, default=None,
-                        metavar="SRC REF")
+    return _data_set_options("test", required)
+
+
+def parallel_set(label: str, pair, extra_refs: tuple):
+    """The ParallelSet of `--LABEL SRC REF` and its `--LABEL-ref` files (None without --LABEL)."""
+    if not pair:
+        if extra_refs:
+            raise click.UsageError(f"--{label}-ref adds a reference to --{label} SRC REF: give --{label} too")
+        return None
+    return ParallelSet(label, Path(pair[0]).resolve(), Path(pair[1]).resolve(),
+                       tuple(Path(path).resolve() for path in extra_refs))
 
 
 def optimizer_option(help: str = "Optimizer: batch MIRA or MERT."):

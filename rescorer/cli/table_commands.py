@@ -54,6 +54,7 @@ def run_command(reporter: Reporter, phrase_table: Path, output: Optional[Path],
     from rescorer.io.path_checks import RunPaths, output_targets, training_targets
 
     training = not model_paths
+    check_ensemble_size(options["ensemble"], len(model_paths))
     if training:
         require_rereadable(phrase_table)
     else:
@@ -142,10 +143,11 @@ def train_command(reporter: Reporter, phrase_table: Path, model_path: Path, reje
 @reports_errors
 def score_command(reporter: Reporter, phrase_table: Path, model_paths: tuple,
                   output: Optional[Path], **options) -> None:
-    """Write PHRASE_TABLE back with each model's log p(target | source) appended to every line's
-    scores (then the word penalty with --unk-penalty)."""
+    """Write PHRASE_TABLE back with each model's log p(target | source) (log p(source | target) for
+    an inverse model) appended to every line's scores (then the word penalty with --unk-penalty)."""
     from rescorer.io.path_checks import RunPaths, output_targets
 
+    check_ensemble_size(options["ensemble"], len(model_paths))
     output = output or default_output(phrase_table)
     reads = [("phrase table", phrase_table), *(("model", path) for path in model_paths)]
     with job_ranks(reporter, options["device"], options.pop("rank_timeout"), training=False) as ranks:
@@ -157,11 +159,12 @@ def score_command(reporter: Reporter, phrase_table: Path, model_paths: tuple,
             score_job(reporter, phrase_table, output, list(model_paths), ranks=ranks, **options)
 
 
-TRAIN_KEYS = (*MODEL_KEYS, "shortlist_size", "src_corpus", "tgt_corpus", "batch_size", "optimizer",
-              "learning_rate", "clip_norm", "max_updates", "max_epochs", "max_time", "valid_pairs",
-              "valid_every", "patience", "checkpoint_every", "seed", "resume", "cache_dir", "device",
-              "precision", "max_pair_length")
-SCORE_KEYS = ("unk_penalty", "score_format", "reject_path", "force", "chunk_size", "token_budget",
+TRAIN_KEYS = (*MODEL_KEYS, "shortlist_size", "src_corpus", "tgt_corpus", "direction", "pair_weights", "batch_tokens",
+              "batch_size", "optimizer", "learning_rate", "warmup_updates", "sampled_softmax", "clip_norm",
+              "max_updates", "max_epochs", "max_time", "valid_pairs", "valid_every", "patience",
+              "checkpoint_every", "seed", "resume", "cache_dir", "device", "precision", "max_pair_length")
+SCORE_KEYS = ("unk_penalty", "ensemble", "per_word", "score_format", "reject_path", "force", "chunk_size",
+              "token_budget",
               "unit_lines", "resume", "device", "precision")
 
 
@@ -250,6 +253,16 @@ def pick(options: dict, keys: tuple) -> dict:
     return {key: options[key] for key in keys}
 
 
+def batching(batch_size: Optional[int], batch_tokens: Optional[int]) -> tuple:
+    """(batch_size, batch_tokens) for TrainSettings: one way to batch, token batches by default."""
+    from rescorer.training.trainer import DEFAULT_BATCH_TOKENS
+
+    if batch_size is not None and batch_tokens is not None:
+        raise click.UsageError("--batch-size (random pairs, the paper's) and --batch-tokens (length-sorted "
+                               "batches) are two ways to batch: give one")
+    return batch_size, (None if batch_size is not None else batch_tokens or DEFAULT_BATCH_TOKENS)
+
+
 def train_job(reporter: Reporter, phrase_table: Path, model_path: Path, options: dict,
               explicit: set, reject=None, ranks=None) -> None:
     """Train; under --resume the options left at their defaults are the checkpoint's, and the
@@ -275,23 +288,30 @@ def train_job(reporter: Reporter, phrase_table: Path, model_path: Path, options:
     o = options
     model_settings = model_settings_from(o)
     ranks = ranks or SINGLE
-    if ranks.is_distributed:
-        check_batch_size(o["batch_size"], ranks)
+    batch_size, batch_tokens = batching(o["batch_size"], o["batch_tokens"])
+    if ranks.is_distributed and batch_size is not None:
+        check_batch_size(batch_size, ranks)
     torch_device = rank_device(ranks, resolve_device(o["device"]))
     precision = resolve_precision(o["precision"], torch_device)
     if precision == "int8":  # `rescore run --precision int8`: int8 scores a model trained in fp32
         precision = "fp32"
     warn_if_emulated(reporter, precision, torch_device)
-    settings = TrainSettings(batch_size=o["batch_size"], optimizer=o["optimizer"],
-                             learning_rate=o["learning_rate"], clip_norm=o["clip_norm"],
+    settings = TrainSettings(batch_size=batch_size, batch_tokens=batch_tokens, optimizer=o["optimizer"],
+                             learning_rate=o["learning_rate"], warmup_updates=o["warmup_updates"],
+                             sampled_softmax=o["sampled_softmax"], pair_weights=o["pair_weights"],
+                             clip_norm=o["clip_norm"],
                              max_updates=o["max_updates"], max_epochs=o["max_epochs"],
                              max_seconds=o["max_time"],
                              valid_pairs=o["valid_pairs"], valid_every=o["valid_every"],
                              patience=o["patience"], checkpoint_every=o["checkpoint_every"],
                              seed=o["seed"], max_pair_length=o["max_pair_length"] or None)
-    signature("train", **model_settings.describe(), optimizer=o["optimizer"],
-              lr=o["learning_rate"] or ("1.0" if o["optimizer"] == "adadelta" else "0.001"),
-              batch=o["batch_size"], max_updates=o["max_updates"] or "-",
+    used = settings.resolved()
+    signature("train", **model_settings.describe(), direction=o["direction"], pairs=o["pair_weights"],
+              optimizer=o["optimizer"],
+              lr=f"{used.learning_rate:g}",
+              batch=f"{batch_tokens} tokens" if batch_tokens else f"{batch_size} pairs",
+              warmup=used.warmup_updates, softmax=f"sampled {used.sampled_softmax}" if used.sampled_softmax
+              else "full", max_updates=o["max_updates"] or "-",
               max_epochs=o["max_epochs"] or "-", patience=o["patience"], seed=o["seed"],
               resume="yes" if o["resume"] else "no", device=torch_device.type,
               precision=precision, **({"ranks": ranks.world_size} if ranks.is_distributed else {}))
@@ -313,7 +333,7 @@ def train_job(reporter: Reporter, phrase_table: Path, model_path: Path, options:
             limit = describe_limit(state.update_limit, o["max_updates"], o["max_epochs"])
             time_left = None if o["max_time"] is None else max(o["max_time"] - state.seconds, 0.0)
             probe[0] = SpeedProbe(state.update_limit, limit, o["valid_every"], o["valid_pairs"],
-                                  o["batch_size"], torch_device.type, time_left)
+                                  state.train_pairs / max(state.updates, 1), torch_device.type, time_left)
         estimate = probe[0].update(state.updates)
         if estimate and probe[0].reachable < bars["updates"].total:  # --max-time ends it sooner
             bars["updates"].total = probe[0].reachable
@@ -339,7 +359,7 @@ def train_job(reporter: Reporter, phrase_table: Path, model_path: Path, options:
             device=torch_device, precision=precision, resume=o["resume"], cache_dir=o["cache_dir"],
             progress=lambda lines: bars["lines"].update(lines), on_pass=on_pass, on_update=on_update,
             reject=reject, options=recordable_options(options), checkpoint_payload=payload,
-            ranks=ranks)
+            ranks=ranks, direction=o["direction"])
     finally:
         for bar in bars.values():
             bar.close()
@@ -406,6 +426,7 @@ def score_job(reporter: Reporter, phrase_table: Path, output: Path, model_paths:
                                                                           torch_device)})
     warn_if_emulated(reporter, settings.precision, torch_device)
     bundles = [load_model(path, torch_device) for path in model_paths]
+    check_ensemble(settings.ensemble, bundles, model_paths)
     if settings.precision == "int8":
         from rescorer.models.quantization import quantize_int8
 
@@ -416,6 +437,7 @@ def score_job(reporter: Reporter, phrase_table: Path, output: Path, model_paths:
     signature("score", model=",".join(f"{name}({bundle.config.arch})"
                                       for name, bundle in zip(names, bundles)),
               format=s.score_format, unk_penalty="yes" if s.unk_penalty else "no",
+              columns=("ensemble" if s.ensemble else "per-model") + (",per-word" if s.per_word else ""),
               budget=s.token_budget or default_token_budget(torch_device), chunk=s.chunk_size,
               unit=s.unit_lines, device=torch_device.type, precision=s.precision,
               resume="yes" if s.resume else "no",
@@ -425,6 +447,23 @@ def score_job(reporter: Reporter, phrase_table: Path, output: Path, model_paths:
                                 ranks=ranks, model_names=names)
     reporter.say(summary.report(names, s.reject_path, s.unk_penalty, output))
     injected_fault("after-summary")
+
+
+def check_ensemble_size(ensemble: bool, models: int) -> None:
+    if ensemble and models < 2:
+        raise click.UsageError("--ensemble mixes several models into one column: give --model two or more times")
+
+
+def check_ensemble(ensemble: bool, bundles: list, model_paths: list) -> None:
+    """An ensemble mixes distributions over the same thing: two or more models of one direction."""
+    if not ensemble:
+        return
+    check_ensemble_size(ensemble, len(bundles))
+    directions = {bundle.direction for bundle in bundles}
+    if len(directions) > 1:
+        named = ", ".join(f"{path.name} ({bundle.direction})" for path, bundle in zip(model_paths, bundles))
+        raise click.UsageError(f"--ensemble mixes models of one direction, not {named}: score the "
+                               f"directions as columns of their own (drop --ensemble)")
 
 
 MAIN_COMMANDS = (run_command, train_command, score_command)

@@ -3,7 +3,8 @@
 A table of 10^8 pairs would not fit in RAM as Python objects; as int32 ids plus int64 offsets
 it is a few GB on disk, paged in on demand. Layout of a cache directory:
 `src.ids`, `tgt.ids` (int32 token ids, all pairs concatenated), `src.offsets`, `tgt.offsets`
-(int64, num_pairs + 1 entries) and `meta.json`.
+(int64, num_pairs + 1 entries), `meta.json`, and for weighted training `counts` (float32, the
+table's c(pair) of each pair).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from rescorer.io.file_names import temporary_name
 
 ID_DTYPE = np.int32
 OFFSET_DTYPE = np.int64
+COUNT_DTYPE = np.float32
 SIDES = ("src", "tgt")
 
 
@@ -39,6 +41,10 @@ class PairCache:
             offsets = self._offsets[side]
             if len(offsets) != self.num_pairs + 1 or (len(offsets) and offsets[-1] != len(self._ids[side])):
                 raise ValueError(f"{self.directory}: {side} offsets do not match the ids")
+        counts_path = self.directory / "counts"
+        self.counts = _load(counts_path, COUNT_DTYPE) if counts_path.exists() else None
+        if self.counts is not None and len(self.counts) != self.num_pairs:
+            raise ValueError(f"{self.directory}: counts do not match the pairs")
 
     def lengths(self, side: str) -> np.ndarray:
         return np.diff(self._offsets[side])
@@ -95,11 +101,12 @@ class _SideWriter:
         self.offsets_file.close()
 
 
-def build_pair_cache(pairs: Iterable[tuple[str, str]], src_vocab: Vocabulary,
+def build_pair_cache(pairs: Iterable[tuple], src_vocab: Vocabulary,
                      tgt_vocab: Vocabulary, directory: Path, meta: dict,
-                     max_length: Optional[int] = None) -> PairCache:
+                     max_length: Optional[int] = None, with_counts: bool = False) -> PairCache:
     """Encode every (src, tgt) phrase pair into `directory`, replacing what was there; a pair
     with more than `max_length` words on either side is left out, and counted (`too_long`).
+    With `with_counts` the pairs are (src, tgt, count) and the counts are kept too.
 
     Written under a temporary name beside it (`.NAME.tmp-PID`) and renamed at the end, so an
     interrupted build never looks finished; the temporary is removed on any error. `meta` is
@@ -113,19 +120,24 @@ def build_pair_cache(pairs: Iterable[tuple[str, str]], src_vocab: Vocabulary,
     try:
         partial.mkdir(parents=True)
         src_writer, tgt_writer = _SideWriter(partial, "src"), _SideWriter(partial, "tgt")
+        counts: list[float] = []
         num_pairs = too_long = 0
         try:
-            for src, tgt in pairs:
-                src_words, tgt_words = src.split(), tgt.split()
+            for pair in pairs:
+                src_words, tgt_words = pair[0].split(), pair[1].split()
                 if max_length is not None and max(len(src_words), len(tgt_words)) > max_length:
                     too_long += 1
                     continue
                 src_writer.add(src_vocab.encode(src_words))
                 tgt_writer.add(tgt_vocab.encode(tgt_words))
+                if with_counts:
+                    counts.append(pair[2])
                 num_pairs += 1
         finally:
             src_writer.close()
             tgt_writer.close()
+        if with_counts:
+            (partial / "counts").write_bytes(np.asarray(counts, dtype=COUNT_DTYPE).tobytes())
         (partial / "meta.json").write_text(json.dumps(dict(meta, num_pairs=num_pairs, too_long=too_long),
                                                       indent=1))
         shutil.rmtree(directory, ignore_errors=True)

@@ -260,6 +260,24 @@ def read_chunks(reader: PhraseTableReader, chunk_size: int) -> Iterator[list[Phr
         yield chunk
 
 
+def pair_count(entry: PhraseEntry, name: str) -> float:
+    """c(pair), the third number of the counts field (`src ||| tgt ||| scores ||| alignment |||
+    c(target) c(source) c(pair)`, as Moses' training writes it); a line without it is refused."""
+    fields = entry.raw.split(_SEP)
+    counts = fields[4].split() if len(fields) > 4 else []
+    try:
+        count = float(counts[2])
+    except (IndexError, ValueError):
+        found = fields[4].strip().decode("utf-8", "replace") if len(fields) > 4 else "no counts field"
+        raise PhraseTableFormatError(f"{name}:{entry.line_no}: expected the counts field c(target) c(source) "
+                                     f"c(pair) after the alignment (for weighting pairs by their counts), "
+                                     f"found {found!r}") from None
+    if not count > 0:
+        raise PhraseTableFormatError(f"{name}:{entry.line_no}: pair count {counts[2].decode()!r} is not "
+                                     f"positive")
+    return count
+
+
 def append_scores(entry: PhraseEntry, new_scores: Sequence[str]) -> bytes:
     """The line with new score tokens inserted after the last existing score, every other byte unchanged."""
     if not new_scores:

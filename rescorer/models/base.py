@@ -134,23 +134,29 @@ class PhraseScorer(nn.Module):
         return softmax.gold_log_probs(self.output_left, features, gold, block)
 
     def token_log_probs(self, src: torch.Tensor, src_lengths: torch.Tensor,
-                        tgt: torch.Tensor, tgt_lengths: torch.Tensor) -> torch.Tensor:
+                        tgt: torch.Tensor, tgt_lengths: torch.Tensor,
+                        sampled: Optional[softmax.SampledWords] = None) -> torch.Tensor:
         """log p(y_t | y_<t, x) for every target position, end of sequence included.
 
         src: (batch, src_len) padded ids; tgt: (batch, tgt_len) padded ids WITHOUT [EOS];
-        lengths are real lengths. Returns (batch, tgt_len + 1), zero at padding.
+        lengths are real lengths. Returns (batch, tgt_len + 1), zero at padding. With `sampled`
+        words (training only) the softmax is the sampled one (rescorer.models.softmax).
         """
         gold, tgt_in, steps, rows = teacher_forcing(tgt, tgt_lengths)
         features = self.teacher_forced_features(src, src_lengths, tgt_in, steps, rows)
-        picked = self.gold_log_probs(features, gold[rows])
+        if sampled is None:
+            picked = self.gold_log_probs(features, gold[rows])
+        else:
+            picked = softmax.sampled_gold_log_probs(self.output_left, features, gold[rows], sampled)
         out = torch.zeros(gold.shape, device=tgt.device, dtype=picked.dtype)
         out[rows] = picked
         return out
 
     def forward(self, src: torch.Tensor, src_lengths: torch.Tensor,
-                tgt: torch.Tensor, tgt_lengths: torch.Tensor) -> torch.Tensor:
+                tgt: torch.Tensor, tgt_lengths: torch.Tensor,
+                sampled: Optional[softmax.SampledWords] = None) -> torch.Tensor:
         """log p(target | source) per pair: (batch,)."""
-        return self.token_log_probs(src, src_lengths, tgt, tgt_lengths).sum(dim=1)
+        return self.token_log_probs(src, src_lengths, tgt, tgt_lengths, sampled).sum(dim=1)
 
     def step(self, state: DecoderState, prev_tokens: torch.Tensor
              ) -> tuple[torch.Tensor, DecoderState, Optional[torch.Tensor]]:

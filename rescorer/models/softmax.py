@@ -76,3 +76,30 @@ def _bounded_block(features: torch.Tensor, gold: torch.Tensor, weight: torch.Ten
     if shifted is not None:
         log_sums[shifted[0]] = shifted[1]
     return picked - log_sums
+
+
+class SampledWords:
+    """A training batch's shared negative words for sampled softmax (Jean et al. 2015, after
+    Bengio and Senecal 2008): `words` (K,) drawn from a proposal Q over the vocabulary, and
+    `log_expected` (vocab,), log of each word's expected count among the K draws, which is
+    subtracted from its logit so that the sampled loss estimates the full softmax's."""
+
+    def __init__(self, words: torch.Tensor, log_expected: torch.Tensor):
+        self.words, self.log_expected = words, log_expected
+
+
+def sampled_gold_log_probs(layer: nn.Linear, features: torch.Tensor, gold: torch.Tensor,
+                           sampled: SampledWords) -> torch.Tensor:
+    """Sampled-softmax log p(gold) for features (tokens, in): the softmax runs over the gold word
+    and the K sampled words, each logit less its log expected count; a sampled word that is the
+    row's gold word is left out of that row (an "accidental hit"). Training only: its gradient
+    estimates the full softmax's at K/vocab of the cost; perplexity is always measured in full."""
+    weight, bias = layer.weight, layer.bias
+    words = sampled.words
+    correction = sampled.log_expected.to(features.dtype)
+    gold_logit = (features * weight[gold]).sum(dim=1) + bias[gold] - correction[gold]  # (tokens,)
+    logits = F.linear(features, weight[words], bias[words] - correction[words])  # (tokens, K)
+    logits = logits.masked_fill(words.unsqueeze(0) == gold.unsqueeze(1), float("-inf"))
+    gold_logit, logits = full_precision(gold_logit), full_precision(logits)
+    everything = torch.cat([gold_logit.unsqueeze(1), logits], dim=1)
+    return gold_logit - torch.logsumexp(everything, dim=1)

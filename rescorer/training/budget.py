@@ -20,12 +20,12 @@ PROBE_UPDATES = 20  # updates timed before the estimate is made
 FORWARD_SHARE = 1 / 3  # a validation pair costs about a third of a training pair (no backward pass)
 
 
-def update_limit(max_updates: Optional[int], max_epochs: Optional[float], train_pairs: int,
-                 batch_size: int) -> tuple[int, str]:
+def update_limit(max_updates: Optional[int], max_epochs: Optional[float],
+                 updates_per_epoch: float) -> tuple[int, str]:
     """The number of updates training may make, and why: the smaller of the two bounds."""
     if max_updates is None and max_epochs is None:
         raise ValueError("training needs max_updates or max_epochs")
-    limits = [] if max_epochs is None else [max(1, math.ceil(max_epochs * train_pairs / batch_size))]
+    limits = [] if max_epochs is None else [max(1, math.ceil(max_epochs * updates_per_epoch))]
     limit = min(limits + ([] if max_updates is None else [max_updates]))
     return limit, describe_limit(limit, max_updates, max_epochs)
 
@@ -55,11 +55,12 @@ def format_duration(seconds: float) -> str:
 class SpeedProbe:
     """Times the first PROBE_UPDATES updates of a run, then returns the estimate line once."""
 
-    def __init__(self, limit: int, reason: str, valid_every: int, valid_pairs: int, batch_size: int,
+    def __init__(self, limit: int, reason: str, valid_every: int, valid_pairs: int, pairs_per_update: float,
                  device: str, max_seconds: Optional[float] = None,
                  clock: Callable[[], float] = time.perf_counter):
         self.limit, self.reason, self.device = limit, reason, device
-        self.valid_every, self.valid_pairs, self.batch_size = valid_every, valid_pairs, batch_size
+        self.valid_every, self.valid_pairs = valid_every, valid_pairs
+        self.pairs_per_update = pairs_per_update
         self.max_seconds, self.clock = max_seconds, clock  # max_seconds: the time left to this run
         self.first: Optional[tuple[int, float]] = None  # (updates, time) at the first update seen
         self.done = False
@@ -80,7 +81,7 @@ class SpeedProbe:
         rate = timed / max(elapsed, 1e-9)
         remaining = max(self.limit - updates, 0)
         validations = remaining // self.valid_every
-        seconds = remaining / rate + validations * self.valid_pairs / self.batch_size * FORWARD_SHARE / rate
+        seconds = remaining / rate + validations * self.valid_pairs / self.pairs_per_update * FORWARD_SHARE / rate
         capped = ""
         if self.max_seconds is not None and seconds > self.max_seconds:
             left = max(self.max_seconds - elapsed, 0.0)

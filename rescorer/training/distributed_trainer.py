@@ -1,7 +1,7 @@
 """Training on several ranks with DistributedDataParallel, with the result of one.
 
-The global batch stays --batch-size: every rank draws the same batch of update u from
-(seed, u) and takes its slice of it, so the pairs of an update do not depend on the number of
+The global batch stays what one process would train: every rank draws the same batch of update
+u from (seed, u) (rescorer.training.batch_schedule) and takes its slice of it, so the pairs of an update do not depend on the number of
 ranks. Each rank's loss is its slice's summed -log p over the global batch size, times the
 number of ranks, because DDP averages the gradients over ranks: the step is then the
 single-process one up to the order of floating-point sums. Validation is sharded and its sums
@@ -28,12 +28,22 @@ def check_batch_size(batch_size: int, ranks: Ranks) -> None:
                             f"ranks: each rank needs at least one pair per update")
 
 
+def check_batch_tokens(batch_tokens: int, smallest_batch: int, ranks: Ranks) -> None:
+    if smallest_batch < ranks.world_size:
+        raise RescorerError(f"--batch-tokens {batch_tokens} makes batches of {smallest_batch} pair(s) for "
+                            f"the table's longest pairs, fewer than the {ranks.world_size} ranks: each "
+                            f"rank needs at least one pair per update; raise --batch-tokens")
+
+
 class DistributedTrainer(Trainer):
     """A Trainer whose model is wrapped in DistributedDataParallel (see the module docstring)."""
 
     def __init__(self, *args, ranks: Ranks, **kwargs):
         super().__init__(*args, **kwargs)
-        check_batch_size(self.settings.batch_size, ranks)
+        if self.settings.batch_tokens is None:
+            check_batch_size(self.settings.batch_size, ranks)
+        else:
+            check_batch_tokens(self.settings.batch_tokens, self.schedule.smallest_batch, ranks)
         self.ranks = ranks
         device_ids = [self.device.index] if self.device.type == "cuda" else None
         self.ddp = torch.nn.parallel.DistributedDataParallel(self.model, device_ids=device_ids)
@@ -41,22 +51,25 @@ class DistributedTrainer(Trainer):
     def step(self) -> float:
         import torch.distributed as dist
 
-        indices = self.split.train_batch(self.state.updates, self.settings.batch_size)
+        indices = self.schedule.batch(self.state.updates)
         mine = np.array_split(indices, self.ranks.world_size)[self.ranks.rank]
         tensors = batch_tensors(self.cache, mine, self.device)
         with autocast(self.device, self.precision):
-            logp = self.ddp(*tensors)
-        nll = -logp.float().sum()  # this rank's share of the batch's negative log-likelihood
-        loss = nll * (self.ranks.world_size / len(indices))
+            logp = self.ddp(*tensors, sampled=self.sampled_words())
+        weights = self.weights_of(mine)
+        # this rank's share of the batch's negative log-likelihood (weighted: over the batch's weight)
+        nll = -logp.float().sum() if weights is None else -(weights * logp.float()).sum()
+        whole = len(indices) if weights is None else float(self.pair_weights[indices].sum())
+        loss = nll * (self.ranks.world_size / whole)
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()  # DDP all-reduces (averages) the gradients here
-        torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.settings.clip_norm)
-        self.optimizer.step()
+        self.optimizer_step()
         self.state.updates += 1
         self.state.train_tokens += int(self.cache.lengths("tgt")[indices].sum()) + len(indices)
+        self.state.train_pairs += len(indices)
         total = nll.detach().reshape(1)
         dist.all_reduce(total)  # the same loss on every rank, so they agree on divergence
-        return total.item() / len(indices)
+        return total.item() / whole
 
     def validation_perplexity(self) -> float:
         mine = self.split.valid[self.ranks.rank::self.ranks.world_size]

@@ -10,11 +10,12 @@ from typing import Callable, Iterator, Optional
 
 import torch
 
+from rescorer.data.directions import oriented
 from rescorer.data.pair_cache import PairCache, build_pair_cache, open_matching_cache
 from rescorer.data.vocabulary import Coverage, Vocabulary, count_corpus_words, coverage
 from rescorer.errors import RescorerError
 from rescorer.io.file_names import checkpoint_path_for
-from rescorer.io.table_reader import SKIP_BAD_LINES, PhraseTableReader, RejectSink
+from rescorer.io.table_reader import SKIP_BAD_LINES, PhraseTableReader, RejectSink, pair_count
 from rescorer.models import ModelSettings, PhraseScorer, build_model
 from rescorer.models.model_files import ModelBundle, bundle_from_payload, read_model_file, save_model
 from rescorer.runtime.distributed import SINGLE, Ranks
@@ -32,14 +33,16 @@ class VocabularyReport:
     counted_from: str
 
 
-def _table_pairs(table_path: Path, progress: Progress,
-                 reject: Optional[RejectSink] = None) -> Iterator[tuple[str, str]]:
-    """(src, tgt) of every line; a bad line stops the run here, before any training (reject None),
-    or goes to `reject` (SKIP_BAD_LINES when another pass writes the rejects)."""
+def _table_pairs(table_path: Path, progress: Progress, reject: Optional[RejectSink] = None,
+                 direction: str = "forward", with_counts: bool = False) -> Iterator[tuple]:
+    """(model source, model target) of every line (rescorer.data.directions), then its c(pair)
+    with `with_counts`; a bad line stops the run here, before any training (reject None), or goes
+    to `reject` (SKIP_BAD_LINES when another pass writes the rejects)."""
     with PhraseTableReader(table_path, reject_path=reject) as reader:
         for entry in reader:
             progress(1)
-            yield entry.src, entry.tgt
+            pair = oriented(entry.src, entry.tgt, direction)
+            yield (*pair, pair_count(entry, str(table_path))) if with_counts else pair
 
 
 class _RejectsOnce:
@@ -58,8 +61,10 @@ class _RejectsOnce:
 def build_vocabularies(table_path: Path, shortlist_size: int, src_corpus: Optional[Path] = None,
                        tgt_corpus: Optional[Path] = None,
                        progress: Progress = no_progress,
-                       reject: Optional[RejectSink] = None) -> VocabularyReport:
-    """Shortlists from the corpora when given (what the paper did), else from the table's pairs."""
+                       reject: Optional[RejectSink] = None, direction: str = "forward") -> VocabularyReport:
+    """Shortlists from the corpora when given (what the paper did), else from the table's pairs;
+    the model's source side first (the table's target for an inverse model)."""
+    src_corpus, tgt_corpus = oriented(src_corpus, tgt_corpus, direction)
     if src_corpus is not None and tgt_corpus is not None:
         src_counts, tgt_counts = count_corpus_words(src_corpus), count_corpus_words(tgt_corpus)
         source = f"corpora {src_corpus.name}, {tgt_corpus.name}"
@@ -67,7 +72,7 @@ def build_vocabularies(table_path: Path, shortlist_size: int, src_corpus: Option
         raise RescorerError("--src-corpus and --tgt-corpus go together: give both or neither")
     else:
         src_counts, tgt_counts = Counter(), Counter()
-        for src, tgt in _table_pairs(table_path, progress, reject):
+        for src, tgt in _table_pairs(table_path, progress, reject, direction):
             src_counts.update(src.split())
             tgt_counts.update(tgt.split())
         source = f"phrase table {table_path.name}"
@@ -86,25 +91,32 @@ def table_identity(table_path: Path) -> dict:
 
 def encode_table(table_path: Path, src_vocab: Vocabulary, tgt_vocab: Vocabulary,
                  cache_dir: Path, progress: Progress = no_progress,
-                 reject: Optional[RejectSink] = None, max_pair_length: Optional[int] = None) -> PairCache:
+                 reject: Optional[RejectSink] = None, max_pair_length: Optional[int] = None,
+                 direction: str = "forward", with_counts: bool = False) -> PairCache:
     """The table's pairs as an on-disk cache, reusing `cache_dir` when it still matches; pairs
-    with a side longer than `max_pair_length` words are left out (and counted)."""
-    meta = cache_meta(table_path, src_vocab, tgt_vocab, max_pair_length)
+    with a side longer than `max_pair_length` words are left out (and counted); `with_counts`
+    keeps each pair's c(pair) for weighted training."""
+    meta = cache_meta(table_path, src_vocab, tgt_vocab, max_pair_length, direction, with_counts)
     cache = open_matching_cache(cache_dir, meta)
     if cache is None:
-        cache = build_pair_cache(_table_pairs(table_path, progress, reject), src_vocab, tgt_vocab,
-                                 cache_dir, meta, max_pair_length)
+        cache = build_pair_cache(_table_pairs(table_path, progress, reject, direction, with_counts),
+                                 src_vocab, tgt_vocab, cache_dir, meta, max_pair_length, with_counts)
     if cache.num_pairs == 0:
         raise RescorerError(f"{table_path}: no phrase pairs to train on")
     return cache
 
 
 def cache_meta(table_path: Path, src_vocab: Vocabulary, tgt_vocab: Vocabulary,
-               max_pair_length: Optional[int]) -> dict:
+               max_pair_length: Optional[int], direction: str = "forward",
+               with_counts: bool = False) -> dict:
     """What a pair cache was built from: a cache that differs in any of it is rebuilt."""
     meta = {**table_identity(table_path), "vocab_hash": hash_vocabularies(src_vocab, tgt_vocab)}
     if max_pair_length is not None:  # a cache built without the bound still matches without it
         meta["max_pair_length"] = max_pair_length
+    if direction != "forward":  # and a forward cache built before directions matches
+        meta["direction"] = direction
+    if with_counts:
+        meta["pair_counts"] = True
     return meta
 
 
@@ -140,8 +152,10 @@ def train_on_table(table_path: Path, model_path: Path, *, preset: str = "small",
                    progress: Progress = no_progress, on_pass: Callable[[str], None] = lambda what: None,
                    on_update=None, reject: Optional[RejectSink] = None,
                    options: Optional[dict] = None,
-                   checkpoint_payload: Optional[dict] = None, ranks: Ranks = SINGLE) -> TrainReport:
-    """Train a model on the table's unique pairs and save the best one at `model_path`.
+                   checkpoint_payload: Optional[dict] = None, ranks: Ranks = SINGLE,
+                   direction: str = "forward") -> TrainReport:
+    """Train a model on the table's unique pairs and save the best one at `model_path`: a model of
+    log p(target | source), or of log p(source | target) with `direction` inverse.
 
     `model` gives the architecture, preset and settings (default: cho2014 at `preset`). A
     checkpoint with optimizer state is kept beside the model (`<model>.checkpoint`) for
@@ -166,6 +180,10 @@ def train_on_table(table_path: Path, model_path: Path, *, preset: str = "small",
                 raise RescorerError(f"{checkpoint}: no checkpoint to resume from")
             payload = checkpoint_payload or read_model_file(checkpoint)  # read once
             bundle = bundle_from_payload(payload, checkpoint)
+            if bundle.direction != direction:
+                raise RescorerError(f"{checkpoint}: --resume asks for direction {direction}, the checkpoint "
+                                    f"was trained {bundle.direction}: drop --direction, or start over "
+                                    f"without --resume (with --force)")
             asked = model.config(len(bundle.src_vocab), len(bundle.tgt_vocab))
             check_resume(checkpoint, payload, bundle.config.to_dict(), asked.to_dict(), settings,
                          table_identity(table_path))
@@ -179,20 +197,23 @@ def train_on_table(table_path: Path, model_path: Path, *, preset: str = "small",
             on_pass("counting words")
             vocabularies = ranks.on_main(
                 lambda: build_vocabularies(table_path, size, src_corpus, tgt_corpus, progress,
-                                           rejects.next_pass() if src_corpus is None else None),
+                                           rejects.next_pass() if src_corpus is None else None,
+                                           direction),
                 "reading the table's words")
             bundle = ModelBundle(new_model(model, vocabularies.src_vocab, vocabularies.tgt_vocab),
-                                 vocabularies.src_vocab, vocabularies.tgt_vocab)
+                                 vocabularies.src_vocab, vocabularies.tgt_vocab, direction=direction)
             if options is not None:
                 bundle.training = {"options": options}
+        with_counts = settings.pair_weights != "unique"
+
         def build_cache() -> None:  # on rank 0; the others open it once it is built
             on_pass("encoding pairs")
             encode_table(table_path, bundle.src_vocab, bundle.tgt_vocab, cache_dir, progress,
-                         rejects.next_pass(), settings.max_pair_length)
+                         rejects.next_pass(), settings.max_pair_length, direction, with_counts)
 
         ranks.on_main(build_cache, "encoding the pairs")
         cache = open_built_cache(table_path, bundle.src_vocab, bundle.tgt_vocab, cache_dir,
-                                 settings.max_pair_length)
+                                 settings.max_pair_length, direction, with_counts)
         if ranks.is_distributed:
             from rescorer.training.distributed_trainer import DistributedTrainer
 
@@ -222,9 +243,11 @@ def _save_trained(bundle: ModelBundle, model_path: Path, checkpoint: Path, train
 
 
 def open_built_cache(table_path: Path, src_vocab: Vocabulary, tgt_vocab: Vocabulary,
-                     cache_dir: Path, max_pair_length: Optional[int] = None) -> PairCache:
+                     cache_dir: Path, max_pair_length: Optional[int] = None,
+                     direction: str = "forward", with_counts: bool = False) -> PairCache:
     """The pair cache `encode_table` built (on rank 0, for every rank)."""
-    cache = open_matching_cache(cache_dir, cache_meta(table_path, src_vocab, tgt_vocab, max_pair_length))
+    cache = open_matching_cache(cache_dir, cache_meta(table_path, src_vocab, tgt_vocab, max_pair_length,
+                                                      direction, with_counts))
     if cache is None:
         raise RescorerError(f"{cache_dir}: cannot open the pair cache that rank 0 built (the "
                             f"directory must be on a file system that every node sees)")

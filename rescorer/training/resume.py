@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Iterable
 
 from rescorer.errors import RescorerError
+from rescorer.training.trainer import resolve_defaults
 
 __all__ = ["CHANGEABLE_SETTINGS", "NOT_RECORDED", "recordable_options", "merge_resumed_options",
            "resume_differences", "check_resume"]
@@ -25,8 +26,6 @@ __all__ = ["CHANGEABLE_SETTINGS", "NOT_RECORDED", "recordable_options", "merge_r
 CHANGEABLE_SETTINGS = ("max_updates", "max_epochs", "max_seconds", "patience", "checkpoint_every", "valid_every")
 # Options that are about this run only: where it runs and what it writes.
 NOT_RECORDED = ("resume", "device", "precision", "cache_dir", "force", "reject_path")
-# Settings whose None means "the default for this optimizer".
-_DEFAULT_LEARNING_RATES = {"adadelta": 1.0, "adam": 1e-3}
 
 
 def recordable_options(options: dict) -> dict:
@@ -47,10 +46,10 @@ def merge_resumed_options(given: dict, explicit: Iterable[str], recorded: dict) 
 
 
 def _effective_settings(settings: dict) -> dict:
-    settings = {"max_pair_length": None, **settings}  # a checkpoint from before the bound had none
-    if settings.get("learning_rate") is None:
-        settings["learning_rate"] = _DEFAULT_LEARNING_RATES.get(settings.get("optimizer"))
-    return settings
+    """Settings as training used them. A checkpoint from before the length bound had none; one
+    from before token batches drew random pairs (and its defaults were those of random pairs)."""
+    return resolve_defaults({"max_pair_length": None, "batch_tokens": None, "pair_weights": "unique",
+                             **settings})
 
 
 def _name(key: str) -> str:

@@ -26,17 +26,43 @@ from rescorer.data.vocabulary import EOS_ID
 from rescorer.errors import RescorerError
 from rescorer.models.model_files import ModelBundle, save_model
 from rescorer.runtime.device import autocast
+from rescorer.training.batch_schedule import make_schedule
 from rescorer.training.budget import DEFAULT_MAX_EPOCHS, update_limit
+from rescorer.training.word_sampler import WordSampler
 
 log = logging.getLogger(__name__)
 OPTIMIZERS = ("adadelta", "adam")
+DEFAULT_BATCH_TOKENS = 3000  # benchmarks/time_to_quality.py: the shortest time to a good model
+# With token batches, Adam's defaults are those the same benchmark chose; with the paper's random
+# pairs every default stays what it was (Adadelta at 1.0, Adam at 1e-3, no warm-up, full softmax).
+TOKEN_BATCH_ADAM = {"learning_rate": 6e-3, "warmup_updates": 100}
+TOKEN_BATCH_SAMPLED_WORDS = 2048
+
+
+def resolve_defaults(settings: dict) -> dict:
+    """The settings with those left None filled in, as training uses them: by the optimizer and
+    the batches (see TOKEN_BATCH_ADAM). A checkpoint records the filled-in values."""
+    values = dict(settings)
+    token_adam = values.get("optimizer") == "adam" and values.get("batch_tokens") is not None
+    if values.get("learning_rate") is None:
+        values["learning_rate"] = (TOKEN_BATCH_ADAM["learning_rate"] if token_adam else
+                                   {"adadelta": 1.0, "adam": 1e-3}.get(values.get("optimizer")))
+    if values.get("warmup_updates") is None:
+        values["warmup_updates"] = TOKEN_BATCH_ADAM["warmup_updates"] if token_adam else 0
+    if values.get("sampled_softmax") is None:
+        values["sampled_softmax"] = TOKEN_BATCH_SAMPLED_WORDS if values.get("batch_tokens") is not None else 0
+    return values
 
 
 @dataclass
 class TrainSettings:
-    batch_size: int = 64
-    optimizer: str = "adadelta"
-    learning_rate: Optional[float] = None  # None: 1.0 for Adadelta, 1e-3 for Adam
+    batch_size: Optional[int] = None  # random pairs per update when batch_tokens is None (the paper: 64)
+    batch_tokens: Optional[int] = DEFAULT_BATCH_TOKENS  # tokens per length-sorted batch (batch_schedule)
+    optimizer: str = "adam"
+    # None, for these three: the default of the optimizer and batches (resolve_defaults)
+    learning_rate: Optional[float] = None
+    warmup_updates: Optional[int] = None  # the learning rate rises linearly over these first updates
+    sampled_softmax: Optional[int] = None  # words drawn per update for a sampled softmax; 0: the full one
     clip_norm: float = 1.0
     max_updates: Optional[int] = None  # None: only the epoch bound
     max_epochs: Optional[float] = DEFAULT_MAX_EPOCHS  # None: only max_updates
@@ -50,6 +76,13 @@ class TrainSettings:
     # 7 words at most by Moses' default; a 10,000-word target made each update take minutes).
     # None: no bound. The scorer still scores every line.
     max_pair_length: Optional[int] = 50
+    # How much each pair counts in the loss: `unique`, each pair once (the paper: frequencies
+    # ignored); `count`, by the table's c(pair); `log-count`, by 1 + ln c(pair).
+    pair_weights: str = "unique"
+
+    def resolved(self) -> "TrainSettings":
+        """These settings with every None default filled in (resolve_defaults)."""
+        return TrainSettings(**resolve_defaults(asdict(self)))
 
 
 @dataclass
@@ -61,6 +94,7 @@ class TrainState:
     best_update: int = 0
     bad_validations: int = 0
     train_tokens: int = 0
+    train_pairs: int = 0  # pair-visits: an epoch is as many as there are training pairs
     seconds: float = 0.0
     stopped_because: str = ""
     update_limit: int = 0  # the updates max_updates and max_epochs allow (set when training starts)
@@ -88,6 +122,16 @@ class PairSplit:
         if num_pairs - len(self.valid) < 1:
             raise RescorerError("too few phrase pairs to train on")
 
+    @property
+    def num_train(self) -> int:
+        return self.num_pairs - len(self.valid)
+
+    def train_indices(self) -> np.ndarray:
+        """Every training pair's index, ascending (all pairs but the held-out ones)."""
+        keep = np.ones(self.num_pairs, dtype=bool)
+        keep[self.valid] = False
+        return np.flatnonzero(keep)
+
     def train_batch(self, update: int, batch_size: int) -> np.ndarray:
         """The uniformly random training batch of update `update` (repeatable, resumable)."""
         rng = np.random.default_rng([self.seed, update])
@@ -98,12 +142,27 @@ class PairSplit:
         return picked[:batch_size]
 
 
+PAIR_WEIGHTS = ("unique", "count", "log-count")
+
+
+def pair_weights(cache: PairCache, kind: str) -> Optional[np.ndarray]:
+    """Each pair's weight in the loss (float32), or None for `unique` (every pair once)."""
+    if kind == "unique":
+        return None
+    if kind not in PAIR_WEIGHTS:
+        raise RescorerError(f"unknown pair weights {kind!r}; valid: {', '.join(PAIR_WEIGHTS)}")
+    if cache.counts is None:
+        raise RescorerError(f"{cache.directory}: the pair cache holds no counts (built for unique pairs)")
+    counts = np.asarray(cache.counts, dtype=np.float32)
+    return counts if kind == "count" else (1.0 + np.log(counts)).astype(np.float32)
+
+
 def make_optimizer(model: torch.nn.Module, settings: TrainSettings) -> torch.optim.Optimizer:
     if settings.optimizer == "adadelta":
-        return torch.optim.Adadelta(model.parameters(), lr=settings.learning_rate or 1.0,
+        return torch.optim.Adadelta(model.parameters(), lr=settings.resolved().learning_rate,
                                     rho=0.95, eps=1e-6)
     if settings.optimizer == "adam":
-        return torch.optim.Adam(model.parameters(), lr=settings.learning_rate or 1e-3)
+        return torch.optim.Adam(model.parameters(), lr=settings.resolved().learning_rate)
     raise RescorerError(f"unknown optimizer {settings.optimizer!r}; valid: {', '.join(OPTIMIZERS)}")
 
 
@@ -155,6 +214,7 @@ class Trainer:
     def __init__(self, bundle: ModelBundle, cache: PairCache, settings: TrainSettings,
                  device: torch.device, precision: str, checkpoint_path: Path,
                  on_progress: Optional[Callable[[TrainState, Optional[float]], None]] = None):
+        settings = settings.resolved()
         self.bundle, self.cache, self.settings = bundle, cache, settings
         self.device, self.precision = device, precision
         self.checkpoint_path = checkpoint_path
@@ -162,6 +222,11 @@ class Trainer:
         self.model = bundle.model.to(device)
         self.optimizer = make_optimizer(self.model, settings)
         self.split = PairSplit(cache.num_pairs, settings.seed, settings.valid_pairs)
+        self.schedule = make_schedule(self.split, cache, settings.batch_size, settings.batch_tokens)
+        self.pair_weights = pair_weights(cache, settings.pair_weights)
+        self.sampler = (WordSampler.for_training(cache, self.split, bundle.config.tgt_vocab_size,
+                                                 settings.sampled_softmax, settings.seed, device)
+                        if settings.sampled_softmax else None)
         self.state = TrainState()
         self.best_weights = copy.deepcopy(self.model.state_dict())
         self.checkpoint_update: Optional[int] = None  # the update the checkpoint file holds
@@ -189,18 +254,41 @@ class Trainer:
                 **{k: v for k, v in self.cache.meta.items() if k.startswith("table")}}
 
     def step(self) -> float:
-        indices = self.split.train_batch(self.state.updates, self.settings.batch_size)
+        indices = self.schedule.batch(self.state.updates)
         tensors = batch_tensors(self.cache, indices, self.device)
         with autocast(self.device, self.precision):
-            logp = self.model(*tensors)
-        loss = -logp.float().mean()  # mean negative log-likelihood per pair
+            logp = self.model(*tensors, sampled=self.sampled_words())
+        weights = self.weights_of(indices)
+        # mean negative log-likelihood per pair, or per unit of weight
+        loss = -logp.float().mean() if weights is None else -(weights * logp.float()).sum() / weights.sum()
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
-        torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.settings.clip_norm)
-        self.optimizer.step()
+        self.optimizer_step()
         self.state.updates += 1
         self.state.train_tokens += int(tensors[3].sum()) + len(indices)
+        self.state.train_pairs += len(indices)
         return loss.item()
+
+    def weights_of(self, indices: np.ndarray) -> Optional[torch.Tensor]:
+        """The loss weights of these pairs (None: every pair alike, the paper's)."""
+        if self.pair_weights is None:
+            return None
+        return torch.from_numpy(self.pair_weights[indices]).to(self.device)
+
+    def sampled_words(self):
+        """This update's sampled-softmax words, or None for the full softmax."""
+        return self.sampler(self.state.updates) if self.sampler is not None else None
+
+    def optimizer_step(self) -> None:
+        """Clip the gradients and step, at the learning rate of this update (warm-up: a function
+        of the update alone, so a resumed run steps exactly as an uninterrupted one)."""
+        warmup = self.settings.warmup_updates
+        if warmup:
+            share = min(1.0, (self.state.updates + 1) / warmup)
+            for group in self.optimizer.param_groups:
+                group["lr"] = group.setdefault("peak_lr", group["lr"]) * share
+        torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.settings.clip_norm)
+        self.optimizer.step()
 
     def validation_perplexity(self) -> float:
         return evaluate_perplexity(self.model, self.cache, self.split.valid, self.device, self.precision)
@@ -223,7 +311,7 @@ class Trainer:
     def update_limit(self) -> tuple[int, str]:
         """The updates this run may make, and the bound that sets it (for messages)."""
         return update_limit(self.settings.max_updates, self.settings.max_epochs,
-                            self.split.num_pairs - len(self.split.valid), self.settings.batch_size)
+                            self.schedule.updates_per_epoch)
 
     def train(self) -> TrainState:
         """Train until max updates, max time or patience runs out; leaves the best weights loaded."""

@@ -18,7 +18,7 @@ from tests.helpers import invoke
     (None, 0.001, 10, 64, (1, "the 0.001-epoch bound (1 updates)")),
 ], ids=["epochs", "epochs first", "updates first", "half an epoch", "no epoch bound", "at least one"])
 def test_update_limit(max_updates, max_epochs, pairs, batch, expected):
-    assert update_limit(max_updates, max_epochs, pairs, batch) == expected
+    assert update_limit(max_updates, max_epochs, pairs / batch) == expected
 
 
 @pytest.mark.parametrize("seconds, text", [(12.4, "12 s"), (89, "89 s"), (600, "10 min"), (3600 * 3 + 300, "3 h 05 min"),
@@ -38,7 +38,7 @@ class Clock:
 def test_estimate_uses_the_measured_speed_and_the_bound():
     clock = Clock()
     probe = SpeedProbe(10_000, "the 10-epoch bound (10000 updates)", valid_every=250, valid_pairs=2000,
-                       batch_size=64, device="cpu", clock=clock)
+                       pairs_per_update=64, device="cpu", clock=clock)
     assert probe.update(1) is None  # the first update is not timed
     for update in range(2, 21):
         clock.now += 0.2
@@ -94,11 +94,11 @@ def test_a_resumed_run_is_capped_by_the_time_it_has_left(example_table, tmp_path
 
 def test_training_stops_at_the_epoch_bound_and_says_so_at_the_start(example_table, tmp_path):
     result = invoke(main, "train", example_table, "-o", tmp_path / "m.pt", "--preset", "tiny",
-                    "--max-epochs", "1", "--valid-every", "1000", "--valid-pairs", "100",
+                    "--max-epochs", "1", "--valid-every", "1000", "--valid-pairs", "100", "--batch-size", "64",
                     catch_exceptions=True)
     assert result.exit_code == 0, result.output
     train_pairs = int(result.stderr.split("trained on ")[1].split(" pairs")[0])
-    updates = math.ceil(train_pairs / 64)
+    updates = math.ceil(train_pairs / 64)  # --batch-size 64: 64 random pairs per update
     assert f"more for the 1-epoch bound ({updates} updates)" in result.stderr
     assert f"{updates} updates, stopped: reached the 1-epoch bound ({updates} updates)" in result.stderr
     assert "max-epochs:1.0" in result.stderr and "patience:4" in result.stderr

@@ -16,6 +16,7 @@ from rescorer.training.trainer import (PairSplit, Trainer, TrainSettings, evalua
                                        unigram_perplexity)
 
 CPU = torch.device("cpu")
+PAPER_RECIPE = dict(batch_size=64, batch_tokens=None, optimizer="adadelta")  # Cho et al.'s training
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +40,7 @@ def make_trainer(example_cache, tmp_path, arch="cho2014", **settings):
 @pytest.mark.parametrize("arch, updates", [("cho2014", 150), ("rnnsearch", 150), ("luong", 200)])
 def test_short_training_lowers_validation_perplexity_below_unigram(example_cache, tmp_path, arch, updates):
     trainer = make_trainer(example_cache, tmp_path, arch, optimizer="adam", learning_rate=1e-2,
-                           max_updates=updates, valid_every=updates // 2)
+                           max_updates=updates, valid_every=updates // 2, batch_size=64, batch_tokens=None)
     vocab_size = len(trainer.bundle.tgt_vocab)
     before = evaluate_perplexity(trainer.model, trainer.cache, trainer.split.valid, CPU, "fp32")
     assert before == pytest.approx(vocab_size, rel=0.05)  # N(0, 0.01) weights: near uniform
@@ -50,7 +51,8 @@ def test_short_training_lowers_validation_perplexity_below_unigram(example_cache
 
 
 def test_adadelta_as_in_the_paper_also_learns(example_cache, tmp_path):
-    trainer = make_trainer(example_cache, tmp_path, max_updates=150, valid_every=150)
+    trainer = make_trainer(example_cache, tmp_path, max_updates=150, valid_every=150, optimizer="adadelta",
+                           batch_size=64, batch_tokens=None)
     before = evaluate_perplexity(trainer.model, trainer.cache, trainer.split.valid, CPU, "fp32")
     state = trainer.train()
     assert state.best_valid_ppl < 0.5 * before
@@ -58,16 +60,20 @@ def test_adadelta_as_in_the_paper_also_learns(example_cache, tmp_path):
     assert trainer.optimizer.defaults["eps"] == 1e-6 and trainer.optimizer.defaults["rho"] == 0.95
 
 
-def test_training_with_a_seed_repeats_exactly(example_cache, tmp_path):
-    first = make_trainer(example_cache, tmp_path, max_updates=15)
-    second = make_trainer(example_cache, tmp_path, max_updates=15)
+@pytest.mark.parametrize("recipe", [{}, PAPER_RECIPE], ids=["default", "paper"])
+def test_training_with_a_seed_repeats_exactly(example_cache, tmp_path, recipe):
+    first = make_trainer(example_cache, tmp_path, max_updates=15, **recipe)
+    second = make_trainer(example_cache, tmp_path, max_updates=15, **recipe)
     first.train(), second.train()
     for (name, a), b in zip(first.model.state_dict().items(), second.model.state_dict().values()):
         assert torch.equal(a, b), name
 
 
-def test_resumed_training_equals_uninterrupted(example_table, tmp_path):
-    settings = dict(valid_pairs=200, valid_every=10, checkpoint_every=10, seed=2)
+@pytest.mark.parametrize("recipe", [{}, PAPER_RECIPE], ids=["default", "paper"])
+def test_resumed_training_equals_uninterrupted(example_table, tmp_path, recipe):
+    """Token batches, Adam's warm-up and the sampled words of update u depend on (seed, u) alone:
+    a run stopped at update 10 (inside the warm-up) and resumed ends with the same weights."""
+    settings = dict(valid_pairs=200, valid_every=10, checkpoint_every=10, seed=2, **recipe)
     straight = tmp_path / "straight.pt"
     train_on_table(example_table, straight, preset="tiny",
                    settings=TrainSettings(max_updates=20, **settings))
@@ -139,3 +145,23 @@ def test_training_reports_the_pairs_the_bound_left_out(example_table, tmp_path):
     report = train_on_table(table, tmp_path / "m.pt", preset="tiny",
                             settings=TrainSettings(max_updates=3, valid_pairs=20, valid_every=3))
     assert report.too_long == 1 and report.num_pairs == 300  # the table's 300 other pairs
+
+
+def test_defaults_follow_the_batches():
+    """Token batches bring the benchmarked recipe (Adam 6e-3, 100 warm-up updates, 2048 sampled
+    words); the paper's random pairs keep every earlier default, and the checkpoint records them."""
+    assert TrainSettings().resolved() == TrainSettings(
+        batch_tokens=3000, optimizer="adam", learning_rate=6e-3, warmup_updates=100, sampled_softmax=2048)
+    paper = TrainSettings(**PAPER_RECIPE).resolved()
+    assert (paper.learning_rate, paper.warmup_updates, paper.sampled_softmax) == (1.0, 0, 0)
+    adam_pairs = TrainSettings(batch_size=64, batch_tokens=None).resolved()
+    assert (adam_pairs.learning_rate, adam_pairs.warmup_updates, adam_pairs.sampled_softmax) == (1e-3, 0, 0)
+
+
+def test_warm_up_raises_the_learning_rate_linearly(example_cache, tmp_path):
+    trainer = make_trainer(example_cache, tmp_path, max_updates=4, warmup_updates=4, learning_rate=0.01)
+    seen = []
+    for _ in range(6):
+        trainer.step()
+        seen.append(trainer.optimizer.param_groups[0]["lr"])
+    assert seen == pytest.approx([0.0025, 0.005, 0.0075, 0.01, 0.01, 0.01])
