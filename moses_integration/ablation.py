@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Callable, Optional, Sequence
 
 from .errors import MosesConfigError
-from .evaluation import EvalResult, compare, decode, evaluate_file, read_result, write_result
+from .evaluation import EvalResult, compare, decode, evaluate_file, read_references, read_result, write_result
 from .filtering import FilteredModel, filter_for_test, filtered_ini, system_tables
 from .mert import TuningConfig, check_tuned_weights, iterations_run, read_finished_step, tune
 from .mert_history import dev_bleu_curve, read_stop_reason
@@ -121,7 +121,8 @@ def _prepare(config: AblationConfig, moses: MosesInstall, report) -> _Plan:
     rescored = config.base_dir / config.rescored_table
     layout = infer_layout(num_base, read_num_scores(rescored), config.new_columns, str(rescored))
     specs = plan_systems(layout, config.systems, str(rescored))
-    data = [ParallelSet(d.label, config.base_dir / d.src_path, config.base_dir / d.ref_path)
+    data = [ParallelSet(d.label, config.base_dir / d.src_path, config.base_dir / d.ref_path,
+                        tuple(config.base_dir / path for path in d.extra_refs))
             for d in (config.dev, config.test)]
     require_preflight(config.base_dir / config.ini_path, config.base_dir, moses,
                       data=data, check_install=True)
@@ -204,7 +205,7 @@ def _with_history(result: EvalResult, work_dir: Path, config: AblationConfig) ->
         result.stopped_by = read_stop_reason(work_dir)
     if result.dev_bleu_curve is None:
         result.dev_bleu_curve = dev_bleu_curve(work_dir, result.iterations,
-                                               config.base_dir / config.dev.ref_path,
+                                               [config.base_dir / p for p in config.dev.ref_paths],
                                                config.detokenize_lang)
     return result
 
@@ -215,12 +216,17 @@ def _run_replicate(spec: SystemSpec, replicate: int, plan: _Plan, config: Ablati
     result_path = rep_dir / "result.json"
     if result_path.is_file() and (rep_dir / "mert" / "moses.ini").is_file():
         report(f"{spec.name} replicate {replicate}: done earlier, skipped")
-        return _with_history(read_result(result_path), rep_dir / "mert", config)
+        result = read_result(result_path)
+        if result.new_weights is None:  # a result written before the weights were recorded
+            weights = MosesIni.read(rep_dir / "mert" / "moses.ini").weights(plan.table.name)
+            result.new_weights = dict(zip(spec.new_columns, weights[len(weights) - len(spec.new_columns):]))
+        return _with_history(result, rep_dir / "mert", config)
     kind = _start_kind(spec, config)
     _check_start_kind(rep_dir, kind)
     start_ini, starts = _start(spec, kind, replicate, plan, config, rep_dir, report)
     tuning = TuningConfig(
         ini_path=start_ini, dev_src=config.dev.src_path, dev_ref=config.dev.ref_path,
+        dev_extra_refs=config.dev.extra_refs,
         work_dir=rep_dir / "mert", base_dir=config.base_dir, threads=config.threads,
         nbest=config.nbest, seed=config.seed + replicate, batch_mira=config.batch_mira,
         max_iterations=config.max_iterations, extra_args=config.mert_extra_args,
@@ -228,7 +234,8 @@ def _run_replicate(spec: SystemSpec, replicate: int, plan: _Plan, config: Ablati
     tuned = tune(moses, tuning, progress=lambda i, b: report(
         f"{spec.name} replicate {replicate}: iteration {i} dev BLEU "
         f"{'?' if b is None else f'{b:.2f}'}"))
-    num_base = len(MosesIni.read(tuned.ini_path).weights(plan.table.name)) - len(starts)
+    tuned_weights = MosesIni.read(tuned.ini_path).weights(plan.table.name)
+    num_base = len(tuned_weights) - len(starts)
     warnings = tuned.warnings + check_tuned_weights(
         MosesIni.read(tuned.ini_path), plan.table.name,
         list(range(num_base, num_base + len(starts))), starts)
@@ -241,8 +248,9 @@ def _run_replicate(spec: SystemSpec, replicate: int, plan: _Plan, config: Ablati
                      plan.filtered).write(test_ini)
     hyp = decode(moses, test_ini, config.base_dir / config.test.src_path, rep_dir / "test.hyp",
                  config.threads, config.base_dir, decoder_flags=config.decoder_flags)
-    result = evaluate_file(hyp, config.base_dir / config.test.ref_path, config.detokenize_lang)
+    result = evaluate_file(hyp, [config.base_dir / p for p in config.test.ref_paths], config.detokenize_lang)
     result.dev_bleu, result.start = tuned.dev_bleu, kind
+    result.new_weights = dict(zip(spec.new_columns, tuned_weights[num_base:]))
     result.iterations, result.stopped_by = tuned.iterations, tuned.stopped_by
     _with_history(result, rep_dir / "mert", config)
     write_result(result, result_path)
@@ -259,12 +267,12 @@ def run_ablation(config: AblationConfig, moses: MosesInstall,
     for replicate in range(1, config.replicates + 1):
         for spec in plan.specs:  # Baseline first: the warm starts need its tuned weights
             results[spec.name].append(_run_replicate(spec, replicate, plan, config, moses, report))
-    refs = read_lines(config.base_dir / config.test.ref_path)
+    refs = read_references([config.base_dir / p for p in config.test.ref_paths])
     # Replicate r of each system is paired with replicate r of Baseline: the R test outputs
     # are concatenated, so the test sees optimizer variance as well as sampling variance.
     concatenated = [(name, [line for r in runs for line in read_lines(Path(r.hyp_path))])
                     for name, runs in results.items()]
-    p_values = compare(concatenated, refs * config.replicates, config.test_type,
+    p_values = compare(concatenated, [stream * config.replicates for stream in refs], config.test_type,
                        config.num_samples, config.detokenize_lang)
     summary = summarize(results, p_values)
     write_tables(summary, results, config.out_dir)

@@ -1,5 +1,6 @@
 """Decode a test set with a tuned moses.ini, score it with sacrebleu (BLEU, chrF) and
-compare systems with sacrebleu's paired significance tests, baseline first.
+compare systems with sacrebleu's paired significance tests, baseline first. Every score takes
+one or more references (streams of lines, one per human translation).
 
 Scores on tokenized text use sacrebleu's `tokenize="none"`, which reproduces
 multi-bleu.perl (38.27 on the fixture's test output); with `detokenize_lang` hypotheses and
@@ -19,7 +20,7 @@ from .moses_install import MosesInstall
 from .textio import open_binary_read, read_lines
 
 __all__ = ["EvalResult", "decode", "score", "bleu_of_files", "compare", "detokenize", "write_result",
-           "read_result"]
+           "read_result", "read_references"]
 
 
 @dataclass
@@ -38,6 +39,8 @@ class EvalResult:
     iterations: Optional[int] = None  # MERT iterations run
     stopped_by: Optional[str] = None  # "convergence", "max-iterations" or "unknown"
     dev_bleu_curve: Optional[list] = None  # dev BLEU of each iteration's 1-best output
+    references: Optional[int] = None  # how many references BLEU and chrF were scored against
+    new_weights: Optional[dict] = None  # the tuned weight of each new phrase-table column, by name
 
 
 def decode(moses: MosesInstall, ini_path: Path, src_path: Path, hyp_path: Path,
@@ -74,47 +77,57 @@ def detokenize(lines: Sequence[str], lang: str) -> list[str]:
     return [detok.detokenize(line.split()) for line in lines]
 
 
-def _bleu(detokenize_lang: Optional[str], references: Optional[Sequence[str]] = None):
+def _bleu(detokenize_lang: Optional[str], references: Optional[Sequence[Sequence[str]]] = None):
     """BLEU as multi-bleu.perl on tokenized text, or 13a on detokenized text; with
-    `references`, their statistics are computed once for every corpus_score."""
+    `references` (streams), their statistics are computed once for every corpus_score."""
     from sacrebleu.metrics import BLEU
 
-    refs = None if references is None else [list(references)]
+    refs = None if references is None else [list(stream) for stream in references]
     # force: the text is Moses-tokenized on purpose; silence sacrebleu's warning about it.
     if detokenize_lang:
         return BLEU(tokenize="13a", force=False, references=refs)
     return BLEU(tokenize="none", force=True, references=refs)
 
 
-def _check_lengths(hyps: Sequence[str], refs: Sequence[str], what: str) -> None:
-    if len(hyps) != len(refs):
-        raise PreflightError([f"{what}: {len(hyps)} hypotheses but {len(refs)} references; "
-                              "expected one hypothesis per reference line"])
+def _check_lengths(hyps: Sequence[str], refs: Sequence[Sequence[str]], what: str) -> None:
+    for stream in refs:
+        if len(hyps) != len(stream):
+            raise PreflightError([f"{what}: {len(hyps)} hypotheses but {len(stream)} references; "
+                                  "expected one hypothesis per reference line"])
 
 
-def score(hyps: Sequence[str], refs: Sequence[str], hyp_path: str = "",
+def read_references(paths: Sequence[Path]) -> list[list[str]]:
+    """One stream of lines per reference file (gzip allowed)."""
+    return [read_lines(path) for path in paths]
+
+
+def _detokenized(refs: Sequence[Sequence[str]], detokenize_lang: Optional[str]) -> list:
+    return [detokenize(stream, detokenize_lang) if detokenize_lang else list(stream) for stream in refs]
+
+
+def score(hyps: Sequence[str], refs: Sequence[Sequence[str]], hyp_path: str = "",
           detokenize_lang: Optional[str] = None) -> EvalResult:
-    """Corpus BLEU and chrF of hyps against one reference stream."""
+    """Corpus BLEU and chrF of hyps against one or more reference streams."""
     from sacrebleu.metrics import CHRF
 
     _check_lengths(hyps, refs, hyp_path or "hypotheses")
+    refs = _detokenized(refs, detokenize_lang)
     if detokenize_lang:
-        hyps, refs = detokenize(hyps, detokenize_lang), detokenize(refs, detokenize_lang)
+        hyps = detokenize(hyps, detokenize_lang)
     bleu = _bleu(detokenize_lang)
     chrf = CHRF()
-    bleu_score = bleu.corpus_score(list(hyps), [list(refs)])
-    chrf_score = chrf.corpus_score(list(hyps), [list(refs)])
+    bleu_score = bleu.corpus_score(list(hyps), refs)
+    chrf_score = chrf.corpus_score(list(hyps), refs)
     return EvalResult(round(bleu_score.score, 4), round(chrf_score.score, 4),
-                      str(bleu.get_signature()), str(chrf.get_signature()), len(hyps), hyp_path)
+                      str(bleu.get_signature()), str(chrf.get_signature()), len(hyps), hyp_path,
+                      references=len(refs))
 
 
-def bleu_of_files(hyp_paths: Sequence[Path], ref_path: Path,
+def bleu_of_files(hyp_paths: Sequence[Path], ref_paths: Sequence[Path],
                   detokenize_lang: Optional[str] = None) -> list[float]:
-    """Corpus BLEU of several outputs against one reference file, which is read and counted
+    """Corpus BLEU of several outputs against the reference files, which are read and counted
     once (the MERT curve scores every iteration's output)."""
-    refs = read_lines(ref_path)
-    if detokenize_lang:
-        refs = detokenize(refs, detokenize_lang)
+    refs = _detokenized(read_references(ref_paths), detokenize_lang)
     bleu = _bleu(detokenize_lang, refs)
     scores = []
     for path in hyp_paths:
@@ -126,12 +139,13 @@ def bleu_of_files(hyp_paths: Sequence[Path], ref_path: Path,
     return scores
 
 
-def compare(systems: Sequence[tuple[str, Sequence[str]]], refs: Sequence[str],
+def compare(systems: Sequence[tuple[str, Sequence[str]]], refs: Sequence[Sequence[str]],
             test_type: str = "ar", num_samples: int = 0,
             detokenize_lang: Optional[str] = None) -> dict[str, dict[str, Optional[float]]]:
     """p-values ({"bleu": p, "chrf": p}, None for the baseline) of each system against the
     first (the baseline), from sacrebleu's PairedTest:
-    `ar` = approximate randomization (10,000 trials), `bs` = paired bootstrap (1,000)."""
+    `ar` = approximate randomization (10,000 trials), `bs` = paired bootstrap (1,000); `refs`,
+    one stream per reference."""
     from sacrebleu.metrics import CHRF
     from sacrebleu.significance import PairedTest
 
@@ -141,9 +155,9 @@ def compare(systems: Sequence[tuple[str, Sequence[str]]], refs: Sequence[str],
         _check_lengths(hyps, refs, name)
     if detokenize_lang:
         systems = [(name, detokenize(hyps, detokenize_lang)) for name, hyps in systems]
-        refs = detokenize(refs, detokenize_lang)
+    refs = _detokenized(refs, detokenize_lang)
     metrics = {"BLEU": _bleu(detokenize_lang), "chrF": CHRF()}
-    test = PairedTest([(name, list(hyps)) for name, hyps in systems], metrics, [list(refs)],
+    test = PairedTest([(name, list(hyps)) for name, hyps in systems], metrics, refs,
                       test_type=test_type, n_samples=num_samples)
     _, results = test()
     names = results.pop("System")
@@ -163,6 +177,6 @@ def read_result(path: Path) -> EvalResult:
     return EvalResult(**json.loads(path.read_text()))
 
 
-def evaluate_file(hyp_path: Path, ref_path: Path, detokenize_lang: Optional[str] = None) -> EvalResult:
-    """Score a hypothesis file against a reference file (either may be gzipped)."""
-    return score(read_lines(hyp_path), read_lines(ref_path), str(hyp_path), detokenize_lang)
+def evaluate_file(hyp_path: Path, ref_paths: Sequence[Path], detokenize_lang: Optional[str] = None) -> EvalResult:
+    """Score a hypothesis file against reference files (any may be gzipped)."""
+    return score(read_lines(hyp_path), read_references(ref_paths), str(hyp_path), detokenize_lang)

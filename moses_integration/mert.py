@@ -56,6 +56,7 @@ class TuningConfig:
     max_iterations: Optional[int] = None
     extra_args: Sequence[str] = field(default_factory=tuple)
     decoder_flags: Sequence[str] = field(default_factory=tuple)  # checked by parse_decoder_flags
+    dev_extra_refs: Sequence[Path] = field(default_factory=tuple)  # more references of the dev set
 
 
 @dataclass
@@ -118,14 +119,31 @@ def read_ini_bleu(ini_path: Path) -> Optional[float]:
     return None
 
 
-def _plain_copy(path: Path, target: Path) -> Path:
-    """mert-moses.pl and the extractor want plain text: decompress gzipped dev files once."""
-    if not is_gzipped(path):
+def _plain_copy(path: Path, target: Path, always_copy: bool = False) -> Path:
+    """mert-moses.pl and the extractor want plain text: decompress gzipped dev files once (and
+    copy plain ones too with `always_copy`, where the name matters)."""
+    if not is_gzipped(path) and not always_copy:
         return path.resolve()
     if not target.exists():
         with open_binary_read(path) as src, open(target, "wb") as out:
             out.write(src.read())
     return target.resolve()
+
+
+def dev_references(config: TuningConfig, work_dir: Path) -> Path:
+    """The references argument of mert-moses.pl: the one reference file, or with several a prefix
+    whose files `dev.ref0`, `dev.ref1`, ... it finds itself (its rule: a path that is not a file
+    is a prefix, followed by 0, 1, ...). Plain copies in the working directory either way."""
+    paths = [config.dev_ref, *config.dev_extra_refs]
+    if len(paths) == 1:
+        return _plain_copy(config.base_dir / paths[0], work_dir / "dev.ref")
+    for index, path in enumerate(paths):
+        copy = work_dir / f"dev.ref{index}"
+        copy.unlink(missing_ok=True)  # the references of this run, never those of an earlier one
+        _plain_copy(config.base_dir / path, copy, always_copy=True)
+    (work_dir / f"dev.ref{len(paths)}").unlink(missing_ok=True)  # else it would be read as one more
+    (work_dir / "dev.ref").unlink(missing_ok=True)  # else it would be read as the only one
+    return (work_dir / "dev.ref").resolve()
 
 
 def build_mert_argv(moses: MosesInstall, config: TuningConfig, ini_for_run: Path,
@@ -176,7 +194,7 @@ def tune(moses: MosesInstall, config: TuningConfig,
     ini_for_run = work_dir / "input.moses.ini"
     ini.write(ini_for_run)
     dev_src = _plain_copy(config.base_dir / config.dev_src, work_dir / "dev.src")
-    dev_ref = _plain_copy(config.base_dir / config.dev_ref, work_dir / "dev.ref")
+    dev_ref = dev_references(config, work_dir)
     finished = read_finished_step(work_dir)
     resume = config.resume and finished is not None
     argv = build_mert_argv(moses, config, ini_for_run.resolve(), dev_src, dev_ref, resume)

@@ -14,7 +14,7 @@ started from; its BLEU on the dev references is the curve, iteration 1 showing t
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Sequence
 
 from .evaluation import bleu_of_files
 
@@ -47,10 +47,11 @@ def iteration_output(work_dir: Path, iteration: int) -> Optional[Path]:
     return None
 
 
-def dev_bleu_curve(work_dir: Path, iterations: int, ref_path: Path,
+def dev_bleu_curve(work_dir: Path, iterations: int, ref_paths: Sequence[Path],
                    detokenize_lang: Optional[str] = None) -> list[Optional[float]]:
-    """BLEU (0-100) of each iteration's 1-best dev output, None where it is missing."""
+    """BLEU (0-100) of each iteration's 1-best dev output against the dev references, None where
+    it is missing."""
     outputs = [iteration_output(work_dir, i) for i in range(1, iterations + 1)]
     found = [path for path in outputs if path is not None]
-    scores = iter(bleu_of_files(found, ref_path, detokenize_lang) if found else [])
+    scores = iter(bleu_of_files(found, ref_paths, detokenize_lang) if found else [])
     return [None if path is None else next(scores) for path in outputs]

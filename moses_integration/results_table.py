@@ -20,7 +20,7 @@ COLUMNS = [
     "system", "replicates", "start",
     "dev_bleu_mean", "dev_bleu_sd", "test_bleu_mean", "test_bleu_sd",
     "test_chrf_mean", "test_chrf_sd", "delta_test_bleu", "p_bleu", "p_chrf",
-    "mert_iterations_mean", "runs_stopped_at_max_iterations",
+    "mert_iterations_mean", "runs_stopped_at_max_iterations", "new_column_weights",
 ]
 _STOPPED = {"convergence": "convergence", "max-iterations": "--max-iterations",
             "unknown": "unknown (no stop message in mert-moses.log)"}
@@ -50,8 +50,19 @@ def summarize(results: Mapping[str, Sequence[EvalResult]],
         at_max = sum(r.stopped_by == "max-iterations" for r in runs)
         rows.append([name, len(runs), starts, dev_mean, dev_sd, test_mean, test_sd, chrf_mean,
                      chrf_sd, test_mean - baseline_bleu, p.get("bleu"), p.get("chrf"),
-                     iterations, at_max])
+                     iterations, at_max, _new_weights(runs)])
     return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def _new_weights(runs: Sequence[EvalResult]) -> str:
+    """Each new column's tuned weight, mean ± sd over the replicates: `RNN 0.0312 ± 0.0040`.
+    A weight MERT leaves near 0 is a finding: the feature did not help it."""
+    names = list(dict.fromkeys(name for run in runs for name in (run.new_weights or {})))
+    parts = []
+    for name in names:
+        mean, sd = _mean_sd([(run.new_weights or {}).get(name) for run in runs])
+        parts.append(f"{name} {mean:.4f}" + ("" if math.isnan(sd) else f" ± {sd:.4f}"))
+    return "; ".join(parts)
 
 
 def _pm(mean: float, sd: float) -> str:
@@ -96,7 +107,7 @@ def to_markdown(summary: pd.DataFrame,
     """A Markdown table (no `tabulate` dependency): mean ± sd over replicates; with `results`,
     the MERT iterations of each replicate and a table of the runs."""
     header = ["System", "Start", "Dev BLEU (MERT, n-best)", "Test BLEU", "Δ Test BLEU", "p (BLEU)", "Test chrF",
-              "p (chrF)", "MERT iterations"]
+              "p (chrF)", "New-column weights", "MERT iterations"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for i, row in summary.iterrows():
         delta = "–" if i == 0 else f"{row.delta_test_bleu:+.2f}"
@@ -104,17 +115,20 @@ def to_markdown(summary: pd.DataFrame,
         lines.append("| " + " | ".join([
             row.system, row.start, _pm(row.dev_bleu_mean, row.dev_bleu_sd),
             _pm(row.test_bleu_mean, row.test_bleu_sd), delta, _p(row.p_bleu),
-            _pm(row.test_chrf_mean, row.test_chrf_sd), _p(row.p_chrf),
+            _pm(row.test_chrf_mean, row.test_chrf_sd), _p(row.p_chrf), row.new_column_weights or "–",
             ", ".join(_iterations(r) for r in runs) or "–"]) + " |")
     replicates = int(summary.replicates.max()) if len(summary) else 0
-    lines += ["", f"Mean ± sample sd over {replicates} MERT replicate(s). Dev BLEU (MERT, n-best): "
+    counts = sorted({run.references for runs in (results or {}).values() for run in runs if run.references})
+    scored = (f"Test BLEU and chrF against {' or '.join(map(str, counts))} reference(s). " if counts else "")
+    lines += ["", f"{scored}Mean ± sample sd over {replicates} MERT replicate(s). Dev BLEU (MERT, n-best): "
               "what the optimizer reached on the pooled n-best lists (mert-moses.pl's 'BEST'), "
               "not the BLEU of a 1-best decoding, which the MERT runs below show. p: paired test of the "
               "replicates' concatenated test outputs against Baseline's. Start: ini = the ini's "
               "weights; cold = those and the new columns' scaled starting weights; warm = the "
               "same replicate's tuned Baseline weights and the new columns' starting weights. "
               "MERT iterations per replicate: 'max' = stopped by --max-iterations before "
-              "converging, '?' = no stop message in its log."]
+              "converging, '?' = no stop message in its log. New-column weights: the tuned weight "
+              "of each column the system adds, mean ± sd over the replicates."]
     at_max = int(summary.runs_stopped_at_max_iterations.sum()) if len(summary) else 0
     if at_max:
         total = int(summary.replicates.sum())

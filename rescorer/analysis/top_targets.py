@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Sequence
 
+from rescorer.data.directions import oriented
 from rescorer.errors import PhraseTableFormatError, RescorerError
 from rescorer.io.table_reader import PhraseTableReader
 
@@ -189,15 +190,16 @@ def read_sources_file(path: Path) -> list[str]:
 
 
 def score_groups(groups: Sequence[SourceGroup], bundle, token_budget: Optional[int] = None) -> None:
-    """Fill each group's RNN log p with `bundle`'s model (a ModelBundle on its device)."""
+    """Fill each group's RNN log p with `bundle`'s model (a ModelBundle on its device): log p(target |
+    source), or log p(source | target) for an inverse model."""
     from rescorer.scoring.batch_scoring import score_encoded
 
     src_seqs, tgt_seqs = [], []
     for group in groups:
-        src = bundle.src_vocab.encode(group.source.split())
         for target in group.targets:
-            src_seqs.append(src)
-            tgt_seqs.append(bundle.tgt_vocab.encode(target.split()))
+            model_src, model_tgt = oriented(group.source, target, bundle.direction)
+            src_seqs.append(bundle.src_vocab.encode(model_src.split()))
+            tgt_seqs.append(bundle.tgt_vocab.encode(model_tgt.split()))
     scores = score_encoded(bundle.model, src_seqs, tgt_seqs, token_budget)
     start = 0
     for group in groups:

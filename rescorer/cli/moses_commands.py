@@ -14,13 +14,14 @@ import click
 from moses_integration.moses_ini import MosesIni
 from moses_integration.moses_install import find_moses
 from moses_integration.phrase_table import binarize_compact, read_num_scores
-from moses_integration.preflight import ParallelSet, run_preflight
+from moses_integration.preflight import run_preflight
 from moses_integration.starting_weights import table_starting_weights
 from rescorer.cli.options import (ANY_PATH, EXISTING_FILE, SCORE_COLUMN, base_dir_option, column_index,
                                   decoder_flags_option, detokenize_option, dev_option, device_option,
                                   feature_option, force_option, initial_weight_option, max_iterations_option,
                                   moses_dir_option, moses_install_options, nbest_option, new_columns_option,
-                                  optimizer_option, output_option, seed_option, test_option, test_type_option)
+                                  optimizer_option, output_option, parallel_set, seed_option, test_option,
+                                  test_type_option)
 from rescorer.cli.reporting import is_quiet, say, signature
 from rescorer.io.path_checks import RunPaths, Target
 from rescorer.runtime.failure_reports import reports_errors
@@ -102,11 +103,11 @@ def _add_feature(ini_path: Path, table_path: Path, out_path: Path, feature: Opti
 @base_dir_option
 @moses_dir_option
 @reports_errors
-def preflight(ini_path: Path, dev, test, check_install: bool, base_dir: Path,
+def preflight(ini_path: Path, dev, dev_refs, test, test_refs, check_install: bool, base_dir: Path,
               moses_dir: Optional[Path]) -> None:
     """Check in seconds what would fail a long run; one line per problem, exit 1 if any."""
-    data = [ParallelSet(label, Path(pair[0]), Path(pair[1]))
-            for label, pair in (("dev", dev), ("test", test)) if pair]
+    data = [data_set for data_set in (parallel_set("dev", dev, dev_refs), parallel_set("test", test, test_refs))
+            if data_set is not None]
     problems = run_preflight(ini_path, base_dir, moses_dir, data, check_install)
     for problem in problems:
         say(f"FAIL {problem}")
@@ -128,20 +129,22 @@ def preflight(ini_path: Path, dev, test, check_install: bool, base_dir: Path,
 @decoder_flags_option
 @moses_install_options
 @reports_errors
-def tune_command(ini_path: Path, dev, work_dir: Path, nbest: int, seed: Optional[int],
+def tune_command(ini_path: Path, dev, dev_refs, work_dir: Path, nbest: int, seed: Optional[int],
                  batch_mira: bool, resume: bool, max_iterations: Optional[int], decoder_flags,
                  base_dir: Path, moses_dir: Optional[Path], threads: int) -> None:
     """Tune MOSES_INI's weights with mert-moses.pl; prints the tuned moses.ini path."""
     from moses_integration.mert import TuningConfig, tune
 
+    dev_set = parallel_set("dev", dev, dev_refs)
     install = find_moses(moses_dir)
     install.require()  # before the work directory is made
-    signature("moses tune", moses=install.root, ini=ini_path, dev=",".join(map(str, dev)), nbest=nbest,
+    signature("moses tune", moses=install.root, ini=ini_path, dev=",".join(map(str, dev)),
+              references=len(dev_set.ref_paths), nbest=nbest,
               seed=seed, optimizer="batch-mira" if batch_mira else "mert", threads=threads)
     # Paths given on the command line are relative to the cwd; those inside moses.ini are
     # relative to --base-dir: resolve the former now so the library can join the latter.
-    config = TuningConfig(ini_path=ini_path.resolve(), dev_src=dev[0].resolve(),
-                          dev_ref=dev[1].resolve(),
+    config = TuningConfig(ini_path=ini_path.resolve(), dev_src=dev_set.src_path,
+                          dev_ref=dev_set.ref_path, dev_extra_refs=dev_set.extra_refs,
                           work_dir=work_dir, base_dir=base_dir, threads=threads, nbest=nbest,
                           seed=seed, batch_mira=batch_mira, resume=resume,
                           max_iterations=max_iterations, decoder_flags=decoder_flags)
@@ -165,12 +168,14 @@ def tune_command(ini_path: Path, dev, work_dir: Path, nbest: int, seed: Optional
 @decoder_flags_option
 @moses_install_options
 @reports_errors
-def evaluate_command(systems, test, out_dir: Path, detokenize_lang: Optional[str], test_type: str,
+def evaluate_command(systems, test, test_refs, out_dir: Path, detokenize_lang: Optional[str], test_type: str,
                      decoder_flags, base_dir: Path, moses_dir: Optional[Path], threads: int) -> None:
-    """Decode the test set with each system, score BLEU and chrF, test against the baseline."""
-    from moses_integration.evaluation import compare, decode, evaluate_file
+    """Decode the test set with each system, score BLEU and chrF against every reference, test
+    against the baseline."""
+    from moses_integration.evaluation import compare, decode, evaluate_file, read_references
     from moses_integration.textio import read_lines
 
+    test_set = parallel_set("test", test, test_refs)
     install = find_moses(moses_dir)
     install.require(binaries=("moses",), scripts=())  # before the output directory is made
     named = []
@@ -182,11 +187,11 @@ def evaluate_command(systems, test, out_dir: Path, detokenize_lang: Optional[str
     hyps, results = [], {}
     with working_in(out_dir, "evaluation directory"):
         for name, ini in named:
-            hyp = decode(install, ini.resolve(), test[0].resolve(), out_dir / f"{name}.hyp",
+            hyp = decode(install, ini.resolve(), test_set.src_path, out_dir / f"{name}.hyp",
                          threads, base_dir, decoder_flags=decoder_flags)
-            results[name] = evaluate_file(hyp, test[1], detokenize_lang)
+            results[name] = evaluate_file(hyp, test_set.ref_paths, detokenize_lang)
             hyps.append((name, read_lines(hyp)))
-    p_values = compare(hyps, read_lines(test[1]), test_type,
+    p_values = compare(hyps, read_references(test_set.ref_paths), test_type,
                        detokenize_lang=detokenize_lang) if len(hyps) > 1 else {}
     click.echo("system\tBLEU\tchrF\tp_BLEU\tp_chrF")
     for name, result in results.items():
@@ -194,7 +199,7 @@ def evaluate_command(systems, test, out_dir: Path, detokenize_lang: Optional[str
         click.echo(f"{name}\t{result.bleu:.2f}\t{result.chrf:.2f}\t"
                    f"{p.get('bleu') if p.get('bleu') is not None else '-'}\t"
                    f"{p.get('chrf') if p.get('chrf') is not None else '-'}")
-    say(f"signature: {next(iter(results.values())).bleu_signature}")
+    say(f"signature: {next(iter(results.values())).bleu_signature}; {len(test_set.ref_paths)} reference(s)")
 
 
 @moses.command("rescore-nbest")
@@ -276,8 +281,8 @@ def plot_scores(table_path: Path, out_path: Path, rnn_column: int, sample_size: 
               help="Write mert-curves.png and fig3-rnn-vs-direct.png (paper Fig. 3).")
 @moses_install_options
 @reports_errors
-def ablation_command(ini_path: Path, rescored_table: Optional[Path], models, new_columns, dev,
-                     test, out_dir: Path, replicates: int, systems, feature: Optional[str],
+def ablation_command(ini_path: Path, rescored_table: Optional[Path], models, new_columns, dev, dev_refs,
+                     test, test_refs, out_dir: Path, replicates: int, systems, feature: Optional[str],
                      nbest: int, seed: int, batch_mira: bool, max_iterations: Optional[int],
                      initial_weight: Optional[float], warm_start: bool, decoder_flags,
                      filter_test: bool, detokenize_lang: Optional[str], test_type: str,
@@ -303,8 +308,8 @@ def ablation_command(ini_path: Path, rescored_table: Optional[Path], models, new
               detok=detokenize_lang or "no")
     config = AblationConfig(
         ini_path=ini_path.resolve(), rescored_table=rescored_table.resolve(),
-        dev=ParallelSet("dev", dev[0].resolve(), dev[1].resolve()),
-        test=ParallelSet("test", test[0].resolve(), test[1].resolve()), out_dir=out_dir.resolve(),
+        dev=parallel_set("dev", dev, dev_refs), test=parallel_set("test", test, test_refs),
+        out_dir=out_dir.resolve(),
         base_dir=base_dir, feature=feature, new_columns=new_columns, replicates=replicates,
         threads=threads, nbest=nbest, seed=seed, batch_mira=batch_mira,
         initial_weight=initial_weight, warm_start=warm_start, decoder_flags=decoder_flags,

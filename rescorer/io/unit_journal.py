@@ -100,6 +100,8 @@ def input_identity(path: Path) -> dict:
 def model_identity(bundle, name: str) -> dict:
     """What decides a model's scores: its config, shortlists and weights, hashed."""
     digest = hashlib.sha256(json.dumps(bundle.config.to_dict(), sort_keys=True).encode())
+    if bundle.direction != "forward":  # forward models keep the hash they had before directions
+        digest.update(bundle.direction.encode())
     for tokens in (bundle.src_vocab.tokens, bundle.tgt_vocab.tokens):
         digest.update("\n".join(tokens).encode("utf-8", "surrogateescape") + b"\0")
     for key, tensor in sorted(bundle.model.state_dict().items()):

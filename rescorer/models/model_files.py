@@ -24,6 +24,7 @@ from typing import Optional
 import torch
 
 from rescorer import __version__
+from rescorer.data.directions import DIRECTIONS
 from rescorer.data.vocabulary import Vocabulary
 from rescorer.errors import ModelFileError
 from rescorer.io.file_names import temporary_name
@@ -44,6 +45,7 @@ class ModelBundle:
     src_vocab: Vocabulary
     tgt_vocab: Vocabulary
     training: dict = field(default_factory=dict)
+    direction: str = "forward"  # rescorer.data.directions: inverse models score log p(source | target)
 
     @property
     def config(self) -> ModelConfig:
@@ -62,6 +64,7 @@ def save_model(bundle: ModelBundle, path: Path, extra: Optional[dict] = None) ->
         "tgt_vocab": list(bundle.tgt_vocab.tokens),
         "weights": {name: t.detach().cpu() for name, t in bundle.model.state_dict().items()},
         "training": dict(bundle.training),
+        "direction": bundle.direction,
         **(extra or {}),
     }
     temporary = path.with_name(temporary_name(path))
@@ -224,7 +227,11 @@ def bundle_from_payload(payload: dict, path: Path) -> ModelBundle:
         model = build_model(config)
         model.load_state_dict(payload["weights"])
         bundle = ModelBundle(model, Vocabulary(payload["src_vocab"]),
-                             Vocabulary(payload["tgt_vocab"]), dict(payload["training"]))
+                             Vocabulary(payload["tgt_vocab"]), dict(payload["training"]),
+                             payload.get("direction", "forward"))  # files before 0.2 are forward
+        if bundle.direction not in DIRECTIONS:
+            raise ModelFileError(f"{path}: unknown direction {bundle.direction!r} (valid: "
+                                 f"{', '.join(DIRECTIONS)})")
     except ModelFileError:
         raise
     except (ValueError, TypeError, RuntimeError, KeyError) as error:

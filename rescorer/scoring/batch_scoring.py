@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 from rescorer.data.batching import length_sorted_batches, pad_sequences
+from rescorer.data.directions import oriented
 from rescorer.data.phrase_encoding import EncodedPhrases
 from rescorer.models import PhraseScorer
 from rescorer.models.model_files import ModelBundle, load_model
@@ -125,9 +126,11 @@ def _padded(seqs, batch: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
 
 def score_pairs(bundle: ModelBundle, pairs: Sequence[tuple[str, str]], device: str = "auto",
                 precision: str = "auto", token_budget: Optional[int] = None) -> np.ndarray:
-    """log p(tgt | src) in nats for whitespace-tokenized (src, tgt) phrase pairs."""
+    """log p(tgt | src) in nats for whitespace-tokenized (src, tgt) phrase pairs (log p(src | tgt)
+    for an inverse model)."""
     torch_device = resolve_device(device)
     bundle.model.to(torch_device).eval()
+    pairs = [oriented(src, tgt, bundle.direction) for src, tgt in pairs]
     src_seqs = [bundle.src_vocab.encode(src.split()) for src, _ in pairs]
     tgt_seqs = [bundle.tgt_vocab.encode(tgt.split()) for _, tgt in pairs]
     return score_encoded(bundle.model, src_seqs, tgt_seqs, token_budget,

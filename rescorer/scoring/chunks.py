@@ -19,6 +19,7 @@ from typing import Iterable, Iterator, Optional, Sequence
 
 import numpy as np
 
+from rescorer.data.directions import oriented
 from rescorer.data.phrase_encoding import EncodedPhrases, encode_phrases
 from rescorer.errors import RescorerError
 from rescorer.io.score_format import MAX_COUNT, format_count_scores
@@ -28,7 +29,7 @@ from rescorer.scoring.batch_scoring import score_encoded
 
 __all__ = ["Encoding", "Chunk", "distinct_vocabularies", "encode_chunks", "encode_chunk",
            "in_background", "check_finite", "chunk_lines", "long_lived_objects_frozen",
-           "score_chunk", "word_penalty", "ScoreTotals"]
+           "score_chunk", "output_columns", "word_penalty", "ScoreTotals"]
 
 
 @dataclass
@@ -37,8 +38,8 @@ class Encoding:
 
     src_seqs: EncodedPhrases
     tgt_seqs: EncodedPhrases
-    unknown_tgt: np.ndarray  # shortlist-unknown target words per pair (the word penalty)
-    unknown_src: int
+    unknown_tgt: np.ndarray  # shortlist-unknown words of the table's target per pair (the word penalty)
+    unknown_src: int  # of the table's source side, whichever way the model reads the pair
     unknown_tgt_total: int
 
 
@@ -51,11 +52,11 @@ class Chunk:
 
 
 def distinct_vocabularies(bundles: Sequence[ModelBundle]) -> tuple[list, list[int]]:
-    """The distinct (src, tgt) shortlist pairs, and each model's index among them."""
+    """The distinct (src, tgt, direction) shortlists, and each model's index among them."""
     distinct: list = []
     index = []
     for bundle in bundles:
-        pair = (bundle.src_vocab, bundle.tgt_vocab)
+        pair = (bundle.src_vocab, bundle.tgt_vocab, bundle.direction)
         if pair not in distinct:
             distinct.append(pair)
         index.append(distinct.index(pair))
@@ -77,10 +78,13 @@ def encode_chunk(entries: list, vocabularies: list) -> Chunk:
     src_phrases = [entry.src for entry in entries]
     tgt_phrases = [entry.tgt for entry in entries]
     encodings = []
-    for src_vocab, tgt_vocab in vocabularies:
-        src, tgt = encode_phrases(src_phrases, src_vocab), encode_phrases(tgt_phrases, tgt_vocab)
-        encodings.append(Encoding(src, tgt, tgt.unknown, int(src.unknown.sum()), int(tgt.unknown.sum())))
-    return Chunk(entries, encodings, int(src.offsets[-1]), int(tgt.offsets[-1]))
+    for src_vocab, tgt_vocab, direction in vocabularies:
+        model_src, model_tgt = oriented(src_phrases, tgt_phrases, direction)
+        src, tgt = encode_phrases(model_src, src_vocab), encode_phrases(model_tgt, tgt_vocab)
+        table_src, table_tgt = oriented(src, tgt, direction)  # back to the table's sides
+        encodings.append(Encoding(src, tgt, table_tgt.unknown, int(table_src.unknown.sum()),
+                                  int(table_tgt.unknown.sum())))
+    return Chunk(entries, encodings, int(table_src.offsets[-1]), int(table_tgt.offsets[-1]))
 
 
 @contextlib.contextmanager
@@ -143,6 +147,23 @@ def score_chunk(chunk: Chunk, bundles: Sequence[ModelBundle], vocab_index: list,
     return logps
 
 
+def output_columns(chunk: Chunk, logps: list, vocab_index: list, ensemble: bool,
+                   per_word: bool) -> list[np.ndarray]:
+    """The log p columns a line gets: one per model, or with `ensemble` one for all, their
+    mixture log((p_1 + ... + p_n) / n) (a distribution over targets, as each model's is); then
+    with `per_word` each column again divided by the word count of its model's target side
+    (log p includes [EOS]'s term; the paper notes the RNN prefers short phrases)."""
+    if ensemble:
+        columns = [np.logaddexp.reduce(np.stack(logps), axis=0) - np.log(len(logps))]
+        vocab_index = vocab_index[:1]  # the models of an ensemble read the pair the same way
+    else:
+        columns = list(logps)
+    if per_word:
+        columns += [column / chunk.encodings[index].tgt_seqs.lengths
+                    for column, index in zip(columns, vocab_index)]
+    return columns
+
+
 def word_penalty(chunk: Chunk, vocab_index: list, unk_penalty: bool) -> Optional[np.ndarray]:
     """Shortlist-unknown target words per pair, by the first model's shortlist (or None)."""
     return chunk.encodings[vocab_index[0]].unknown_tgt if unk_penalty else None
@@ -188,7 +209,7 @@ def check_finite(logp: np.ndarray, chunk: Chunk, table_path: Path) -> None:
 
 def chunk_lines(entries: Sequence, logps: list, format_scores,
                 penalty: Optional[np.ndarray]) -> Iterator[bytes]:
-    """The entries' lines with the models' columns (then the word penalty) appended."""
+    """The entries' lines with the log p columns (then the word penalty) appended."""
     columns = [format_scores(logp) for logp in logps]
     if penalty is not None:
         columns.append(format_count_scores(np.minimum(penalty, MAX_COUNT)))

@@ -19,6 +19,8 @@ __all__ = ["ScoreSettings"]
 class ScoreSettings:
     score_format: str = "prob"  # prob: exp(log p), for Moses, which takes logs; log: raw log p
     unk_penalty: bool = False  # also append the count of target words outside the shortlist
+    ensemble: bool = False  # one column for all the models: their mixture log((p_1 + ... + p_n) / n)
+    per_word: bool = False  # append each log p column again, divided by its target's word count
     chunk_size: int = 20000  # lines read, sorted and scored together
     token_budget: Optional[int] = None  # padded tokens per batch; None: the device's default
     unit_lines: int = DEFAULT_UNIT_LINES  # lines per unit of a resumable run
@@ -47,6 +49,8 @@ class ScoreSettings:
         resume without it would drop them."""
         return {"unit_lines": self.unit_lines, "score_format": self.score_format,
                 "unk_penalty": self.unk_penalty, "chunk_size": self.chunk_size,
+                **({"ensemble": True} if self.ensemble else {}),  # absent: the bytes of a run before
+                **({"per_word": True} if self.per_word else {}),
                 "token_budget": self.token_budget, "precision": self.precision,
                 "device": device_type,
                 "reject": None if self.reject_path is None else str(Path(self.reject_path).resolve())}

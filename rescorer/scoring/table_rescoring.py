@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Sequence, Union
 
+from rescorer.data.directions import oriented
 from rescorer.errors import RescorerError
 from rescorer.io.atomic_output import AtomicOutput, committed_together
 from rescorer.io.path_checks import is_stream
@@ -29,7 +30,8 @@ from rescorer.runtime.failure_reports import ending
 from rescorer.runtime.progress import Progress, no_progress
 from rescorer.scoring.batch_scoring import default_token_budget
 from rescorer.scoring.chunks import (ScoreTotals, chunk_lines, distinct_vocabularies, encode_chunks,
-                                     in_background, long_lived_objects_frozen, score_chunk, word_penalty)
+                                     in_background, long_lived_objects_frozen, output_columns, score_chunk,
+                                     word_penalty)
 from rescorer.scoring.settings import ScoreSettings
 
 
@@ -155,7 +157,8 @@ def _summary(totals: ScoreTotals, seconds: float, vocabularies: list, vocab_inde
     logp_sums = totals.logp_sums or [0.0] * len(vocab_index)
     unknown_src = totals.unknown_src or [0] * len(vocabularies)
     unknown_tgt = totals.unknown_tgt or [0] * len(vocabularies)
-    differ = any(tgt_vocab != vocabularies[0][1] for _, tgt_vocab in vocabularies[1:])
+    table_targets = [oriented(src, tgt, direction)[1] for src, tgt, direction in vocabularies]
+    differ = any(vocab != table_targets[0] for vocab in table_targets[1:])
     return RescoreSummary(
         totals.lines_read, written, totals.lines_rejected,
         [value / written if written else float("nan") for value in logp_sums],
@@ -183,7 +186,8 @@ def _rescore_stream(table_path, output_path, bundles, vocabularies, vocab_index,
                 if pending is not None:
                     pending.result()
                 penalty = word_penalty(chunk, vocab_index, s.unk_penalty)
-                pending = writer.submit(output.write_lines, chunk_lines(chunk.entries, logps, format_scores, penalty))
+                columns = output_columns(chunk, logps, vocab_index, s.ensemble, s.per_word)
+                pending = writer.submit(output.write_lines, chunk_lines(chunk.entries, columns, format_scores, penalty))
                 totals.add(chunk, logps, penalty)
                 progress(len(chunk.entries))
             if pending is not None:

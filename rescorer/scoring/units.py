@@ -28,7 +28,7 @@ from rescorer.models.model_files import ModelBundle
 from rescorer.runtime.distributed import SINGLE, Ranks
 from rescorer.runtime.failure_reports import ending, injected_fault
 from rescorer.scoring.chunks import (ScoreTotals, chunk_lines, encode_chunk, in_background,
-                                     long_lived_objects_frozen, score_chunk, word_penalty)
+                                     long_lived_objects_frozen, output_columns, score_chunk, word_penalty)
 from rescorer.scoring.settings import ScoreSettings
 
 __all__ = ["rescore_in_units"]
@@ -107,8 +107,9 @@ def _score_units(units: TableUnits, journal: UnitJournal, bundles, vocabularies,
                 if pending is not None:
                     pending.result()
                 record = asdict(counts) if chunk.last else None
+                columns = output_columns(encoding, logps, vocab_index, settings.ensemble, settings.per_word)
                 pending = writer.submit(_write, journal, writers, chunk,
-                                        chunk_lines(chunk.entries, logps, format_scores, penalty), record)
+                                        chunk_lines(chunk.entries, columns, format_scores, penalty), record)
                 if not ranks.is_distributed:
                     progress(chunk.lines)
                 if chunk.last:

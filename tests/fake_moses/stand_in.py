@@ -53,6 +53,11 @@ def mert_moses() -> int:
         print("usage: mert-moses.pl input-text references decoder-executable decoder.ini", file=sys.stderr)
         return 1
     config = Path(positional[3]).resolve()  # the real script makes it absolute too
+    found = references(positional[1])
+    if found is None:
+        return 2
+    with open(ROOT / "references.jsonl", "a") as log:  # for the tests: what the extractor would read
+        log.write(json.dumps(found) + "\n")
     work = Path(options.get("working-dir", "mert-work"))
     work.mkdir(parents=True, exist_ok=True)
     os.chdir(work)
@@ -108,6 +113,24 @@ def mert_moses() -> int:
     Path("finished_step.txt").write_text(f"{run}\n")
     print("Training finished", flush=True)
     return 0
+
+
+def references(given: str):
+    """The reference files, by mert-moses.pl's rule (its source): a file is the one reference;
+    otherwise a prefix, followed by 0, 1, ... (or by .ref0, .ref1, ... when PREFIX0 does not
+    exist but PREFIX.ref0 does); none found: it dies saying so."""
+    ref = os.path.abspath(given)
+    if os.path.exists(ref):
+        return [ref]
+    if not os.path.exists(ref + "0") and os.path.exists(ref + ".ref0"):
+        ref += ".ref"
+    found = []
+    while os.path.exists(ref + str(len(found))):
+        found.append(ref + str(len(found)))
+    if not found:
+        print(f"Reference translations not found: {given} (interpreted as {ref})", file=sys.stderr)
+        return None
+    return found
 
 
 def hang() -> None:

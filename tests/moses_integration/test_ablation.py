@@ -5,6 +5,7 @@ test set filtered once, MERT iterations and curves in the results, resume withou
 import gzip
 import json
 import struct
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -78,7 +79,7 @@ def test_ablation_builds_tunes_evaluates_and_resumes(setup):
     assert list(summary.system) == ["Baseline", "+RNN", "+WP", "+RNN+WP"]
     assert list(summary.start) == ["ini", "warm", "warm", "warm"]
     assert list(pd.read_csv(out / "results.csv").columns) == COLUMNS
-    real = evaluate_file(FIXTURES / "eval/test.hyp.fr.gz", FIXTURES / "corpus/test.fr.gz")
+    real = evaluate_file(FIXTURES / "eval/test.hyp.fr.gz", [FIXTURES / "corpus/test.fr.gz"])
     assert summary.test_bleu_mean.tolist() == [real.bleu] * 4  # the stand-in's output is the real one
     assert summary.dev_bleu_mean.tolist() == pytest.approx([40.0332] * 4)  # run3.mert.log
     assert summary.p_bleu.isna().tolist() == [True, False, False, False]
@@ -165,7 +166,8 @@ def test_results_show_mert_iterations_and_curves(setup):
     out = config.out_dir
     md = (out / "results.md").read_text()
     assert md.splitlines()[0] == ("| System | Start | Dev BLEU (MERT, n-best) | Test BLEU | Δ Test BLEU | p (BLEU) "
-                                  "| Test chrF | p (chrF) | MERT iterations |")
+                                  "| Test chrF | p (chrF) | New-column weights | MERT iterations |")
+    assert "Test BLEU and chrF against 1 reference(s)." in md
     assert "| +RNN | warm | 40.03 ± 0.00 | 38.27 ± 0.00 | +0.00 |" in md
     assert md.count("| 3 max, 3 max |") == 4
     assert "**8 of 8 runs stopped at --max-iterations before MERT converged**" in md
@@ -176,6 +178,38 @@ def test_results_show_mert_iterations_and_curves(setup):
     assert (out / "mert-curves.png").read_bytes()[:8] == PNG
     runs = pd.read_csv(out / "replicates.csv")
     assert runs.iterations.tolist() == [3] * 8 and set(runs.stopped_by) == {"max-iterations"}
+
+
+def test_two_references_tune_and_score_every_system(setup):
+    """Darby beside Segond: mert-moses.pl gets both dev references (as ref0, ref1), test BLEU
+    is scored against both (the fixture README's 46.56), and results.md says so."""
+    moses, config = setup
+    config.replicates, config.systems = 1, ["+RNN"]
+    config.dev = ParallelSet("dev", config.dev.src_path, config.dev.ref_path,
+                             (FIXTURES / "corpus/dev.ref-darby.fr.gz",))
+    config.test = ParallelSet("test", config.test.src_path, config.test.ref_path,
+                              (FIXTURES / "corpus/test.ref-darby.fr.gz",))
+    summary = run_ablation(config, moses, report=quiet)
+    assert summary.test_bleu_mean.round(2).tolist() == [46.56, 46.56]
+    found = [json.loads(line) for line in (moses.root / "references.jsonl").read_text().splitlines()]
+    assert [[Path(path).name for path in refs] for refs in found] == [["dev.ref0", "dev.ref1"]] * 2
+    md = (config.out_dir / "results.md").read_text()
+    assert "Test BLEU and chrF against 2 reference(s)." in md
+    runs = pd.read_csv(config.out_dir / "replicates.csv")
+    assert runs.references.tolist() == [2, 2]
+
+
+def test_new_column_weights_are_reported_mean_and_sd(setup):
+    moses, config = setup
+    config.systems = ["+RNN+WP"]
+    summary = run_ablation(config, moses, report=quiet)
+    tuned = [MosesIni.read(config.out_dir / "rnn-wp" / f"rep{r}" / "mert" / "moses.ini").weights(
+        MosesIni.read(config.ini_path).phrase_table().name)[-2:] for r in (1, 2)]
+    assert tuned[0] == tuned[1]  # the stand-in's tuned ini keeps a new column's starting weight
+    [row] = summary[summary.system == "+RNN+WP"].new_column_weights.tolist()
+    assert row == f"rnn {tuned[0][0]:.4f} ± 0.0000; wp {tuned[0][1]:.4f} ± 0.0000"
+    assert summary.new_column_weights.tolist()[0] == ""  # Baseline adds no column
+    assert f"| {row} |" in (config.out_dir / "results.md").read_text()
 
 
 def test_converged_runs_are_reported_as_such(setup):

@@ -1,4 +1,5 @@
-"""Evaluation: decoding through the stand-in decoder, BLEU equal to the README's multi-bleu."""
+"""Evaluation: decoding through the stand-in decoder, BLEU equal to the README's multi-bleu,
+with one reference or with the second (Darby) as well."""
 
 import pytest
 
@@ -12,13 +13,26 @@ pytestmark = needs_fixtures
 
 HYP = FIXTURES / "eval/test.hyp.fr.gz"
 REF = FIXTURES / "corpus/test.fr.gz"
+DARBY = FIXTURES / "corpus/test.ref-darby.fr.gz"
 
 
 def test_bleu_matches_multi_bleu_of_the_readme():
-    result = evaluate_file(HYP, REF)
+    result = evaluate_file(HYP, [REF])
     assert round(result.bleu, 2) == 38.27  # README: multi-bleu.perl 38.27
-    assert result.num_lines == 802
-    assert "tok:none" in result.bleu_signature
+    assert result.num_lines == 802 and result.references == 1
+    assert "tok:none" in result.bleu_signature and "nrefs:1" in result.bleu_signature
+
+
+def test_two_references_score_as_the_fixture_readme_says():
+    result = evaluate_file(HYP, [REF, DARBY])
+    assert round(result.bleu, 2) == 46.56  # README: Segond + Darby 46.56
+    assert result.references == 2 and "nrefs:2" in result.bleu_signature
+    assert result.chrf > evaluate_file(HYP, [REF]).chrf  # chrF takes the best reference per line too
+
+
+def test_the_second_reference_must_match_the_hypotheses():
+    with pytest.raises(PreflightError, match="802 hypotheses but 842 references"):
+        evaluate_file(HYP, [REF, FIXTURES / "corpus/dev.ref-darby.fr.gz"])
 
 
 def test_decode_feeds_the_source_and_keeps_the_output(tmp_path):
@@ -36,7 +50,7 @@ def test_decode_feeds_the_source_and_keeps_the_output(tmp_path):
 def test_compare_puts_the_baseline_first():
     hyps, refs = read_lines(HYP), read_lines(REF)
     better = hyps[:400] + refs[400:]
-    p = compare([("Baseline", hyps), ("better", better)], refs, num_samples=50)
+    p = compare([("Baseline", hyps), ("better", better)], [refs], num_samples=50)
     assert list(p) == ["Baseline", "better"]
     assert p["Baseline"] == {"bleu": None, "chrf": None}
     assert p["better"]["bleu"] < 0.05 and p["better"]["chrf"] < 0.05
@@ -44,12 +58,13 @@ def test_compare_puts_the_baseline_first():
 
 def test_length_mismatch_is_one_line():
     with pytest.raises(PreflightError, match="hyp.txt: 2 hypotheses but 1 references"):
-        score(["a", "b"], ["a"], "hyp.txt")
+        score(["a", "b"], [["a"]], "hyp.txt")
 
 
 def test_bleu_of_several_files_equals_one_by_one():
     files = [FIXTURES / "tuning/run1.out.gz", FIXTURES / "tuning/run2.out.gz"]
-    dev = FIXTURES / "corpus/dev.fr.gz"
+    dev = [FIXTURES / "corpus/dev.fr.gz", FIXTURES / "corpus/dev.ref-darby.fr.gz"]
     assert bleu_of_files(files, dev) == [evaluate_file(f, dev).bleu for f in files]
+    assert bleu_of_files(files, dev[:1]) < bleu_of_files(files, dev)  # a second reference matches more
     with pytest.raises(PreflightError, match="test.hyp.fr.gz: 802 hypotheses but 842 references"):
         bleu_of_files([HYP], dev)

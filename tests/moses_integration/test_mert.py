@@ -1,7 +1,9 @@
 """Tuning: mert-moses.pl's argument list, seeds, decoder flags, --continue, why it stopped, and
 dev BLEU from the real logs and outputs."""
 
+import json
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -12,6 +14,7 @@ from moses_integration.mert import (TuningConfig, build_mert_argv, check_tuned_w
 from moses_integration.mert_history import dev_bleu_curve, read_stop_reason
 from moses_integration.moses_ini import MosesIni
 from moses_integration.moses_install import find_moses
+from moses_integration.textio import read_lines
 from tests.fake_moses import FIXTURES, calls, install_fake_moses, needs_fixtures, set_fake
 
 pytestmark = needs_fixtures
@@ -93,6 +96,33 @@ def test_tune_runs_the_script_and_reads_the_result(moses, tmp_path):
     assert "run 11 end" in (work / "mert-moses.log").read_text()
 
 
+def test_two_references_reach_mert_moses_as_a_prefix(moses, tmp_path):
+    """mert-moses.pl takes a file, or a prefix whose files PREFIX0, PREFIX1, ... it finds itself
+    (the stand-in applies the real script's rule and logs what it found)."""
+    darby = Path("corpus/dev.ref-darby.fr.gz")
+    tune(moses, config(tmp_path, dev_extra_refs=(darby,)), poll_seconds=0.05)
+    work = tmp_path / "work"
+    [call] = calls(moses.root, "mert-moses.pl")
+    assert call["argv"][1] == str(work / "dev.ref") and not (work / "dev.ref").exists()
+    [found] = [json.loads(line) for line in (moses.root / "references.jsonl").read_text().splitlines()]
+    assert found == [str(work / "dev.ref0"), str(work / "dev.ref1")]
+    assert read_lines(work / "dev.ref0") == read_lines(FIXTURES / "corpus/dev.fr.gz")
+    assert read_lines(work / "dev.ref1") == read_lines(FIXTURES / darby)
+
+
+def test_a_single_reference_stays_a_file(moses, tmp_path):
+    tune(moses, config(tmp_path), poll_seconds=0.05)
+    [found] = [json.loads(line) for line in (moses.root / "references.jsonl").read_text().splitlines()]
+    assert found == [str(tmp_path / "work" / "dev.ref")]
+
+
+def test_the_stand_in_refuses_a_missing_prefix_as_mert_moses_does(moses, tmp_path):
+    result = subprocess.run([str(moses.script("training/mert-moses.pl")), "dev.en", str(tmp_path / "none"),
+                             "moses", "moses.ini"], capture_output=True, text=True, cwd=tmp_path)
+    assert result.returncode != 0
+    assert f"Reference translations not found: {tmp_path / 'none'} (interpreted as " in result.stderr
+
+
 def test_interrupted_run_is_continued_then_skipped(moses, tmp_path):
     set_fake(moses.root, stop_after=4)
     with pytest.raises(MosesRunError, match=r"status 137 after 4 finished iteration\(s\) without "
@@ -124,7 +154,7 @@ def test_tuned_weights_sanity():
 
 def test_dev_bleu_of_each_iterations_output_matches_the_readme():
     """The fixture README's multi-bleu of each iteration's 1-best output (runN.out)."""
-    curve = dev_bleu_curve(FIXTURES / "tuning", 12, FIXTURES / "corpus/dev.fr.gz")
+    curve = dev_bleu_curve(FIXTURES / "tuning", 12, [FIXTURES / "corpus/dev.fr.gz"])
     assert [None if b is None else round(b, 2) for b in curve] == [
         39.24, 27.03, 39.13, 39.51, 40.03, 40.01, 40.06, 40.06, 40.07, 40.05, 39.85, None]
 

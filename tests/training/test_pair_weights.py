@@ -1,0 +1,74 @@
+"""`--pair-weights`: each pair once (the paper), by the table's c(pair), or by 1 + ln c(pair)."""
+
+import gzip
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from rescorer.cli.main import main
+from rescorer.errors import PhraseTableFormatError
+from rescorer.io.table_reader import PhraseTableReader, pair_count
+from rescorer.models import ModelSettings
+from rescorer.models.model_files import ModelBundle, read_model_file
+from rescorer.training.pipeline import build_vocabularies, encode_table, new_model
+from rescorer.training.trainer import Trainer, TrainSettings, batch_tensors
+from tests.helpers import first_lines, gz_lines, invoke
+
+
+def table_counts(table):
+    return [float(line.split(b" ||| ")[4].split()[2]) for line in gz_lines(table)]
+
+
+@pytest.fixture(scope="module")
+def table(example_table, tmp_path_factory):
+    return first_lines(example_table, 800, tmp_path_factory.mktemp("weights") / "t.gz")
+
+
+def test_the_count_is_the_third_number_of_the_counts_field(table):
+    with PhraseTableReader(table) as reader:
+        counts = [pair_count(entry, "t.gz") for entry in reader]
+    assert counts == table_counts(table) and max(counts) > 1
+
+
+def test_a_line_without_counts_is_named(tmp_path):
+    path = tmp_path / "pt.gz"
+    path.write_bytes(gzip.compress(b"a ||| b ||| 0.5 ||| 0-0 ||| 3 2 1 ||| |||\nc ||| d ||| 0.5 ||| 0-0\n"))
+    with PhraseTableReader(path) as reader:
+        first, second = list(reader)
+        assert pair_count(first, "pt.gz") == 1.0
+        with pytest.raises(PhraseTableFormatError, match=r"pt.gz:2: expected the counts field .* found 'no counts"):
+            pair_count(second, "pt.gz")
+
+
+@pytest.mark.parametrize("kind, weight", [("count", lambda c: c), ("log-count", lambda c: 1 + math.log(c))])
+def test_the_loss_is_the_weighted_mean(table, tmp_path, kind, weight):
+    vocabularies = build_vocabularies(table, 2000)
+    cache = encode_table(table, vocabularies.src_vocab, vocabularies.tgt_vocab, tmp_path / "cache",
+                         with_counts=True)
+    assert cache.counts.tolist() == table_counts(table)
+    torch.manual_seed(0)
+    model = new_model(ModelSettings.make("cho2014", "tiny"), vocabularies.src_vocab, vocabularies.tgt_vocab)
+    trainer = Trainer(ModelBundle(model, vocabularies.src_vocab, vocabularies.tgt_vocab), cache,
+                      TrainSettings(pair_weights=kind, valid_pairs=50, batch_tokens=400), torch.device("cpu"),
+                      "fp32", tmp_path / "ckpt")
+    indices = trainer.schedule.batch(0)
+    weights = np.array([weight(c) for c in np.asarray(cache.counts)[indices]])
+    with torch.no_grad():
+        logp = trainer.model(*batch_tensors(cache, indices, torch.device("cpu")),
+                             sampled=trainer.sampled_words()).numpy()
+    assert weights.std() > 0  # the batch mixes counts, so the weighting shows
+    assert trainer.step() == pytest.approx(-(weights * logp).sum() / weights.sum(), rel=1e-4)
+
+
+def test_training_records_the_weights_and_resume_keeps_them(table, tmp_path):
+    model = tmp_path / "m.pt"
+    args = ["-q", "train", table, "-o", model, "--preset", "tiny", "--valid-pairs", "50", "--checkpoint-every", "3"]
+    result = invoke(main, *args, "--pair-weights", "log-count", "--max-updates", "3", catch_exceptions=True)
+    assert result.exit_code == 0, result.output
+    assert read_model_file(model)["training"]["settings"]["pair_weights"] == "log-count"
+    result = invoke(main, *args, "--pair-weights", "unique", "--max-updates", "6", "--resume",
+                    catch_exceptions=True)
+    assert result.exit_code == 1 and "pair-weights 'log-count' (checkpoint) vs 'unique' (now)" in result.output
+    assert invoke(main, *args, "--max-updates", "6", "--resume").exit_code == 0
