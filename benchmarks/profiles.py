@@ -25,7 +25,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(1, str(HERE.parent))
 
 import ours  # noqa: E402
-from rescorer.scoring.batch_scoring import batch_scoring as scoring  # noqa: E402
+from rescorer.scoring import batch_scoring as scoring  # noqa: E402
 from rescorer.io.compression import decompressing_reader  # noqa: E402
 from rescorer.runtime.device import autocast  # noqa: E402
 from rescorer.data.phrase_encoding import encode_phrases  # noqa: E402

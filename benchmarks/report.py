@@ -73,6 +73,7 @@ def format_report(results: dict) -> str:
                f"{env['threads']} threads {env.get('omp') or ''}, {env['cores']} cores, load average at start "
                f"{env['load_avg_at_start'][0]:.2f}, at end {env.get('load_avg_at_end', (0,))[0]:.2f}; "
                f"{results.get('total_seconds', 0):.0f} s in all")
+    out.append(f"CPU: {env.get('cpu', 'not recorded')}; every figure below is this CPU's")
     roof = results.get("roofline")
     if roof:
         out.append("\nRoofline (measured matmul, best of model-shaped products, GFLOP/s)")

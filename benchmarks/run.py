@@ -33,6 +33,7 @@ import naive_baseline  # noqa: E402
 import onmt_peer  # noqa: E402
 import ours  # noqa: E402
 from io_floor import measure_io_floor  # noqa: E402
+from rescorer.runtime.cpu_features import cpu_features  # noqa: E402
 from pairs import (DEFAULT_TABLE, RESULTS_DIR, read_table_pairs, repeated_table, sample_pairs,  # noqa: E402
                    sample_table, write_parallel_text)
 from report import check_targets, format_report  # noqa: E402
@@ -67,8 +68,11 @@ def median(values):
 
 
 def environment() -> dict:
+    """What the figures depend on, the CPU's bf16 and int8 instructions included (issue 18)."""
+    features = cpu_features()
     return {"python": platform.python_version(), "torch": torch.__version__,
-            "threads": torch.get_num_threads(), "cpu": platform.processor() or platform.machine(),
+            "threads": torch.get_num_threads(),
+            "cpu": features.describe() if features else platform.processor() or platform.machine(),
             "cores": os.cpu_count(), "load_avg_at_start": os.getloadavg(),
             "cuda": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
             "omp": {k: os.environ[k] for k in ("OMP_NUM_THREADS", "OMP_WAIT_POLICY") if k in os.environ},

@@ -15,7 +15,8 @@ costing about twice the forward; a sampled softmax counted over the words it ran
 OUT/ARM.jsonl, and an arm whose curve is complete is not trained again.
 
 An arm is a name from ARMS, or NAME:key=value,... over TrainSettings fields (`batch_size`,
-`batch_tokens`, `optimizer`, `learning_rate`, `warmup_updates`, `clip_norm`).
+`batch_tokens`, `optimizer`, `learning_rate`, `warmup_updates`, `sampled_softmax`, `clip_norm`)
+and `precision` (fp32 or bf16: autocast, fp32 master weights; its peak is then the bf16 one).
 """
 
 from __future__ import annotations
@@ -49,22 +50,27 @@ def log(message: str) -> None:
     sys.stderr.flush()
 
 
-def parse_arm(spec: str) -> tuple[str, dict]:
+def parse_arm(spec: str) -> tuple[str, dict, str]:
+    """(name, TrainSettings changes, precision) of one --arm."""
     from rescorer.training.trainer import TrainSettings
 
     name, _, rest = spec.partition(":")
     if not rest:
         if name not in ARMS:
             raise SystemExit(f"unknown arm {name!r}; known: {', '.join(ARMS)}, or NAME:key=value,...")
-        return name, ARMS[name]
+        return name, ARMS[name], "fp32"
     kinds = {f.name: f.type for f in fields(TrainSettings)}
-    changes = {}
+    changes, precision = {}, "fp32"
     for item in rest.split(","):
         key, _, value = item.partition("=")
-        if key not in kinds:
-            raise SystemExit(f"arm {name}: unknown setting {key!r}; valid: {', '.join(kinds)}")
-        changes[key] = None if value == "none" else _number_or_text(value)
-    return name, changes
+        if key == "precision" and value in ("fp32", "bf16"):
+            precision = value
+        elif key in kinds:
+            changes[key] = None if value == "none" else _number_or_text(value)
+        else:
+            raise SystemExit(f"arm {name}: unknown setting {item!r}; valid: {', '.join(kinds)}, "
+                             f"precision=fp32|bf16")
+    return name, changes, precision
 
 
 def _number_or_text(value: str):
@@ -79,14 +85,15 @@ def _number_or_text(value: str):
 PEAK_SHAPES = ((1024, 1024, 1024), (2048, 256, 768), (1024, 128, 15003))  # square; a gate; the softmax
 
 
-def matmul_peak(seconds_each: float = 2.0) -> float:
-    """The best fp32 GFLOP/s of a few large matmuls (a square one, the shapes of the gates and of
-    the output layer) at this thread count: the machine's attainable peak."""
+def matmul_peak(precision: str = "fp32", seconds_each: float = 2.0) -> float:
+    """The best GFLOP/s of a few large matmuls (a square one, the shapes of the gates and of the
+    output layer) in this precision at this thread count: the machine's attainable peak."""
     import torch
 
+    dtype = torch.bfloat16 if precision == "bf16" else torch.float32
     best = 0.0
     for rows, inner, cols in PEAK_SHAPES:
-        a, b = torch.randn(rows, inner), torch.randn(inner, cols)
+        a, b = torch.randn(rows, inner, dtype=dtype), torch.randn(inner, cols, dtype=dtype)
         started = time.perf_counter()
         while time.perf_counter() - started < seconds_each:
             tick = time.perf_counter()
@@ -106,18 +113,18 @@ def run_arm(args) -> int:
     from rescorer.training.pipeline import build_vocabularies, new_model
     from rescorer.training.trainer import Trainer, TrainSettings
 
-    name, changes = parse_arm(args.worker)
+    name, changes, precision = parse_arm(args.worker)
     torch.manual_seed(args.seed)
     vocabularies = build_vocabularies(args.table, 15000)
     cache = PairCache(args.out_dir / "pairs.cache")
     model = new_model(ModelSettings.make(preset="small"), vocabularies.src_vocab, vocabularies.tgt_vocab)
     bundle = ModelBundle(model, vocabularies.src_vocab, vocabularies.tgt_vocab)
     settings = replace(TrainSettings(seed=args.seed, max_updates=10**9, max_epochs=None), **changes)
-    trainer = Trainer(bundle, cache, settings, torch.device("cpu"), "fp32", args.out_dir / f"{name}.ckpt")
+    trainer = Trainer(bundle, cache, settings, torch.device("cpu"), precision, args.out_dir / f"{name}.ckpt")
     src_lengths, tgt_lengths = cache.lengths("src"), cache.lengths("tgt")
     out = open(args.out_dir / f"{name}.jsonl.partial", "w")
     out.write(json.dumps({"arm": name, "settings": asdict(settings), "schedule": trainer.schedule.describe(),
-                          "threads": torch.get_num_threads()}) + "\n")
+                          "precision": precision, "threads": torch.get_num_threads()}) + "\n")
     clock = pairs = forward_flops = 0.0
     next_eval, started = args.eval_seconds, time.perf_counter()
     trainer.model.train()
@@ -179,16 +186,20 @@ def crossing(rows: list, target: float, key: str):
 
 
 def ppl_at(rows: list, seconds: float):
-    """The last validation at or before `seconds` of training."""
-    before = [row for row in rows if row["seconds"] <= seconds + 1e-6]
+    """The last validation at or before `seconds` of training (an arm's last one, taken as soon
+    as its time is up, counts as at its end)."""
+    before = [row for row in rows if row["seconds"] <= seconds * 1.001]
     return before[-1]["ppl"] if before else None
 
 
 def report(results: dict) -> str:
+    from rescorer.training.trainer import resolve_defaults
+
     arms = results["arms"]
+    peaks = results["peak_gflops"]
     lines = [f"CPU: {results['cpu']}; {results['threads']} thread per arm, arms run at once; matmul "
-             f"peak {results['peak_gflops']:.1f} GFLOP/s per thread (the best fp32 product of "
-             f"{', '.join('x'.join(map(str, shape)) for shape in PEAK_SHAPES)}).", ""]
+             f"peak per thread {', '.join(f'{p} {g:.1f} GFLOP/s' for p, g in peaks.items())} (the best "
+             f"product of {', '.join('x'.join(map(str, shape)) for shape in PEAK_SHAPES)}).", ""]
     lines += ["| arm | batches | optimizer | updates/s | pairs/s | share of matmul peak | "
               + " | ".join(f"time to ppl {t:g}" for t in TARGETS) + " | "
               + " | ".join(f"pair-visits to {t:g}" for t in TARGETS) + " |",
@@ -196,14 +207,14 @@ def report(results: dict) -> str:
     for name, arm in arms.items():
         last = arm["rows"][-1]
         settings = arm["head"]["settings"]
-        lr = settings["learning_rate"] or ("1.0" if settings["optimizer"] == "adadelta" else "0.001")
+        lr = resolve_defaults(settings)["learning_rate"]
         times = " | ".join("not reached" if arm["time_to"][str(t)] is None else
                            f"{arm['time_to'][str(t)] / 60:.1f} min" for t in TARGETS)
         visits = " | ".join("–" if arm["pairs_to"][str(t)] is None else
                             f"{arm['pairs_to'][str(t)] / 1e6:.2f}M" for t in TARGETS)
         lines.append(f"| {name} | {arm['head']['schedule']} | {settings['optimizer']} {lr} | "
                      f"{last['updates'] / last['seconds']:.2f} | {last['pairs'] / last['seconds']:,.0f} | "
-                     f"{100 * last['train_gflops'] / last['seconds'] / results['peak_gflops']:.0f}% | "
+                     f"{100 * last['train_gflops'] / last['seconds'] / peaks[arm['head'].get('precision', 'fp32')]:.0f}% | "
                      f"{times} | {visits} |")
     marks = results["equal_times"]
     lines += ["", "Held-out perplexity at equal training time:", "",
@@ -254,8 +265,8 @@ def main(argv=None) -> int:
     names = [parse_arm(spec)[0] for spec in specs]
     log("building the pair cache (reused when it matches)")
     prepare_cache(args)
-    peak = matmul_peak()
-    log(f"matmul peak {peak:.1f} GFLOP/s")
+    peaks = {precision: matmul_peak(precision) for precision in sorted({parse_arm(spec)[2] for spec in specs})}
+    log("matmul peak " + ", ".join(f"{p} {g:.1f} GFLOP/s" for p, g in peaks.items()))
     env = {**os.environ, "OMP_NUM_THREADS": str(args.threads), "MKL_NUM_THREADS": str(args.threads)}
     common = ["--table", str(args.table), "--out-dir", str(args.out_dir), "--minutes", str(args.minutes),
               "--eval-seconds", str(args.eval_seconds), "--seed", str(args.seed)]
@@ -267,7 +278,7 @@ def main(argv=None) -> int:
         raise SystemExit("an arm failed; its error is above")
     features = cpu_features()
     results = {"cpu": features.describe() if features else "unknown CPU", "threads": args.threads,
-               "peak_gflops": peak, "minutes": args.minutes, "date": time.strftime("%Y-%m-%d %H:%M"),
+               "peak_gflops": peaks, "minutes": args.minutes, "date": time.strftime("%Y-%m-%d %H:%M"),
                "equal_times": [60 * m for m in (2, 5, 10, 20, 40) if m <= args.minutes], "arms": {}}
     for name in names:
         head, rows = read_curve(args.out_dir / f"{name}.jsonl")

@@ -274,7 +274,10 @@ def run_ablation(config: AblationConfig, moses: MosesInstall,
                     for name, runs in results.items()]
     p_values = compare(concatenated, [stream * config.replicates for stream in refs], config.test_type,
                        config.num_samples, config.detokenize_lang)
-    summary = summarize(results, p_values)
+    per_replicate = [compare([(name, read_lines(Path(runs[r].hyp_path))) for name, runs in results.items()],
+                             refs, config.test_type, config.num_samples, config.detokenize_lang)
+                     for r in range(config.replicates)] if config.replicates > 1 else []
+    summary = summarize(results, p_values, per_replicate)
     write_tables(summary, results, config.out_dir)
     if config.plot_curves:
         from .figure import plot_mert_curves

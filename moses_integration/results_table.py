@@ -19,7 +19,7 @@ __all__ = ["COLUMNS", "summarize", "to_markdown", "write_tables"]
 COLUMNS = [
     "system", "replicates", "start",
     "dev_bleu_mean", "dev_bleu_sd", "test_bleu_mean", "test_bleu_sd",
-    "test_chrf_mean", "test_chrf_sd", "delta_test_bleu", "p_bleu", "p_chrf",
+    "test_chrf_mean", "test_chrf_sd", "delta_test_bleu", "p_bleu", "p_chrf", "p_bleu_per_replicate",
     "mert_iterations_mean", "runs_stopped_at_max_iterations", "new_column_weights",
 ]
 _STOPPED = {"convergence": "convergence", "max-iterations": "--max-iterations",
@@ -34,8 +34,10 @@ def _mean_sd(values: Sequence[Optional[float]]) -> tuple[float, float]:
 
 
 def summarize(results: Mapping[str, Sequence[EvalResult]],
-              p_values: Mapping[str, Mapping[str, Optional[float]]]) -> pd.DataFrame:
-    """One row per system, in the given order; the first system is the baseline."""
+              p_values: Mapping[str, Mapping[str, Optional[float]]],
+              replicate_p_values: Sequence[Mapping[str, Mapping[str, Optional[float]]]] = ()) -> pd.DataFrame:
+    """One row per system, in the given order; the first system is the baseline. `p_values`:
+    the test over all replicates at once; `replicate_p_values`: one test per replicate."""
     rows = []
     baseline_bleu = None
     for name, runs in results.items():
@@ -50,8 +52,14 @@ def summarize(results: Mapping[str, Sequence[EvalResult]],
         at_max = sum(r.stopped_by == "max-iterations" for r in runs)
         rows.append([name, len(runs), starts, dev_mean, dev_sd, test_mean, test_sd, chrf_mean,
                      chrf_sd, test_mean - baseline_bleu, p.get("bleu"), p.get("chrf"),
-                     iterations, at_max, _new_weights(runs)])
+                     _per_replicate(name, replicate_p_values), iterations, at_max, _new_weights(runs)])
     return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def _per_replicate(name: str, replicate_p_values) -> str:
+    """BLEU p of replicate 1, 2, ... against Baseline's same replicate: `0.0120, 0.2100`."""
+    values = [p.get(name, {}).get("bleu") for p in replicate_p_values]
+    return ", ".join(_p(value) for value in values) if any(v is not None for v in values) else ""
 
 
 def _new_weights(runs: Sequence[EvalResult]) -> str:
@@ -107,7 +115,7 @@ def to_markdown(summary: pd.DataFrame,
     """A Markdown table (no `tabulate` dependency): mean ± sd over replicates; with `results`,
     the MERT iterations of each replicate and a table of the runs."""
     header = ["System", "Start", "Dev BLEU (MERT, n-best)", "Test BLEU", "Δ Test BLEU", "p (BLEU)", "Test chrF",
-              "p (chrF)", "New-column weights", "MERT iterations"]
+              "p (chrF)", "p (BLEU) per replicate", "New-column weights", "MERT iterations"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for i, row in summary.iterrows():
         delta = "–" if i == 0 else f"{row.delta_test_bleu:+.2f}"
@@ -115,7 +123,8 @@ def to_markdown(summary: pd.DataFrame,
         lines.append("| " + " | ".join([
             row.system, row.start, _pm(row.dev_bleu_mean, row.dev_bleu_sd),
             _pm(row.test_bleu_mean, row.test_bleu_sd), delta, _p(row.p_bleu),
-            _pm(row.test_chrf_mean, row.test_chrf_sd), _p(row.p_chrf), row.new_column_weights or "–",
+            _pm(row.test_chrf_mean, row.test_chrf_sd), _p(row.p_chrf), row.p_bleu_per_replicate or "–",
+            row.new_column_weights or "–",
             ", ".join(_iterations(r) for r in runs) or "–"]) + " |")
     replicates = int(summary.replicates.max()) if len(summary) else 0
     counts = sorted({run.references for runs in (results or {}).values() for run in runs if run.references})
@@ -123,7 +132,9 @@ def to_markdown(summary: pd.DataFrame,
     lines += ["", f"{scored}Mean ± sample sd over {replicates} MERT replicate(s). Dev BLEU (MERT, n-best): "
               "what the optimizer reached on the pooled n-best lists (mert-moses.pl's 'BEST'), "
               "not the BLEU of a 1-best decoding, which the MERT runs below show. p: paired test of the "
-              "replicates' concatenated test outputs against Baseline's. Start: ini = the ini's "
+              "replicates' concatenated test outputs against Baseline's (replicate r paired with "
+              "Baseline's replicate r, so the test sees the optimizer's variance too, as Clark et al. "
+              "(2011) ask); p per replicate: the same test of each replicate alone. Start: ini = the ini's "
               "weights; cold = those and the new columns' scaled starting weights; warm = the "
               "same replicate's tuned Baseline weights and the new columns' starting weights. "
               "MERT iterations per replicate: 'max' = stopped by --max-iterations before "

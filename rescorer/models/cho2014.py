@@ -75,8 +75,10 @@ class Cho2014(PhraseScorer):
         inputs = self.decoder.input_proj(prev_embed) + self.context_to_gates(context).unsqueeze(1)
         start = self.decoder.initial_state(torch.tanh(self.decoder_init(context)))
         states, _ = self.decoder.run(inputs, steps, start)  # (batch, steps, H)
-        # O_c c once per pair, then broadcast to that pair's real positions
-        context_part = self.deep_context(context)[rows[0]]
+        # O_c c once per pair, then copied to that pair's real positions. index_select, not
+        # [rows[0]]: the backward of indexing with repeated indices adds with atomics on two or
+        # more CPU threads, in an order that depends on timing (training was not repeatable)
+        context_part = self.deep_context(context).index_select(0, rows[0])
         return self.deep_output(states[rows], prev_embed[rows], context_part)
 
     def start(self, src: torch.Tensor, src_lengths: torch.Tensor) -> DecoderState:

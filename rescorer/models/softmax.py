@@ -97,8 +97,12 @@ def sampled_gold_log_probs(layer: nn.Linear, features: torch.Tensor, gold: torch
     weight, bias = layer.weight, layer.bias
     words = sampled.words
     correction = sampled.log_expected.to(features.dtype)
-    gold_logit = (features * weight[gold]).sum(dim=1) + bias[gold] - correction[gold]  # (tokens,)
-    logits = F.linear(features, weight[words], bias[words] - correction[words])  # (tokens, K)
+    # Rows by F.embedding, whose backward adds in a fixed order: weight[gold] (gold words repeat)
+    # would add with atomics on several CPU threads, in an order that depends on timing.
+    gold_rows = F.embedding(gold, torch.cat([weight, bias.unsqueeze(1)], dim=1))  # (tokens, in + 1)
+    gold_logit = (features * gold_rows[:, :-1]).sum(dim=1) + gold_rows[:, -1] - correction[gold]  # (tokens,)
+    logits = F.linear(features, weight.index_select(0, words),
+                      bias.index_select(0, words) - correction[words])  # (tokens, K)
     logits = logits.masked_fill(words.unsqueeze(0) == gold.unsqueeze(1), float("-inf"))
     gold_logit, logits = full_precision(gold_logit), full_precision(logits)
     everything = torch.cat([gold_logit.unsqueeze(1), logits], dim=1)

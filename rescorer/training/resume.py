@@ -17,7 +17,7 @@ from typing import Iterable
 from rescorer.errors import RescorerError
 from rescorer.training.trainer import resolve_defaults
 
-__all__ = ["CHANGEABLE_SETTINGS", "NOT_RECORDED", "recordable_options", "merge_resumed_options",
+__all__ = ["CHANGEABLE_SETTINGS", "NOT_RECORDED", "effective_settings", "recordable_options", "merge_resumed_options",
            "resume_differences", "check_resume"]
 
 # Training settings a resumed run may change: when to stop and how often to validate or save.
@@ -45,7 +45,7 @@ def merge_resumed_options(given: dict, explicit: Iterable[str], recorded: dict) 
     return merged
 
 
-def _effective_settings(settings: dict) -> dict:
+def effective_settings(settings: dict) -> dict:
     """Settings as training used them. A checkpoint from before the length bound had none; one
     from before token batches drew random pairs (and its defaults were those of random pairs)."""
     return resolve_defaults({"max_pair_length": None, "batch_tokens": None, "pair_weights": "unique",
@@ -78,8 +78,8 @@ def resume_differences(payload: dict, recorded_config: dict, asked_config: dict,
     """
     training = payload.get("training", {})
     differences = _differences("model ", recorded_config, asked_config)
-    differences += _differences("", _effective_settings(training.get("settings", {})),
-                                _effective_settings(asdict(asked_settings)), CHANGEABLE_SETTINGS)
+    differences += _differences("", effective_settings(training.get("settings", {})),
+                                effective_settings(asdict(asked_settings)), CHANGEABLE_SETTINGS)
     for key in ("table_name", "table_bytes"):
         if key in training and training[key] != table[key]:
             differences.append(f"{_name(key)} {training[key]!r} (checkpoint) vs {table[key]!r} (now)")

@@ -162,8 +162,18 @@ def make_optimizer(model: torch.nn.Module, settings: TrainSettings) -> torch.opt
         return torch.optim.Adadelta(model.parameters(), lr=settings.resolved().learning_rate,
                                     rho=0.95, eps=1e-6)
     if settings.optimizer == "adam":
-        return torch.optim.Adam(model.parameters(), lr=settings.resolved().learning_rate)
+        return fused_adam(list(model.parameters()), settings.resolved().learning_rate)
     raise RescorerError(f"unknown optimizer {settings.optimizer!r}; valid: {', '.join(OPTIMIZERS)}")
+
+
+def fused_adam(parameters: list, learning_rate: float) -> torch.optim.Adam:
+    """Adam updating all parameters in one kernel: on a CPU its step took 4.5 ms against 17.5
+    for the per-tensor loop, 9% of a default update (benchmarks/training_profile.py). The
+    per-tensor loop where this torch has no fused Adam for the device (CPUs before torch 2.4)."""
+    try:
+        return torch.optim.Adam(parameters, lr=learning_rate, fused=True)
+    except (RuntimeError, TypeError, ValueError):
+        return torch.optim.Adam(parameters, lr=learning_rate)
 
 
 def batch_tensors(cache: PairCache, indices: np.ndarray, device: torch.device) -> list[torch.Tensor]:

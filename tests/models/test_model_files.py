@@ -127,13 +127,15 @@ def test_training_cho2014_gives_the_weights_0_1_0_gave(example_table, tmp_path, 
     same batches, same arithmetic)."""
     from rescorer.models import cho2014
     from rescorer.training.pipeline import train_on_table
+    from rescorer.training.resume import effective_settings
     from rescorer.training.trainer import TrainSettings
 
     old = read_model_file(V1_MODEL)
     config = old["config"]
     sizes = {k: config[k] for k in ("embed_dim", "embed_rank", "hidden_size", "maxout_units", "output_rank")}
     monkeypatch.setitem(cho2014.PRESETS, "tiny", {**sizes, "shortlist_size": config["src_vocab_size"] - 3})
-    settings = TrainSettings(**old["training"]["settings"])
+    # read as a resume reads it: a 0.1.0 file drew 64 random pairs, with no length bound
+    settings = TrainSettings(**effective_settings(old["training"]["settings"]))
     train_on_table(example_table, tmp_path / "new.pt", preset="tiny", settings=settings)
     new = read_model_file(tmp_path / "new.pt")
     assert new["src_vocab"] == old["src_vocab"] and sorted(new["weights"]) == sorted(old["weights"])

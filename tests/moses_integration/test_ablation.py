@@ -83,6 +83,9 @@ def test_ablation_builds_tunes_evaluates_and_resumes(setup):
     assert summary.test_bleu_mean.tolist() == [real.bleu] * 4  # the stand-in's output is the real one
     assert summary.dev_bleu_mean.tolist() == pytest.approx([40.0332] * 4)  # run3.mert.log
     assert summary.p_bleu.isna().tolist() == [True, False, False, False]
+    # one test per replicate; the stand-in decodes every system alike, and sacrebleu's
+    # approximate randomization gives identical outputs p = 1/(trials + 1) = 1/21
+    assert summary.p_bleu_per_replicate.tolist() == [""] + ["0.0476, 0.0476"] * 3
     # each system's table and cold-start ini have exactly its columns, with scaled weights
     starts = expected_starts(config.rescored_table, [0.2] * 4, ["rnn", "wp"])
     assert starts[0] > 0 > starts[1]
@@ -166,7 +169,9 @@ def test_results_show_mert_iterations_and_curves(setup):
     out = config.out_dir
     md = (out / "results.md").read_text()
     assert md.splitlines()[0] == ("| System | Start | Dev BLEU (MERT, n-best) | Test BLEU | Δ Test BLEU | p (BLEU) "
-                                  "| Test chrF | p (chrF) | New-column weights | MERT iterations |")
+                                  "| Test chrF | p (chrF) | p (BLEU) per replicate | New-column weights "
+                                  "| MERT iterations |")
+    assert md.count(" | 0.0476, 0.0476 | ") == 3  # p (BLEU) per replicate
     assert "Test BLEU and chrF against 1 reference(s)." in md
     assert "| +RNN | warm | 40.03 ± 0.00 | 38.27 ± 0.00 | +0.00 |" in md
     assert md.count("| 3 max, 3 max |") == 4
