@@ -99,8 +99,8 @@ def sampled_gold_log_probs(layer: nn.Linear, features: torch.Tensor, gold: torch
     correction = sampled.log_expected.to(features.dtype)
     # Rows by F.embedding, whose backward adds in a fixed order: weight[gold] (gold words repeat)
     # would add with atomics on several CPU threads, in an order that depends on timing.
-    gold_rows = F.embedding(gold, torch.cat([weight, bias.unsqueeze(1)], dim=1))  # (tokens, in + 1)
-    gold_logit = (features * gold_rows[:, :-1]).sum(dim=1) + gold_rows[:, -1] - correction[gold]  # (tokens,)
+    gold_bias = F.embedding(gold, bias.unsqueeze(1)).squeeze(1)
+    gold_logit = (features * F.embedding(gold, weight)).sum(dim=1) + gold_bias - correction[gold]  # (tokens,)
     logits = F.linear(features, weight.index_select(0, words),
                       bias.index_select(0, words) - correction[words])  # (tokens, K)
     logits = logits.masked_fill(words.unsqueeze(0) == gold.unsqueeze(1), float("-inf"))
