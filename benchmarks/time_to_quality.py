@@ -103,24 +103,36 @@ def matmul_peak(precision: str = "fp32", seconds_each: float = 2.0) -> float:
 
 
 # -- one arm, in its own process -----------------------------------------------------------
-def run_arm(args) -> int:
+def arm_trainer(spec: str, table: Path, cache_path: Path, seed: int, checkpoint_path: Path):
+    """(name, precision, Trainer) of one --arm: the `small` cho2014 GRU on the table's shortlists
+    and pair cache, from `seed`, on the CPU, bounded by nothing but the caller."""
     import torch
 
     from rescorer.data.pair_cache import PairCache
     from rescorer.models import ModelSettings
-    from rescorer.models.flops import flops_per_batch
     from rescorer.models.model_files import ModelBundle
     from rescorer.training.pipeline import build_vocabularies, new_model
     from rescorer.training.trainer import Trainer, TrainSettings
 
-    name, changes, precision = parse_arm(args.worker)
-    torch.manual_seed(args.seed)
-    vocabularies = build_vocabularies(args.table, 15000)
-    cache = PairCache(args.out_dir / "pairs.cache")
+    name, changes, precision = parse_arm(spec)
+    torch.manual_seed(seed)
+    vocabularies = build_vocabularies(table, 15000)
     model = new_model(ModelSettings.make(preset="small"), vocabularies.src_vocab, vocabularies.tgt_vocab)
     bundle = ModelBundle(model, vocabularies.src_vocab, vocabularies.tgt_vocab)
-    settings = replace(TrainSettings(seed=args.seed, max_updates=10**9, max_epochs=None), **changes)
-    trainer = Trainer(bundle, cache, settings, torch.device("cpu"), precision, args.out_dir / f"{name}.ckpt")
+    settings = replace(TrainSettings(seed=seed, max_updates=10**9, max_epochs=None), **changes)
+    trainer = Trainer(bundle, PairCache(cache_path), settings, torch.device("cpu"), precision, checkpoint_path)
+    return name, precision, trainer
+
+
+def run_arm(args) -> int:
+    import torch
+
+    from rescorer.models.flops import flops_per_batch
+
+    name = parse_arm(args.worker)[0]
+    name, precision, trainer = arm_trainer(args.worker, args.table, args.out_dir / "pairs.cache", args.seed,
+                                           args.out_dir / f"{name}.ckpt")
+    cache, settings = trainer.cache, trainer.settings
     src_lengths, tgt_lengths = cache.lengths("src"), cache.lengths("tgt")
     out = open(args.out_dir / f"{name}.jsonl.partial", "w")
     out.write(json.dumps({"arm": name, "settings": asdict(settings), "schedule": trainer.schedule.describe(),

@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from dataclasses import replace
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -25,28 +24,17 @@ sys.path.insert(1, str(HERE.parent))
 import torch  # noqa: E402
 
 from pairs import DEFAULT_TABLE  # noqa: E402
-from time_to_quality import parse_arm  # noqa: E402
+from time_to_quality import arm_trainer  # noqa: E402
 
 PARTS = ("batch", "forward", "backward", "optimizer")
 
 
 def profile_arm(spec: str, table: Path, cache_path: Path, updates: int, warmup: int) -> dict:
     """Milliseconds per update in each part, measured over `updates` updates."""
-    from rescorer.data.pair_cache import PairCache
-    from rescorer.models import ModelSettings
-    from rescorer.models.model_files import ModelBundle
     from rescorer.runtime.device import autocast
-    from rescorer.training.pipeline import build_vocabularies, new_model
-    from rescorer.training.trainer import Trainer, TrainSettings, batch_tensors
+    from rescorer.training.trainer import batch_tensors
 
-    name, changes, precision = parse_arm(spec)
-    torch.manual_seed(1)
-    vocabularies = build_vocabularies(table, 15000)
-    model = new_model(ModelSettings.make(preset="small"), vocabularies.src_vocab, vocabularies.tgt_vocab)
-    bundle = ModelBundle(model, vocabularies.src_vocab, vocabularies.tgt_vocab)
-    settings = replace(TrainSettings(max_updates=10**9, max_epochs=None), **changes)
-    trainer = Trainer(bundle, PairCache(cache_path), settings, torch.device("cpu"), precision,
-                      Path("/dev/null"))
+    name, precision, trainer = arm_trainer(spec, table, cache_path, seed=1, checkpoint_path=Path("/dev/null"))
     spent = dict.fromkeys(PARTS, 0.0)
     tokens = 0
     trainer.model.train()
