@@ -12,9 +12,15 @@ why MERT stopped and the dev BLEU of every iteration (mert_history.py).
 Speed. System tables are cut in one pass (system_files.py); the test set's tables are filtered
 once for all systems (filtering.py); decoder flags reach tuning and test decoding alike.
 
+Reranking. With sentence models (`rerank`), Baseline and +RNN also get a reranked row each,
+`+rerank` and `+RNN+rerank`: replicate r's tuned system decodes dev and test n-best lists, the
+models' scores are added, the reranking weights are tuned on dev with seed + r (reranking.py)
+and its reranked test output is scored and tested against Baseline like every other row.
+
 Layout of out_dir (reruns skip finished work: a replicate with result.json is done):
   tables/<system>.phrase-table.gz   <system>/moses.ini   <system>/rep<r>/{start.moses.ini,mert/}
   test-filtered/   <system>/rep<r>/{test.moses.ini,test.hyp,result.json}   column-stats.json
+  <system>/rep<r>/rerank/ (reranking.py's layout, with rerank.json the row's result)
   results.csv  results.md  replicates.csv  mert-curves.csv  mert-curves.png
 """
 
@@ -48,6 +54,18 @@ logger = logging.getLogger(__name__)
 
 
 @dataclass
+class RerankRows:
+    """The sentence models of the reranked rows: `add_features` scores an n-best list with them
+    (reranking.AddFeatures), adding the features `new_features`."""
+
+    add_features: Callable
+    new_features: Sequence[str]
+    optimizer: str = "mert"
+    systems: Sequence[str] = ("Baseline", "+RNN")  # the systems whose lists are reranked
+    scored_with: Sequence[str] = ()  # the models' paths (a rerun with others is refused)
+
+
+@dataclass
 class AblationConfig:
     """Everything one ablation needs; relative paths are relative to `base_dir`."""
 
@@ -75,6 +93,7 @@ class AblationConfig:
     systems: Optional[Sequence[str]] = None
     mert_extra_args: Sequence[str] = field(default_factory=tuple)
     plot_curves: bool = True
+    rerank: Optional[RerankRows] = None  # reranked rows (+rerank, +RNN+rerank) when given
 
 
 @dataclass
@@ -259,6 +278,37 @@ def _run_replicate(spec: SystemSpec, replicate: int, plan: _Plan, config: Ablati
     return result
 
 
+def _rerank_replicate(spec: SystemSpec, replicate: int, config: AblationConfig, moses: MosesInstall,
+                      report: Callable[[str], None]) -> EvalResult:
+    """Replicate r of a system, its n-best lists reranked (reranking.py), as a result row."""
+    from .reranking import RerankConfig, run_rerank
+
+    rep_dir = config.out_dir / spec.slug / f"rep{replicate}"
+    result_path = rep_dir / "rerank" / "rerank.json"
+    if result_path.is_file():
+        return read_result(result_path)
+    seed = config.seed + replicate
+    sets = [ParallelSet(d.label, config.base_dir / d.src_path, config.base_dir / d.ref_path,
+                        tuple(config.base_dir / path for path in d.extra_refs)) for d in (config.dev, config.test)]
+    rerank = RerankConfig(dev_nbest=None, dev=sets[0], test_nbest=None, test=sets[1],
+                          ini_path=rep_dir / "mert" / "moses.ini", out_dir=rep_dir / "rerank",
+                          nbest_size=config.nbest, base_dir=config.base_dir, threads=config.threads,
+                          decoder_flags=config.decoder_flags, optimizer=config.rerank.optimizer, seeds=(seed,),
+                          test_type=config.test_type, num_samples=config.num_samples,
+                          detokenize_lang=config.detokenize_lang, new_features=config.rerank.new_features,
+                          scored_with=config.rerank.scored_with)
+    table = run_rerank(rerank, moses, config.rerank.add_features,
+                       report=lambda message: report(f"{spec.name} replicate {replicate}: {message}"))
+    result = evaluate_file(rep_dir / "rerank" / f"seed{seed}" / "test.reranked",
+                           [config.base_dir / p for p in config.test.ref_paths], config.detokenize_lang)
+    weights = json.loads((rep_dir / "rerank" / f"seed{seed}" / "weights.json").read_text())["weights"]
+    result.dev_bleu, result.start, result.dev_bleu_curve = float(table.iloc[1].dev_bleu), "rerank", []
+    result.new_weights = {name: weights.get(f"{name}_0") for name in config.rerank.new_features}
+    write_result(result, result_path)
+    report(f"{spec.name}+rerank replicate {replicate}: test BLEU {result.bleu:.2f}")
+    return result
+
+
 def run_ablation(config: AblationConfig, moses: MosesInstall,
                  report: Callable[[str], None] = logger.info):
     """Build, tune and evaluate every system; write results.{csv,md}; return the summary."""
@@ -267,6 +317,12 @@ def run_ablation(config: AblationConfig, moses: MosesInstall,
     for replicate in range(1, config.replicates + 1):
         for spec in plan.specs:  # Baseline first: the warm starts need its tuned weights
             results[spec.name].append(_run_replicate(spec, replicate, plan, config, moses, report))
+    if config.rerank is not None:
+        for spec in plan.specs:
+            if spec.name in config.rerank.systems:
+                name = "+rerank" if spec.name == "Baseline" else f"{spec.name}+rerank"
+                results[name] = [_rerank_replicate(spec, r, config, moses, report)
+                                 for r in range(1, config.replicates + 1)]
     refs = read_references([config.base_dir / p for p in config.test.ref_paths])
     # Replicate r of each system is paired with replicate r of Baseline: the R test outputs
     # are concatenated, so the test sees optimizer variance as well as sampling variance.

@@ -10,6 +10,7 @@ hypothesis given its source sentence. The total (field 4) is left as the decoder
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
@@ -20,7 +21,8 @@ from rescorer.io.atomic_output import AtomicOutput
 from .errors import NbestFormatError
 from .textio import open_binary_read, read_lines
 
-__all__ = ["Scorer", "parse_segmentation", "rescore_nbest", "LOG_FLOOR"]
+__all__ = ["Scorer", "parse_segmentation", "rescore_nbest", "LOG_FLOOR", "SentenceModel",
+           "add_sentence_features", "split_line"]
 
 Scorer = Callable[[Sequence[tuple[str, str]]], np.ndarray]
 SEP = b" ||| "
@@ -76,6 +78,19 @@ def _flush(chunk: list, scorer: Scorer, name: bytes, out, per_phrase: bool) -> N
     chunk.clear()
 
 
+def split_line(body, where: str, num_sentences: int, source_name: str) -> list:
+    """The ' ||| ' fields of an n-best line (bytes or str, without its line end), checked:
+    at least four, a sentence id first, and a sentence the source has."""
+    fields = body.split(SEP if isinstance(body, bytes) else SEP.decode())
+    if len(fields) < 4 or not fields[0].strip().isdigit():
+        raise NbestFormatError(f"{where}: expected 'id ||| hypothesis ||| features ||| total', "
+                               f"found {len(fields)} field(s)")
+    if int(fields[0]) >= num_sentences:
+        raise NbestFormatError(f"{where}: sentence id {int(fields[0])} but {source_name} has only "
+                               f"{num_sentences} lines")
+    return fields
+
+
 def rescore_nbest(nbest_path: Path, out_path: Path, source_path: Path, scorer: Scorer,
                   feature_name: str = "RNN0", mode: str = "auto", chunk_lines: int = 5000,
                   force: bool = False) -> int:
@@ -96,18 +111,11 @@ def rescore_nbest(nbest_path: Path, out_path: Path, source_path: Path, scorer: S
             AtomicOutput(out_path, force=force, input_path=nbest_path) as out:
         for count, line in enumerate(src, start=1):
             body = line.rstrip(b"\r\n")
-            fields = body.split(SEP)
             where = f"{nbest_path}:{count}"
-            if len(fields) < 4 or not fields[0].strip().isdigit():
-                raise NbestFormatError(
-                    f"{where}: expected 'id ||| hypothesis ||| features ||| total', "
-                    f"found {len(fields)} field(s)")
+            fields = split_line(body, where, len(sources), str(source_path))
             if re.search(rb"(^|\s)" + re.escape(name) + rb"=", fields[2]):
                 raise NbestFormatError(f"{where}: the features already contain {feature_name}=")
             sentence_id = int(fields[0])
-            if sentence_id >= len(sources):
-                raise NbestFormatError(f"{where}: sentence id {sentence_id} but {source_path} "
-                                       f"has only {len(sources)} lines")
             try:
                 line_per_phrase, group = _pairs_of(fields, sources[sentence_id], mode)
             except NbestFormatError as exc:
@@ -130,3 +138,63 @@ def iter_feature_values(path: Path, feature_name: str) -> Iterable[float]:
             match = pattern.search(line.decode("utf-8").split(" ||| ")[2])
             if match:
                 yield float(match.group(1))
+
+
+@dataclass(frozen=True)
+class SentenceModel:
+    """A sentence model's features for n-best reranking: `NAME= log p` and, with per_word,
+    `NAMEPerWord= log p / words`, words of the side the model predicts (the hypothesis for a
+    source->target model, the source sentence for a target->source one)."""
+
+    name: str
+    scorer: Scorer  # (source, hypothesis) pairs -> log p, oriented by the model itself
+    predicts_source: bool = False
+
+    def __post_init__(self):
+        if "_" in self.name or not self.name or " " in self.name:
+            raise ValueError(f"feature name {self.name!r}: Moses' extractor reads a name with '_' as a "
+                             f"sparse feature; use letters and digits")
+
+
+def add_sentence_features(nbest_path: Path, out_path: Path, source_path: Path,
+                          models: Sequence[SentenceModel], per_word: bool = True,
+                          chunk_lines: int = 20000, force: bool = False) -> int:
+    """Write `nbest_path` to `out_path` with every model's features added to each line (after
+    the decoder's own, in the order given), every other byte kept. Returns the lines written."""
+    sources = read_lines(source_path)
+    chunk: list = []
+    count = 0
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    with open_binary_read(nbest_path) as src, \
+            AtomicOutput(out_path, force=force, input_path=nbest_path) as out:
+        for count, line in enumerate(src, start=1):
+            body = line.rstrip(b"\r\n")
+            where = f"{nbest_path}:{count}"
+            fields = split_line(body, where, len(sources), str(source_path))
+            sentence_id = int(fields[0])
+            for model in models:
+                if re.search(rb"(^|\s)" + re.escape(model.name.encode()) + rb"(PerWord)?=", fields[2]):
+                    raise NbestFormatError(f"{where}: the features already contain {model.name}=")
+            chunk.append((fields, line[len(body):], sources[sentence_id], fields[1].decode("utf-8").strip()))
+            if len(chunk) >= chunk_lines:
+                _write_sentence_features(chunk, models, per_word, out)
+        _write_sentence_features(chunk, models, per_word, out)
+    return count
+
+
+def _write_sentence_features(chunk: list, models: Sequence[SentenceModel], per_word: bool, out) -> None:
+    pairs = [(source, hypothesis) for _, _, source, hypothesis in chunk]
+    added = [b""] * len(chunk)
+    for model in models:
+        scores = _floor(np.asarray(model.scorer(pairs), dtype=float) if pairs else np.zeros(0), pairs, False)
+        for row, ((source, hypothesis), value) in enumerate(zip(pairs, scores)):
+            text = f" {model.name}= {value:.6g}"
+            if per_word:
+                words = len((source if model.predicts_source else hypothesis).split())
+                text += f" {model.name}PerWord= {value / max(words, 1):.6g}"
+            added[row] += text.encode()
+    for (fields, ending, _, _), extra in zip(chunk, added):
+        kept = fields[2].rstrip(b" ")
+        fields[2] = kept + extra + fields[2][len(kept):]
+        out.write(SEP.join(fields) + ending)
+    chunk.clear()

@@ -136,7 +136,9 @@ def to_markdown(summary: pd.DataFrame,
               "Baseline's replicate r, so the test sees the optimizer's variance too, as Clark et al. "
               "(2011) ask); p per replicate: the same test of each replicate alone. Start: ini = the ini's "
               "weights; cold = those and the new columns' scaled starting weights; warm = the "
-              "same replicate's tuned Baseline weights and the new columns' starting weights. "
+              "same replicate's tuned Baseline weights and the new columns' starting weights; "
+              "rerank = the system named before '+rerank', its n-best lists reranked with the "
+              "sentence models (weights tuned on dev; Dev BLEU is then the reranked dev output's). "
               "MERT iterations per replicate: 'max' = stopped by --max-iterations before "
               "converging, '?' = no stop message in its log. New-column weights: the tuned weight "
               "of each column the system adds, mean ± sd over the replicates."]

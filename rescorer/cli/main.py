@@ -5,6 +5,7 @@
     rescore score PHRASE_TABLE --model MODEL        the second half     (table_commands)
     rescore moses ...                               MERT, ablations, n-best rescoring (moses_commands)
     rescore top-targets | generate                  the paper's Tables 2-3 (analysis_commands)
+    rescore translate MODEL --input FILE            a sentence model's own translations (translation_commands)
     rescore plot-...                                its figures (figure_commands)
 
 This module is the group: it sets up signals, logging and the reporter, and gathers the
@@ -76,8 +77,9 @@ def _add_commands() -> None:
     from rescorer.cli.figure_commands import FIGURE_COMMANDS
     from rescorer.cli.moses_commands import moses
     from rescorer.cli.table_commands import MAIN_COMMANDS
+    from rescorer.cli.translation_commands import TRANSLATION_COMMANDS
 
-    for command in (*MAIN_COMMANDS, *TABLE_COMMANDS, *FIGURE_COMMANDS):
+    for command in (*MAIN_COMMANDS, *TABLE_COMMANDS, *FIGURE_COMMANDS, *TRANSLATION_COMMANDS):
         main.add_command(command)
     main.add_command(moses)
 

@@ -16,7 +16,7 @@ from moses_integration.moses_install import find_moses
 from moses_integration.phrase_table import binarize_compact, read_num_scores
 from moses_integration.preflight import run_preflight
 from moses_integration.starting_weights import table_starting_weights
-from rescorer.cli.options import (ANY_PATH, EXISTING_FILE, SCORE_COLUMN, base_dir_option, column_index,
+from rescorer.cli.options import (ANY_PATH, EXISTING_FILE, FINITE_FLOAT, SCORE_COLUMN, base_dir_option, column_index,
                                   decoder_flags_option, detokenize_option, dev_option, device_option,
                                   feature_option, force_option, initial_weight_option, max_iterations_option,
                                   moses_dir_option, moses_install_options, nbest_option, new_columns_option,
@@ -228,6 +228,91 @@ def rescore_nbest_command(nbest_path: Path, source_path: Path, model: Path, out_
     say(f"{out_path}: {count} lines with {feature_name}=")
 
 
+@moses.command("rerank")
+@click.option("--ini", "ini_path", type=EXISTING_FILE, required=True,
+              help="The tuned system's moses.ini: it decodes the n-best lists (unless given) and its "
+                   "weights start the reranker's.")
+@click.option("--model", "models", type=EXISTING_FILE, multiple=True, required=True,
+              help="A sentence model (rescore train --parallel); repeat. A forward model adds RNNfwd= "
+                   "log p(e|f), an inverse one (--direction inverse) RNNinv= log p(f|e).")
+@dev_option()
+@test_option()
+@click.option("--dev-nbest", type=EXISTING_FILE, default=None,
+              help="The system's dev n-best list, if already decoded (else it is decoded here).")
+@click.option("--test-nbest", type=EXISTING_FILE, default=None, help="The same for the test set.")
+@click.option("--nbest-size", type=click.IntRange(1), default=100, show_default=True,
+              help="Hypotheses per sentence when decoding here (-n-best-list FILE N distinct).")
+@click.option("--filter/--no-filter", "filter_tables", default=True, show_default=True,
+              help="Decode with the ini's text tables filtered for each set (filter-model-given-input.pl).")
+@click.option("--per-word/--no-per-word", default=True, show_default=True,
+              help="Also add each model's log p per word of the side it predicts (NAMEPerWord=).")
+@click.option("--optimizer", type=click.Choice(["mert", "kbmira"]), default="mert", show_default=True,
+              help="Moses' optimizer of the reranking weights.")
+@click.option("--seeds", type=click.IntRange(1), default=3, show_default=True,
+              help="Optimizer runs, with seeds --seed .. --seed + N - 1.")
+@seed_option("First optimizer seed.")
+@click.option("--initial-weight", type=FINITE_FLOAT, default=0.0, show_default=True,
+              help="Starting weight of each new feature (0: the search starts from the decoder's ranking).")
+@click.option("--out-dir", type=ANY_PATH, required=True, help="Working directory; a rerun resumes there.")
+@decoder_flags_option
+@detokenize_option
+@test_type_option
+@device_option
+@moses_install_options
+@reports_errors
+def rerank_command(ini_path: Path, models, dev, dev_refs, test, test_refs, dev_nbest: Optional[Path],
+                   test_nbest: Optional[Path], nbest_size: int, filter_tables: bool, per_word: bool,
+                   optimizer: str, seeds: int,
+                   seed: int, initial_weight: float, out_dir: Path, decoder_flags, detokenize_lang: Optional[str],
+                   test_type: str, device: str, base_dir: Path, moses_dir: Optional[Path], threads: int) -> None:
+    """Rerank a tuned system's dev and test n-best lists with sentence models' scores: tune the
+    reranking weights on dev with mert or kbmira, rerank test, compare with the 1-best."""
+    from moses_integration.reranking import RerankConfig, run_rerank
+
+    install = find_moses(moses_dir)
+    decoding = dev_nbest is None or test_nbest is None
+    install.require(binaries=("extractor", optimizer) + (("moses",) if decoding else ()),
+                    scripts=("training/filter-model-given-input.pl",) if decoding and filter_tables else ())
+    config = RerankConfig(dev_nbest=dev_nbest, dev=parallel_set("dev", dev, dev_refs), test_nbest=test_nbest,
+                          test=parallel_set("test", test, test_refs), ini_path=ini_path.resolve(),
+                          out_dir=out_dir.resolve(), nbest_size=nbest_size, base_dir=base_dir, threads=threads,
+                          decoder_flags=decoder_flags, filter_tables=filter_tables, optimizer=optimizer,
+                          seeds=tuple(range(seed, seed + seeds)), initial_weight=initial_weight,
+                          test_type=test_type, detokenize_lang=detokenize_lang)
+    add_features, config.new_features = sentence_features(models, device, per_word)
+    config.scored_with = [str(Path(model).resolve()) for model in models]
+    signature("moses rerank", moses=install.root, ini=ini_path, models=",".join(m.name for m in models),
+              features=",".join(config.new_features), optimizer=optimizer, seeds=seeds, seed=seed,
+              nbest=nbest_size, test=test_type, references=len(config.test.ref_paths))
+    with working_in(out_dir, "reranking directory"):
+        run_rerank(config, install, add_features, report=say)
+    click.echo((out_dir / "results.md").read_text(encoding="utf-8"), nl=False)
+
+
+def sentence_features(models, device: str, per_word: bool):
+    """(add_features, names): the n-best scoring step of `moses rerank` and the feature names
+    it adds; a model is loaded only when a list needs scoring."""
+    from moses_integration.nbest import SentenceModel, add_sentence_features
+    from rescorer.models.model_files import read_model_file
+
+    directions = [read_model_file(path).get("direction", "forward") for path in models]
+    names, seen = [], {}
+    for direction in directions:
+        base = "RNNinv" if direction == "inverse" else "RNNfwd"
+        seen[base] = seen.get(base, 0) + 1
+        names.append(base + (str(seen[base]) if seen[base] > 1 else ""))
+    new = [n for name in names for n in ([name, name + "PerWord"] if per_word else [name])]
+
+    def add_features(nbest: Path, source: Path, out: Path) -> None:
+        from rescorer.scoring.batch_scoring import model_scorer
+
+        scorers = [SentenceModel(name, model_scorer(path, device), direction == "inverse")
+                   for name, path, direction in zip(names, models, directions)]
+        add_sentence_features(nbest, out, source, scorers, per_word=per_word)
+
+    return add_features, new
+
+
 @moses.command("plot-scores")
 @click.argument("table_path", metavar="RESCORED_TABLE", type=EXISTING_FILE)
 @output_option("PNG to write.", dest="out_path", type=ANY_PATH, required=True)
@@ -279,6 +364,10 @@ def plot_scores(table_path: Path, out_path: Path, rnn_column: int, sample_size: 
 @test_type_option
 @click.option("--plot/--no-plot", default=True, show_default=True,
               help="Write mert-curves.png and fig3-rnn-vs-direct.png (paper Fig. 3).")
+@click.option("--rerank-model", "rerank_models", type=EXISTING_FILE, multiple=True,
+              help="A sentence model (rescore train --parallel); repeat. Adds the rows +rerank and "
+                   "+RNN+rerank: those systems' n-best lists reranked with the models (see moses rerank).")
+@click.option("--rerank-optimizer", type=click.Choice(["mert", "kbmira"]), default="mert", show_default=True)
 @moses_install_options
 @reports_errors
 def ablation_command(ini_path: Path, rescored_table: Optional[Path], models, new_columns, dev, dev_refs,
@@ -286,9 +375,11 @@ def ablation_command(ini_path: Path, rescored_table: Optional[Path], models, new
                      nbest: int, seed: int, batch_mira: bool, max_iterations: Optional[int],
                      initial_weight: Optional[float], warm_start: bool, decoder_flags,
                      filter_test: bool, detokenize_lang: Optional[str], test_type: str,
-                     plot: bool, base_dir: Path, moses_dir: Optional[Path], threads: int) -> None:
-    """Baseline, +RNN, +WP, +RNN+WP: R tuning replicates each, test scores, results table."""
-    from moses_integration.ablation import AblationConfig, run_ablation
+                     plot: bool, rerank_models, rerank_optimizer: str, base_dir: Path,
+                     moses_dir: Optional[Path], threads: int) -> None:
+    """Baseline, +RNN, +WP, +RNN+WP: R tuning replicates each, test scores, results table; with
+    --rerank-model also +rerank and +RNN+rerank."""
+    from moses_integration.ablation import AblationConfig, RerankRows, run_ablation
     from moses_integration.figure import plot_rnn_vs_table
     from moses_integration.model_scoring import score_table
     from moses_integration.systems import names_from_models
@@ -315,6 +406,10 @@ def ablation_command(ini_path: Path, rescored_table: Optional[Path], models, new
         initial_weight=initial_weight, warm_start=warm_start, decoder_flags=decoder_flags,
         filter_test=filter_test, test_type=test_type, detokenize_lang=detokenize_lang,
         max_iterations=max_iterations, systems=list(systems) or None, plot_curves=plot)
+    if rerank_models:
+        add_features, names = sentence_features(rerank_models, "auto", per_word=True)
+        config.rerank = RerankRows(add_features, names, rerank_optimizer,
+                                   scored_with=[str(Path(m).resolve()) for m in rerank_models])
     with working_in(out_dir, "ablation directory"):
         run_ablation(config, install, report=say)
     if plot:

@@ -172,7 +172,8 @@ train_options = _stacked(
                  help="Where the encoded pairs go [default: MODEL.cache]."),
     click.option("--max-pair-length", type=click.IntRange(0), default=50, show_default=True,
                  help="Leave pairs with more words on either side out of training (counted in "
-                      "the summary; 0: no bound). Scoring still scores every line."),
+                      "the summary; 0: no bound). Scoring still scores every line. With --parallel "
+                      "the default is 80, as Moses' clean-corpus-n is usually run."),
 )
 
 reject_option = click.option(

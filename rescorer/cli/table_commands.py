@@ -14,7 +14,7 @@ from typing import Optional
 import click
 from click.core import ParameterSource
 
-from rescorer.cli.options import (EXISTING_OR_STDIN, MODEL_KEYS, NEW_FILE, device_options, force_option,
+from rescorer.cli.options import (EXISTING_FILE, EXISTING_OR_STDIN, MODEL_KEYS, NEW_FILE, device_options, force_option,
                                   model_options, model_settings_from, output_option, reject_option,
                                   score_options, train_options)
 from rescorer.cli.reporting import Reporter, signature
@@ -96,7 +96,11 @@ def run_jobs(reporter: Reporter, ranks, phrase_table: Path, output: Path, model_
 
 
 @click.command("train")
-@click.argument("phrase_table", type=EXISTING_OR_STDIN)
+@click.argument("phrase_table", type=EXISTING_OR_STDIN, required=False)
+@click.option("--parallel", nargs=2, type=EXISTING_FILE, metavar="SRC TGT", default=None,
+              help="Train on a parallel corpus instead of a phrase table: tokenized source and "
+                   "target text, one sentence per line (gzip allowed), as Moses trains on; for "
+                   "sentence models that rerank n-best lists.")
 @output_option("Model file to write.", dest="model_path", type=NEW_FILE, required=True)
 @model_options
 @train_options
@@ -105,27 +109,31 @@ def run_jobs(reporter: Reporter, ranks, phrase_table: Path, output: Path, model_
 @device_options
 @click.pass_obj
 @reports_errors
-def train_command(reporter: Reporter, phrase_table: Path, model_path: Path, reject_path: Optional[Path],
-                  force: bool, **options) -> None:
-    """Train a model on the unique phrase pairs of PHRASE_TABLE."""
+def train_command(reporter: Reporter, phrase_table: Optional[Path], parallel: Optional[tuple],
+                  model_path: Path, reject_path: Optional[Path], force: bool, **options) -> None:
+    """Train a model on the unique phrase pairs of PHRASE_TABLE, or on the sentence pairs of a
+    parallel corpus (--parallel SRC TGT)."""
     from rescorer.io.atomic_output import AtomicOutput, committed_together
     from rescorer.io.path_checks import RunPaths, output_targets, training_targets
 
-    require_rereadable(phrase_table)
+    explicit = explicit_options()
+    source = training_source(phrase_table, parallel, explicit, options)
     if options["precision"] == "int8":
         raise click.UsageError("--precision int8 is for scoring (rescore score, rescore run); "
                                "train in fp32 or bf16")
     writes = output_targets(None, reject_path) + training_targets(model_path, options["cache_dir"],
                                                                    options["resume"])
-    reads = [("phrase table", phrase_table), ("source corpus", options["src_corpus"]),
-             ("target corpus", options["tgt_corpus"])]
-    explicit = explicit_options()
+    if parallel:
+        reads = [("source side of the corpus", parallel[0]), ("target side of the corpus", parallel[1])]
+    else:
+        reads = [("phrase table", phrase_table), ("source corpus", options["src_corpus"]),
+                 ("target corpus", options["tgt_corpus"])]
     with job_ranks(reporter, options["device"], options.pop("rank_timeout")) as ranks, \
             ranks.main_only(RunPaths(reads, writes, force=force), "checking the paths"):
         rejects = (AtomicOutput(reject_path, force=force, only_if_written=True)
                    if reject_path and ranks.is_main else None)
         with committed_together(rejects):
-            train_job(reporter, phrase_table, model_path, options, explicit, reject=rejects, ranks=ranks)
+            train_job(reporter, source, model_path, options, explicit, reject=rejects, ranks=ranks)
         if rejects is not None and rejects.lines_written:
             reporter.say(f"{rejects.lines_written} bad lines rejected to {reject_path}")
 
@@ -168,6 +176,33 @@ SCORE_KEYS = ("unk_penalty", "ensemble", "per_word", "score_format", "reject_pat
               "unit_lines", "resume", "device", "precision")
 
 
+CORPUS_MAX_LENGTH = 80  # words per side, as Moses' clean-corpus-n.perl is usually run
+
+
+def training_source(phrase_table: Optional[Path], parallel: Optional[tuple], explicit: set, options: dict):
+    """What `rescore train` reads: the table, or the parallel corpus (with the options a corpus
+    cannot take refused, and a sentence-length bound of 80 words unless one is given)."""
+    from rescorer.data.pair_sources import ParallelCorpusPairs, PhraseTablePairs
+
+    if (phrase_table is None) == (parallel is None):
+        raise click.UsageError("give a PHRASE_TABLE or --parallel SRC TGT (one of them)")
+    if phrase_table is not None:
+        require_rereadable(phrase_table)
+        return PhraseTablePairs(phrase_table)
+    for name, flag in (("src_corpus", "--src-corpus"), ("tgt_corpus", "--tgt-corpus")):
+        if options[name] is not None:
+            raise click.UsageError(f"{flag}: with --parallel the shortlists are counted on the corpus itself; "
+                                   f"drop {flag}")
+    if options["pair_weights"] != "unique":
+        raise click.UsageError(f"--pair-weights {options['pair_weights']}: a parallel corpus has no pair "
+                               f"counts; its sentence pairs count once each")
+    for path in parallel:
+        require_rereadable(path)
+    if "max_pair_length" not in explicit:
+        options["max_pair_length"] = CORPUS_MAX_LENGTH
+    return ParallelCorpusPairs(*parallel)
+
+
 def refuse_training_options(explicit: set) -> None:
     """With --model nothing is trained: an option that describes the model to train (or how to
     train it) would be silently ignored, so it is refused in one line instead."""
@@ -185,7 +220,7 @@ def require_rereadable(phrase_table: Path) -> None:
     from rescorer.io.path_checks import is_stream
 
     if is_stream(phrase_table):
-        raise click.UsageError(f"{phrase_table}: training reads the table several times: give a "
+        raise click.UsageError(f"{phrase_table}: training reads its input several times: give a "
                                f"regular file, not a pipe or '-' (or score with --model)")
 
 
@@ -316,13 +351,14 @@ def train_job(reporter: Reporter, phrase_table: Path, model_path: Path, options:
               resume="yes" if o["resume"] else "no", device=torch_device.type,
               precision=precision, **({"ranks": ranks.world_size} if ranks.is_distributed else {}))
     started = time.perf_counter()
+    kind = getattr(phrase_table, "kind", "table")
     bars = {}
     probe = [None]  # the SpeedProbe, made at the first update (when the update limit is known)
 
     def on_pass(what: str) -> None:  # each pass over the table counts its own lines
         if "lines" in bars:
             bars["lines"].close()
-        bars["lines"] = reporter.bar(desc=f"reading table ({what})", unit=" lines", unit_scale=True)
+        bars["lines"] = reporter.bar(desc=f"reading {kind} ({what})", unit=" lines", unit_scale=True)
 
     def on_update(state, ppl):
         if "updates" not in bars:  # reading is over once updates start
@@ -402,7 +438,8 @@ def kept_for_more_training(phrase_table: Path, model_path: Path, cache_dir: Opti
     if not kept:
         return ""
     sizes = ", ".join(f"{path} ({_megabytes(path)})" for path in kept)
-    return (f"kept for more training (`rescore train {phrase_table} -o {model_path} --resume "
+    shown = phrase_table.command_args() if hasattr(phrase_table, "command_args") else phrase_table
+    return (f"kept for more training (`rescore train {shown} -o {model_path} --resume "
             f"--max-updates N`): {sizes}; when done, `rm -r {' '.join(map(str, kept))}`")
 
 

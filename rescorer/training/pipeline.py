@@ -6,16 +6,17 @@ import hashlib
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator, Optional
+from typing import Callable, Optional, Union
 
 import torch
 
 from rescorer.data.directions import oriented
+from rescorer.data.pair_sources import PairSource, pair_source
 from rescorer.data.pair_cache import PairCache, build_pair_cache, open_matching_cache
 from rescorer.data.vocabulary import Coverage, Vocabulary, count_corpus_words, coverage
 from rescorer.errors import RescorerError
 from rescorer.io.file_names import checkpoint_path_for
-from rescorer.io.table_reader import SKIP_BAD_LINES, PhraseTableReader, RejectSink, pair_count
+from rescorer.io.table_reader import SKIP_BAD_LINES, RejectSink
 from rescorer.models import ModelSettings, PhraseScorer, build_model
 from rescorer.models.model_files import ModelBundle, bundle_from_payload, read_model_file, save_model
 from rescorer.runtime.distributed import SINGLE, Ranks
@@ -33,18 +34,6 @@ class VocabularyReport:
     counted_from: str
 
 
-def _table_pairs(table_path: Path, progress: Progress, reject: Optional[RejectSink] = None,
-                 direction: str = "forward", with_counts: bool = False) -> Iterator[tuple]:
-    """(model source, model target) of every line (rescorer.data.directions), then its c(pair)
-    with `with_counts`; a bad line stops the run here, before any training (reject None), or goes
-    to `reject` (SKIP_BAD_LINES when another pass writes the rejects)."""
-    with PhraseTableReader(table_path, reject_path=reject) as reader:
-        for entry in reader:
-            progress(1)
-            pair = oriented(entry.src, entry.tgt, direction)
-            yield (*pair, pair_count(entry, str(table_path))) if with_counts else pair
-
-
 class _RejectsOnce:
     """Hands the reject sink to the first pass that reads the table, SKIP_BAD_LINES to the next."""
 
@@ -58,38 +47,38 @@ class _RejectsOnce:
         return reject
 
 
-def build_vocabularies(table_path: Path, shortlist_size: int, src_corpus: Optional[Path] = None,
+def build_vocabularies(table_path: Union[Path, PairSource], shortlist_size: int, src_corpus: Optional[Path] = None,
                        tgt_corpus: Optional[Path] = None,
                        progress: Progress = no_progress,
                        reject: Optional[RejectSink] = None, direction: str = "forward") -> VocabularyReport:
     """Shortlists from the corpora when given (what the paper did), else from the table's pairs;
-    the model's source side first (the table's target for an inverse model)."""
+    the model's source side first (the table's target for an inverse model). `table_path` may
+    also be a parallel corpus (rescorer.data.pair_sources)."""
+    source = pair_source(table_path)
     src_corpus, tgt_corpus = oriented(src_corpus, tgt_corpus, direction)
     if src_corpus is not None and tgt_corpus is not None:
         src_counts, tgt_counts = count_corpus_words(src_corpus), count_corpus_words(tgt_corpus)
-        source = f"corpora {src_corpus.name}, {tgt_corpus.name}"
+        counted_from = f"corpora {src_corpus.name}, {tgt_corpus.name}"
     elif src_corpus is not None or tgt_corpus is not None:
         raise RescorerError("--src-corpus and --tgt-corpus go together: give both or neither")
     else:
         src_counts, tgt_counts = Counter(), Counter()
-        for src, tgt in _table_pairs(table_path, progress, reject, direction):
+        for src, tgt in source.pairs(progress, reject, direction):
             src_counts.update(src.split())
             tgt_counts.update(tgt.split())
-        source = f"phrase table {table_path.name}"
+        counted_from = source.describe()
     src_vocab = Vocabulary.from_counts(src_counts, shortlist_size)
     tgt_vocab = Vocabulary.from_counts(tgt_counts, shortlist_size)
     return VocabularyReport(src_vocab, tgt_vocab, coverage(src_vocab, src_counts),
-                            coverage(tgt_vocab, tgt_counts), source)
+                            coverage(tgt_vocab, tgt_counts), counted_from)
 
 
-def table_identity(table_path: Path) -> dict:
-    """What makes a pair cache stale: the table's name, size and modification time."""
-    stat = table_path.stat()
-    return {"table_name": table_path.name, "table_bytes": stat.st_size,
-            "table_mtime_ns": stat.st_mtime_ns}
+def table_identity(table_path: Union[Path, PairSource]) -> dict:
+    """What makes a pair cache stale: the table's (or corpus files') name, size and modification time."""
+    return pair_source(table_path).identity()
 
 
-def encode_table(table_path: Path, src_vocab: Vocabulary, tgt_vocab: Vocabulary,
+def encode_table(table_path: Union[Path, PairSource], src_vocab: Vocabulary, tgt_vocab: Vocabulary,
                  cache_dir: Path, progress: Progress = no_progress,
                  reject: Optional[RejectSink] = None, max_pair_length: Optional[int] = None,
                  direction: str = "forward", with_counts: bool = False) -> PairCache:
@@ -99,14 +88,14 @@ def encode_table(table_path: Path, src_vocab: Vocabulary, tgt_vocab: Vocabulary,
     meta = cache_meta(table_path, src_vocab, tgt_vocab, max_pair_length, direction, with_counts)
     cache = open_matching_cache(cache_dir, meta)
     if cache is None:
-        cache = build_pair_cache(_table_pairs(table_path, progress, reject, direction, with_counts),
+        cache = build_pair_cache(pair_source(table_path).pairs(progress, reject, direction, with_counts),
                                  src_vocab, tgt_vocab, cache_dir, meta, max_pair_length, with_counts)
     if cache.num_pairs == 0:
-        raise RescorerError(f"{table_path}: no phrase pairs to train on")
+        raise RescorerError(f"{table_path}: no pairs to train on")
     return cache
 
 
-def cache_meta(table_path: Path, src_vocab: Vocabulary, tgt_vocab: Vocabulary,
+def cache_meta(table_path: Union[Path, PairSource], src_vocab: Vocabulary, tgt_vocab: Vocabulary,
                max_pair_length: Optional[int], direction: str = "forward",
                with_counts: bool = False) -> dict:
     """What a pair cache was built from: a cache that differs in any of it is rebuilt."""
@@ -143,7 +132,7 @@ class TrainReport:
     too_long: int = 0  # pairs left out of training by the length bound
 
 
-def train_on_table(table_path: Path, model_path: Path, *, preset: str = "small",
+def train_on_table(table_path: Union[Path, PairSource], model_path: Path, *, preset: str = "small",
                    model: Optional[ModelSettings] = None,
                    settings: Optional[TrainSettings] = None, shortlist_size: Optional[int] = None,
                    src_corpus: Optional[Path] = None, tgt_corpus: Optional[Path] = None,
@@ -154,8 +143,9 @@ def train_on_table(table_path: Path, model_path: Path, *, preset: str = "small",
                    options: Optional[dict] = None,
                    checkpoint_payload: Optional[dict] = None, ranks: Ranks = SINGLE,
                    direction: str = "forward") -> TrainReport:
-    """Train a model on the table's unique pairs and save the best one at `model_path`: a model of
-    log p(target | source), or of log p(source | target) with `direction` inverse.
+    """Train a model on the table's unique pairs (or a parallel corpus's sentence pairs, given as a
+    rescorer.data.pair_sources.ParallelCorpusPairs) and save the best one at `model_path`: a
+    model of log p(target | source), or of log p(source | target) with `direction` inverse.
 
     `model` gives the architecture, preset and settings (default: cho2014 at `preset`). A
     checkpoint with optimizer state is kept beside the model (`<model>.checkpoint`) for
@@ -242,7 +232,7 @@ def _save_trained(bundle: ModelBundle, model_path: Path, checkpoint: Path, train
                             f"written") from None
 
 
-def open_built_cache(table_path: Path, src_vocab: Vocabulary, tgt_vocab: Vocabulary,
+def open_built_cache(table_path: Union[Path, PairSource], src_vocab: Vocabulary, tgt_vocab: Vocabulary,
                      cache_dir: Path, max_pair_length: Optional[int] = None,
                      direction: str = "forward", with_counts: bool = False) -> PairCache:
     """The pair cache `encode_table` built (on rank 0, for every rank)."""

@@ -80,8 +80,9 @@ def resume_differences(payload: dict, recorded_config: dict, asked_config: dict,
     differences = _differences("model ", recorded_config, asked_config)
     differences += _differences("", effective_settings(training.get("settings", {})),
                                 effective_settings(asdict(asked_settings)), CHANGEABLE_SETTINGS)
-    for key in ("table_name", "table_bytes"):
-        if key in training and training[key] != table[key]:
+    for key in ("table_name", "table_bytes", "corpus_source_name", "corpus_source_bytes",
+                "corpus_target_name", "corpus_target_bytes"):
+        if key in training and training[key] != table.get(key):
             differences.append(f"{_name(key)} {training[key]!r} (checkpoint) vs {table[key]!r} (now)")
     return differences
 

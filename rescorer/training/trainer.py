@@ -261,7 +261,7 @@ class Trainer:
         return {"options": self.bundle.training.get("options", {}),
                 "settings": asdict(self.settings), "state": asdict(self.state),
                 "num_pairs": self.cache.num_pairs, "valid_pairs": len(self.split.valid),
-                **{k: v for k, v in self.cache.meta.items() if k.startswith("table")}}
+                **{k: v for k, v in self.cache.meta.items() if k.startswith(("table", "corpus"))}}
 
     def step(self) -> float:
         indices = self.schedule.batch(self.state.updates)

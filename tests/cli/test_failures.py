@@ -119,7 +119,7 @@ CASES = [
     ("created directories removed on failure", ["train", "bad.gz", "-o", "new/sub/m.pt", *FAST], 1,
      "bad.gz:3: too few fields", [], ["new"]),
     ("training needs a regular file", ["train", "fifo", "-o", "new.pt", *FAST], 2,
-     "training reads the table several times", [], ["new.pt"]),
+     "training reads its input several times", [], ["new.pt"]),
     # ---- tracebacks -----------------------------------------------------------------------
     ("unk penalty beyond float32", ["score", "unk.txt", "--model", "m.pt", "-o", "o.txt",
                                     "--unk-penalty"], 0,

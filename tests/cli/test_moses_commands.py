@@ -30,7 +30,7 @@ invoke = functools.partial(helpers.invoke, moses)
 
 def test_subcommands_are_kebab_case():
     assert sorted(moses.commands) == ["ablation", "add-feature", "evaluate", "plot-scores",
-                                      "preflight", "rescore-nbest", "tune"]
+                                      "preflight", "rerank", "rescore-nbest", "tune"]
 
 
 def rescored_table(tmp_path: Path, extra: str = " 0.5 1", name: str = "phrase-table.rnn.gz") -> Path:

@@ -209,9 +209,25 @@ def decoder() -> int:
         return 0
     with gzip.open(FIXTURES / "eval" / "test.hyp.fr.gz", "rt", encoding="utf-8") as handle:
         outputs = handle.read().splitlines(keepends=True)
-    for i, _ in enumerate(sys.stdin.buffer):
-        sys.stdout.write(outputs[i % len(outputs)])
+    count = 0
+    for count, _ in enumerate(sys.stdin.buffer, start=1):
+        sys.stdout.write(outputs[(count - 1) % len(outputs)])
+    if "-n-best-list" in sys.argv:
+        at = sys.argv.index("-n-best-list")
+        write_nbest(sys.argv[at + 1], int(sys.argv[at + 2]), count)
     return 0
+
+
+def write_nbest(path: str, size: int, sentences: int) -> None:
+    """-n-best-list FILE N distinct: sentence i gets the fixture's dev 100-best of sentence
+    i mod 842 (the real decoder's lines), at most N of them, renumbered i."""
+    lists = {}
+    with gzip.open(FIXTURES / "tuning" / "run1.best100.out.gz", "rt", encoding="utf-8") as handle:
+        for line in handle:
+            lists.setdefault(int(line.split(" ||| ")[0]), []).append(line.split(" ||| ", 1)[1])
+    with (gzip.open(path, "wt", encoding="utf-8") if path.endswith(".gz") else open(path, "w")) as out:
+        for i in range(sentences):
+            out.writelines(f"{i} ||| {rest}" for rest in lists[i % len(lists)][:size])
 
 
 def _open_table(path: str):
@@ -301,8 +317,204 @@ def compact() -> int:
     return 0
 
 
+def _options(argv: list, short: dict) -> dict:
+    """`--name value`, `--name=value` and `-x value` options (getopt_long's forms), by long name."""
+    options, position = {}, 0
+    while position < len(argv):
+        arg = argv[position]
+        name, _, value = arg.lstrip("-").partition("=")
+        name = short.get(name, name)
+        if not value and position + 1 < len(argv) and not argv[position + 1].startswith("-"):
+            value, position = argv[position + 1], position + 1
+        options[name] = value
+        position += 1
+    return options
+
+
+def _ngrams(tokens: list) -> dict:
+    counts = {}
+    for n in range(1, 5):
+        for i in range(len(tokens) - n + 1):
+            gram = tuple(tokens[i:i + n])
+            counts[gram] = counts.get(gram, 0) + 1
+    return counts
+
+
+def _tokens(text: str, preserve_case: bool) -> list:
+    """Scorer::TokenizeAndEncode: split on ' ' only, empty tokens skipped; lowercased unless case:true."""
+    return [t if preserve_case else t.lower() for t in text.split(" ") if t]
+
+
+def _float32(value: str) -> float:
+    import struct
+    return struct.unpack("f", struct.pack("f", float(value)))[0]
+
+
+def _g(value: float) -> str:
+    """A float as C++'s ostream prints it (precision 6, like %g)."""
+    return "%g" % value
+
+
+def extractor() -> int:
+    """Moses' extractor with the BLEU scorer (mert/extractor.cpp, Data.cpp, BleuScorer.cpp):
+    per hypothesis of the n-best list its dense features and its 9 BLEU statistics (clipped
+    n-gram matches and counts, n = 1..4, then the closest reference length, the shorter of two
+    equally close), duplicates removed by Data::removeDuplicates' swap-to-the-end rule."""
+    options = _options(sys.argv[1:], {"S": "scfile", "F": "ffile", "r": "reference", "n": "nbest"})
+    preserve_case = "case:false" not in options.get("scconfig", "")
+    references = []
+    for path in options["reference"].split(","):
+        data = Path(path).read_bytes()
+        if data[:2] == b"\x1f\x8b":
+            print(f"stand-in extractor: {path} is gzipped; the real extractor reads references with an "
+                  f"ifstream and would score against the compressed bytes", file=sys.stderr)
+            return 1
+        references.append(data.decode("utf-8").split("\n")[:-1] if data.endswith(b"\n")
+                          else data.decode("utf-8").split("\n"))
+    ref_stats = []
+    for lines in zip(*references):
+        counts, lengths = {}, []
+        for line in lines:
+            tokens = _tokens(line, preserve_case)
+            lengths.append(len(tokens))
+            for gram, count in _ngrams(tokens).items():
+                counts[gram] = max(counts.get(gram, 0), count)
+        ref_stats.append((counts, lengths))
+    opener = gzip.open if open(options["nbest"], "rb").read(2) == b"\x1f\x8b" else open
+    sentences, names = {}, None
+    with opener(options["nbest"], "rb") as nbest:
+        for raw in nbest:
+            line = raw.decode("utf-8").rstrip("\n")
+            if not line:
+                continue
+            fields = line.split("|||")
+            index = int(fields[0])
+            tokens = _tokens(fields[1], preserve_case)
+            counts, lengths = ref_stats[index]
+            stats = [0] * 8
+            for gram, guess in _ngrams(tokens).items():
+                stats[2 * len(gram) - 2] += min(counts.get(gram, 0), guess)
+                stats[2 * len(gram) - 1] += guess
+            closest = 0
+            for i, length in enumerate(lengths):  # Reference::CalcClosest
+                if abs(length - len(tokens)) < abs(lengths[closest] - len(tokens)):
+                    closest = i
+                elif abs(length - len(tokens)) == abs(lengths[closest] - len(tokens)) and length < lengths[closest]:
+                    closest = i
+            stats.append(lengths[closest])
+            values, feature_names, name, k = [], [], None, 0
+            for token in fields[2].split():
+                if token.endswith("="):
+                    name, k = token[:-1], 0
+                    continue
+                values.append(_float32(token))
+                feature_names.append(f"{name}_{k}")
+                k += 1
+            names = names or feature_names
+            sentences.setdefault(index, ([], []))
+            sentences[index][0].append(tuple(values))
+            sentences[index][1].append(tuple(stats))
+    if "allow-duplicates" not in options and "d" not in options:
+        for feats, scores in sentences.values():
+            _remove_duplicates(feats, scores)
+    with open(options["ffile"], "w") as out:
+        for index, (feats, _) in sentences.items():
+            out.write(f"FEATURES_TXT_BEGIN_0 {index} {len(feats)} {len(names)} {' '.join(names)} \n")
+            out.writelines("".join(_g(v) + " " for v in values) + "\n" for values in feats)
+            out.write("FEATURES_TXT_END_0\n")
+    with open(options["scfile"], "w") as out:
+        for index, (_, scores) in sentences.items():
+            out.write(f"SCORES_TXT_BEGIN_0 {index} {len(scores)} 9 BLEU\n")
+            out.writelines("".join(_g(v) + " " for v in stats) + "\n" for stats in scores)
+            out.write("SCORES_TXT_END_0\n")
+    return 0
+
+
+def _remove_duplicates(feats: list, scores: list) -> None:
+    """Data::removeDuplicates: a repeat of an earlier (features, scores) is swapped with the last
+    kept entry and dropped, so the order of the rest changes as the real program's does."""
+    lookup, end, k = {}, len(feats) - 1, 0
+    while k <= end:
+        total = 0.0
+        for value in feats[k]:
+            total += value
+        seen = lookup.setdefault(total, [])
+        for j in seen:
+            if feats[k] == feats[j] and scores[k] == scores[j]:
+                if k < end:
+                    feats[k], feats[end] = feats[end], feats[k]
+                    scores[k], scores[end] = scores[end], scores[k]
+                    k -= 1
+                end -= 1
+                break
+        else:
+            seen.append(k)
+        k += 1
+    del feats[end + 1:], scores[end + 1:]
+
+
+def _fixture_point(names: list, start: list):
+    """The weights the fixture's first mert run found, for the fixture's 14 features in its
+    order, then each further feature's starting weight (only a real optimizer could move it);
+    None when the names do not begin with the fixture's."""
+    tuning = FIXTURES / "tuning"
+    with gzip.open(tuning / "run1.features.dat.gz", "rt") as handle:
+        fixture_names = handle.readline().split()[4:]
+    if names[:len(fixture_names)] != fixture_names:
+        return None, None
+    log = (tuning / "run1.mert.log").read_text()
+    point, bleu = re.search(r"Best point:\s*([\s\d.\-e]+?)\s*=> ([\-\d.]+)", log).groups()
+    return point.split() + [_g(w) for w in start[len(fixture_names):]], bleu
+
+
+def _header_names(feature_files: str) -> list:
+    path = feature_files.split(",")[0]
+    with open(path) as handle:
+        return handle.readline().split()[4:]
+
+
+def mert() -> int:
+    """mert -d N --ffile F --scfile S --ifile init.opt -n R -r SEED: the real program's log on
+    stderr, ending `Best point: ... => BLEU`, and weights.txt, with the fixture's weights."""
+    options = _options(sys.argv[1:], {"d": "dim", "n": "restarts", "r": "seed"})
+    names = _header_names(options["ffile"])
+    if int(options["dim"]) != len(names):
+        print(f"Error: the feature file has {len(names)} features, -d says {options['dim']}", file=sys.stderr)
+        return 1
+    start = Path(options["ifile"]).read_text().splitlines()[0].split()
+    point, bleu = _fixture_point(names, [float(v) for v in start])
+    if point is None:
+        print("stand-in mert: the features are not the fixture's", file=sys.stderr)
+        return 1
+    print(f"shard_size = 0 shard_count = 0\nSeeding random numbers with {options.get('seed', 0)}\n"
+          f"name: case value: true\nData::m_score_type BLEU\nData::Scorer type from Scorer: BLEU\n"
+          f"Loading Data from: {options['scfile']} and {options['ffile']}\n"
+          f"Creating a pool of 1 threads\nBest point: {' '.join(point)}  => {bleu}\n"
+          f"Stopping... : [Wall 0.1 CPU 0.1] seconds.", file=sys.stderr)
+    Path("weights.txt").write_text(" ".join(point) + " \n")
+    return 0
+
+
+def kbmira() -> int:
+    """kbmira --dense-init FILE --ffile F --scfile S -r SEED -o OUT: `F<i> weight` lines and
+    `Best BLEU = ...` on stderr, with the fixture's weights."""
+    options = _options(sys.argv[1:], {"d": "dense-init", "r": "random-seed", "o": "output-file",
+                                      "F": "ffile", "S": "scfile"})
+    names = _header_names(options["ffile"])
+    start = [float(line.split("= ")[1]) for line in Path(options["dense-init"]).read_text().splitlines()]
+    point, bleu = _fixture_point(names, start)
+    if point is None or len(start) != len(names):
+        print("stand-in kbmira: the features are not the fixture's", file=sys.stderr)
+        return 1
+    print(f"kbmira with c=0.01 decay=0.999 no_shuffle=0\nInitialising random seed to "
+          f"{options.get('random-seed')}\nBest BLEU = {bleu}", file=sys.stderr)
+    Path(options["output-file"]).write_text("".join(f"F{i} {w}\n" for i, w in enumerate(point)))
+    return 0
+
+
 if __name__ == "__main__":
     record()
     handlers = {"mert-moses.pl": mert_moses, "moses": decoder, "processPhraseTableMin": compact,
-                "filter-model-given-input.pl": filter_model}
+                "filter-model-given-input.pl": filter_model, "extractor": extractor, "mert": mert,
+                "kbmira": kbmira}
     sys.exit(handlers.get(TOOL, lambda: 0)())

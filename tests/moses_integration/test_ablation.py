@@ -338,3 +338,37 @@ def test_mert_curves_png_holds_its_whole_legend(replicates, tmp_path):
     width, height = struct.unpack(">II", png[16:24])  # the IHDR chunk
     panels = max(ax.get_tightbbox(renderer).y1 for ax in fig.axes) - box.y0
     assert width >= box.width and height >= panels  # nothing of it cut off
+
+
+def test_reranked_rows_join_the_table(setup):
+    """--rerank-model: Baseline's replicates get a +rerank row each: its tuned system's n-best
+    lists decoded (tables filtered per set), scored, tuned with seed + r, reranked and tested."""
+    from moses_integration.ablation import RerankRows
+    from moses_integration.nbest import SentenceModel, add_sentence_features
+
+    moses, config = setup
+    config.systems = ["Baseline", "+RNN"]
+    scored = []
+
+    def add_features(nbest, source, out):
+        scored.append(nbest.name)
+        fake = SentenceModel("RNNfwd", lambda pairs: [-float(len(t.split())) for _, t in pairs])
+        add_sentence_features(nbest, out, source, [fake], per_word=False)
+
+    config.rerank = RerankRows(add_features, ["RNNfwd"], systems=("Baseline",))
+    summary = run_ablation(config, moses, report=quiet)
+    assert list(summary.system) == ["Baseline", "+RNN", "+rerank"]
+    assert summary.start.tolist() == ["ini", "warm", "rerank"]
+    assert scored == ["dev.decoder.nbest", "test.decoder.nbest"] * 2
+    for replicate, seed in ((1, "101"), (2, "102")):
+        rerank = config.out_dir / "baseline" / f"rep{replicate}" / "rerank"
+        assert (rerank / f"seed{seed}" / "test.reranked").is_file()
+        tuned = MosesIni.read(rerank.parent / "mert" / "moses.ini")
+        assert MosesIni.read(rerank / "test.moses.ini").all_weights() == tuned.all_weights()
+    mert = [c for c in calls(moses.root, "mert")]
+    assert [c["argv"][c["argv"].index("-r") + 1] for c in mert] == ["101", "102"]
+    assert summary.new_column_weights.tolist()[-1] == "RNNfwd 0.0000 ± 0.0000"
+    assert "rerank = the system named before '+rerank'" in (config.out_dir / "results.md").read_text()
+    again = run_ablation(config, moses, report=quiet)
+    assert len(calls(moses.root, "mert")) == 2 and scored == ["dev.decoder.nbest", "test.decoder.nbest"] * 2
+    pd.testing.assert_frame_equal(again, summary)

@@ -1,0 +1,278 @@
+"""Rerank a tuned Moses system's n-best lists with sentence models' scores: `rescore moses rerank`.
+
+The steps, each kept in the output directory so that a rerun resumes after the last finished
+one (every file is written whole or not at all):
+
+0. `dev.decoder.nbest`, `test.decoder.nbest`: the tuned system's n-best lists (`moses
+   -n-best-list FILE N distinct`), unless the lists are given.
+1. `dev.nbest.gz`, `test.nbest.gz`: the n-best lists with the models' features added
+   (`add_features`, given by the command, which has the models).
+2. `dev.features.dat`, `dev.scores.dat`: Moses' extractor on the dev list, against every reference.
+3. `seed<S>/weights.json`: mert or kbmira, once per seed, started from the tuned system's own
+   weights (from its moses.ini) and `initial_weight` for each new feature.
+4. `seed<S>/test.reranked`, `dev.reranked`: each sentence's hypothesis of highest weighted score.
+5. `results.md`, `results.csv`, `results.json`: BLEU and chrF of the decoder's 1-best and of the
+   reranked outputs (mean ± sd over the seeds) against one or more references, and the paired
+   test (approximate randomization by default) of the reranked outputs against the 1-best.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Optional, Sequence
+
+import pandas as pd
+
+from .errors import MosesConfigError
+from .evaluation import compare, decode, score
+from .filtering import filter_for_test, filtered_ini
+from .moses_ini import MosesIni
+from .moses_install import MosesInstall
+from .nbest_lists import first_best, read_nbest, rerank
+from .preflight import ParallelSet
+from .rerank_tuning import extract, feature_names, tune_weights
+from .textio import count_lines, read_lines
+
+__all__ = ["RerankConfig", "run_rerank", "start_weights"]
+
+AddFeatures = Callable[[Path, Path, Path], None]  # (n-best in, source, n-best out)
+
+
+@dataclass
+class RerankConfig:
+    dev_nbest: Optional[Path]  # None: decoded here with ini_path
+    dev: ParallelSet
+    test_nbest: Optional[Path]
+    test: ParallelSet
+    ini_path: Path  # the tuned system that wrote the n-best lists: its weights start the search
+    out_dir: Path
+    nbest_size: int = 100
+    base_dir: Path = Path(".")  # where the ini's relative paths start
+    threads: int = 2
+    decoder_flags: Sequence[str] = ()
+    filter_tables: bool = True  # decode with the text tables filtered for each set (filtering.py)
+    optimizer: str = "mert"
+    seeds: Sequence[int] = (1, 2, 3)
+    initial_weight: float = 0.0  # the new features' start: 0 starts from the decoder's own ranking
+    test_type: str = "ar"
+    num_samples: int = 0  # AR trials / bootstrap resamples; 0: sacrebleu's 10,000 / 1,000
+    detokenize_lang: Optional[str] = None
+    new_features: Sequence[str] = field(default_factory=tuple)  # names the command adds (for the report)
+    scored_with: Sequence[str] = field(default_factory=tuple)  # the models (paths) behind the features
+
+
+def start_weights(ini: MosesIni, names: Sequence[str], initial_weight: float) -> dict:
+    """The ini's weight of each extractor name (`LM0_0` is LM0's first weight), and
+    `initial_weight` for a feature the ini has no weight for (a new one)."""
+    ini_weights = ini.all_weights()
+    start = {}
+    for name in names:
+        base, _, index = name.rpartition("_")
+        values = ini_weights.get(base, [])
+        start[name] = values[int(index)] if index.isdigit() and int(index) < len(values) else initial_weight
+    return start
+
+
+def _write_json(path: Path, data) -> None:
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(json.dumps(data, indent=1) + "\n")
+    partial.replace(path)
+
+
+def _write_lines(path: Path, lines: Sequence[str]) -> None:
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    partial.replace(path)
+
+
+def decode_nbest(install: MosesInstall, config: RerankConfig, data: ParallelSet, path: Path) -> Path:
+    """The tuned system's `nbest_size` distinct best hypotheses of every sentence of `data`,
+    decoded with its text tables filtered for the set (a text table is otherwise loaded whole)."""
+    ini_path = config.ini_path
+    ini = MosesIni.read(ini_path)
+    ini.make_paths_absolute(config.base_dir)
+    if config.filter_tables and ini.phrase_table().kind == "PhraseDictionaryMemory":
+        table = ini.phrase_table()
+        filtered = filter_for_test(install, ini, table.name, data.src_path,
+                                   path.with_name(f"{data.label}-filtered"))
+        ini_path = path.with_name(f"{data.label}.moses.ini")
+        filtered_ini(ini, table.name, filtered.table_path, filtered).write(ini_path)
+    partial = path.with_name(path.name + ".partial")
+    flags = [*config.decoder_flags, "-n-best-list", str(partial.resolve()), str(config.nbest_size), "distinct"]
+    decode(install, ini_path, data.src_path, path.with_name(path.name + ".1best"), config.threads,
+           config.base_dir, decoder_flags=flags)
+    partial.replace(path)
+    return path
+
+
+def _check_same_work(config: RerankConfig) -> None:
+    """The scored lists and tuned weights in out_dir belong to one set of models and one
+    optimizer: a rerun asking for others is refused instead of mixing them."""
+    record = config.out_dir / "rerank.json"
+    wanted = {"models": list(config.scored_with), "features": list(config.new_features),
+              "optimizer": config.optimizer, "ini": str(config.ini_path)}
+    if record.is_file():
+        before = json.loads(record.read_text())
+        if before != wanted:
+            changed = ", ".join(key for key in wanted if before.get(key) != wanted[key])
+            raise MosesConfigError(f"{config.out_dir} holds a reranking with other {changed} "
+                                   f"({record}): use another --out-dir")
+        return
+    _write_json(record, wanted)
+
+
+def _scored_lists(config: RerankConfig, install: MosesInstall, add_features: AddFeatures, report) -> dict:
+    lists = {}
+    for label, nbest, data in (("dev", config.dev_nbest, config.dev), ("test", config.test_nbest, config.test)):
+        path = config.out_dir / f"{label}.nbest.gz"
+        if not path.is_file() and nbest is None:
+            nbest = config.out_dir / f"{label}.decoder.nbest"
+            if not nbest.is_file():
+                report(f"decoding the {label} set's {config.nbest_size}-best lists with {config.ini_path}")
+                decode_nbest(install, config, data, nbest)
+        if not path.is_file():
+            report(f"scoring the {label} n-best list {nbest} with the sentence models")
+            add_features(nbest, data.src_path, path)
+        lists[label] = path
+    return lists
+
+
+def _plain_references(config: RerankConfig) -> list:
+    """The dev references uncompressed (`dev.ref0`, ...): the extractor reads them as plain text."""
+    paths = []
+    for i, ref in enumerate(config.dev.ref_paths):
+        path = config.out_dir / f"dev.ref{i}"
+        _write_lines(path, read_lines(ref))
+        paths.append(path)
+    return paths
+
+
+def _tuned(config: RerankConfig, install: MosesInstall, dev_list: Path, report) -> dict:
+    features, scores = config.out_dir / "dev.features.dat", config.out_dir / "dev.scores.dat"
+    if not (features.is_file() and scores.is_file()):
+        report("extracting the dev list's features and BLEU statistics (extractor)")
+        extract(install, dev_list, _plain_references(config), features, scores)
+    start = start_weights(MosesIni.read(config.ini_path), feature_names(features), config.initial_weight)
+    tuned = {}
+    for seed in config.seeds:
+        path = config.out_dir / f"seed{seed}" / "weights.json"
+        if not path.is_file():
+            report(f"seed {seed}: tuning the reranking weights ({config.optimizer})")
+            result = tune_weights(install, config.optimizer, features, scores, start, seed, path.parent)
+            _write_json(path, {"optimizer": config.optimizer, "dev_bleu_nbest": result.dev_bleu,
+                               "weights": result.weights})
+        tuned[seed] = json.loads(path.read_text())
+    return tuned
+
+
+def run_rerank(config: RerankConfig, install: MosesInstall, add_features: AddFeatures,
+               report: Callable[[str], None] = lambda message: None) -> pd.DataFrame:
+    """All the steps (see the module's docstring); returns the results table."""
+    check_sets(config)
+    config.out_dir.mkdir(parents=True, exist_ok=True)
+    _check_same_work(config)
+    sizes = {"dev": count_lines(config.dev.src_path), "test": count_lines(config.test.src_path)}
+    lists = _scored_lists(config, install, add_features, report)
+    tuned = _tuned(config, install, lists["dev"], report)
+    sentences = {label: read_nbest(lists[label], sizes[label]) for label in lists}
+    refs = {label: [read_lines(p) for p in data.ref_paths] for label, data in
+            (("dev", config.dev), ("test", config.test))}
+    baseline = {label: first_best(sentences[label]) for label in sentences}
+    outputs = {}
+    for seed, found in tuned.items():
+        outputs[seed] = {}
+        for label in ("dev", "test"):
+            path = config.out_dir / f"seed{seed}" / f"{label}.reranked"
+            if not path.is_file():
+                _write_lines(path, rerank(sentences[label], found["weights"]))
+            outputs[seed][label] = read_lines(path)
+    _write_lines(config.out_dir / "test.1best", baseline["test"])
+    table = _results(config, tuned, baseline, outputs, refs)
+    _write_tables(config, table, refs)
+    return table
+
+
+def _results(config: RerankConfig, tuned: dict, baseline: dict, outputs: dict, refs: dict) -> pd.DataFrame:
+    lang = config.detokenize_lang
+    seeds = list(tuned)
+    base_test = score(baseline["test"], refs["test"], "test.1best", lang)
+    base_dev = score(baseline["dev"], refs["dev"], "dev.1best", lang)
+    rows = [{"system": "1-best", "seeds": "–", "dev_bleu": base_dev.bleu, "dev_bleu_sd": math.nan,
+             "test_bleu": base_test.bleu, "test_bleu_sd": math.nan, "test_chrf": base_test.chrf,
+             "test_chrf_sd": math.nan, "delta_test_bleu": 0.0, "p_bleu": None, "p_chrf": None,
+             "p_bleu_per_seed": "", "new_feature_weights": ""}]
+    runs = [(score(outputs[s]["test"], refs["test"], f"seed{s}/test.reranked", lang),
+             score(outputs[s]["dev"], refs["dev"], f"seed{s}/dev.reranked", lang)) for s in seeds]
+    together = compare([("1-best", baseline["test"] * len(seeds)),
+                        ("rerank", [line for s in seeds for line in outputs[s]["test"]])],
+                       [stream * len(seeds) for stream in refs["test"]], config.test_type,
+                       config.num_samples, detokenize_lang=lang)["rerank"]
+    per_seed = [compare([("1-best", baseline["test"]), ("rerank", outputs[s]["test"])], refs["test"],
+                        config.test_type, config.num_samples, detokenize_lang=lang)["rerank"]["bleu"]
+                for s in seeds]
+    test_bleu = pd.Series([t.bleu for t, _ in runs], dtype=float)
+    rows.append({"system": f"+rerank ({config.optimizer})", "seeds": ",".join(map(str, seeds)),
+                 "dev_bleu": pd.Series([d.bleu for _, d in runs]).mean(),
+                 "dev_bleu_sd": pd.Series([d.bleu for _, d in runs]).std(ddof=1),
+                 "test_bleu": test_bleu.mean(), "test_bleu_sd": test_bleu.std(ddof=1),
+                 "test_chrf": pd.Series([t.chrf for t, _ in runs]).mean(),
+                 "test_chrf_sd": pd.Series([t.chrf for t, _ in runs]).std(ddof=1),
+                 "delta_test_bleu": test_bleu.mean() - base_test.bleu,
+                 "p_bleu": together["bleu"], "p_chrf": together["chrf"],
+                 "p_bleu_per_seed": ", ".join(f"{p:.4f}" for p in per_seed),
+                 "new_feature_weights": _weights(tuned, config.new_features)})
+    return pd.DataFrame(rows)
+
+
+def _weights(tuned: dict, new_features: Sequence[str]) -> str:
+    """Each new feature's tuned weight (mert-normalized, sum |w| = 1), mean ± sd over seeds."""
+    parts = []
+    for name in new_features:
+        values = pd.Series([found["weights"].get(f"{name}_0", math.nan) for found in tuned.values()])
+        sd = values.std(ddof=1)
+        parts.append(f"{name} {values.mean():.4f}" + ("" if math.isnan(sd) else f" ± {sd:.4f}"))
+    return "; ".join(parts)
+
+
+def _pm(mean: float, sd: float) -> str:
+    return f"{mean:.2f}" if math.isnan(sd) else f"{mean:.2f} ± {sd:.2f}"
+
+
+def _p(value) -> str:
+    return "–" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.4f}"
+
+
+def _write_tables(config: RerankConfig, table: pd.DataFrame, refs: dict) -> None:
+    header = ["System", "Seeds", "Dev BLEU", "Test BLEU", "Δ Test BLEU", "p (BLEU)", "Test chrF", "p (chrF)",
+              "p (BLEU) per seed", "New-feature weights"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for i, row in table.iterrows():
+        lines.append("| " + " | ".join([
+            row.system, row.seeds, _pm(row.dev_bleu, row.dev_bleu_sd), _pm(row.test_bleu, row.test_bleu_sd),
+            "–" if i == 0 else f"{row.delta_test_bleu:+.2f}", _p(row.p_bleu),
+            _pm(row.test_chrf, row.test_chrf_sd), _p(row.p_chrf), row.p_bleu_per_seed or "–",
+            row.new_feature_weights or "–"]) + " |")
+    lines += ["", f"BLEU and chrF against {len(refs['test'])} reference(s), {len(refs['test'][0])} test "
+              f"and {len(refs['dev'][0])} dev sentences. 1-best: the decoder's own first hypothesis. "
+              f"+rerank: weights tuned on the dev n-best lists by {config.optimizer} (Moses' own), one run "
+              f"per seed, mean ± sample sd over the seeds. p: {config.test_type.upper()} test of the seeds' "
+              f"concatenated test outputs against the 1-best repeated (Clark et al. 2011); p per seed: the "
+              f"same test of each seed alone. New-feature weights: normalized as mert-moses.pl does "
+              f"(sum |w| = 1)."]
+    (config.out_dir / "results.md.partial").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (config.out_dir / "results.md.partial").replace(config.out_dir / "results.md")
+    table.to_csv(config.out_dir / "results.csv.partial", index=False, float_format="%.4f")
+    (config.out_dir / "results.csv.partial").replace(config.out_dir / "results.csv")
+
+
+def check_sets(config: RerankConfig) -> None:
+    """Before any scoring: the n-best lists and sets exist and the references match the sources."""
+    for label, data in (("dev", config.dev), ("test", config.test)):
+        lines = count_lines(data.src_path)
+        for ref in data.ref_paths:
+            if count_lines(ref) != lines:
+                raise MosesConfigError(f"{ref}: {count_lines(ref)} lines, but the {label} source "
+                                       f"{data.src_path} has {lines}")

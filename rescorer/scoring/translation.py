@@ -1,0 +1,105 @@
+"""Translate a file of tokenized sentences with a model's own beam search, so that a sentence
+model's BLEU can be reported beside Moses'.
+
+Sentences are decoded in batches of similar length (rescorer.models.batch_search) and written
+back in input order, one output line per input line: an empty input line gives an empty output
+line (counted). Words outside the model's shortlist are read as [UNK], and [UNK] may be
+produced. The output (and the n-best list, in Moses' format) appears only once complete.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+import torch
+
+from rescorer.errors import RescorerError
+from rescorer.io.atomic_output import AtomicOutput, committed_together
+from rescorer.io.compression import decompressing_reader
+from rescorer.models.batch_search import Translation, batch_beam_search
+from rescorer.models.model_files import ModelBundle
+from rescorer.runtime.progress import Progress, no_progress
+
+__all__ = ["SearchSettings", "TranslationSummary", "translate_file", "max_output_length"]
+
+
+@dataclass(frozen=True)
+class SearchSettings:
+    beam: int = 5
+    nbest: int = 1  # hypotheses per sentence in the n-best list
+    alpha: float = 0.6  # length penalty (Wu et al. 2016); 0 ranks by log p alone
+    batch_size: int = 32  # sentences decoded together
+    length_ratio: float = 2.0  # a translation has at most ratio * source words + length_slack
+    length_slack: int = 10
+
+
+@dataclass
+class TranslationSummary:
+    sentences: int = 0
+    empty: int = 0  # empty input lines, written as empty output lines
+    forced_ends: int = 0  # 1-best outputs stopped by the length bound
+    unknown_source_words: int = 0  # source tokens read as [UNK]
+    source_words: int = 0
+
+
+def max_output_length(source_words: int, settings: SearchSettings) -> int:
+    return int(settings.length_ratio * source_words) + settings.length_slack
+
+
+def read_sentences(path: Path) -> list[str]:
+    """The input's lines (plain or compressed), without their line ends."""
+    try:
+        file = open(path, "rb")
+    except OSError as exc:
+        raise RescorerError(f"{path}: cannot open the input ({exc.strerror})") from None
+    with file:
+        reader = decompressing_reader(file, str(path))
+        try:
+            return [line.rstrip(b"\r\n").decode("utf-8", "surrogateescape") for line in (reader or file)]
+        finally:
+            if reader is not None:
+                reader.close()
+
+
+def translate_file(bundle: ModelBundle, input_path: Path, output_path: Path, settings: SearchSettings,
+                   device: torch.device = torch.device("cpu"), nbest_path: Optional[Path] = None,
+                   force: bool = False, progress: Progress = no_progress) -> TranslationSummary:
+    """Write the 1-best translation of every input line to `output_path`, and with `nbest_path`
+    the `settings.nbest` best as a Moses n-best list (`id ||| words ||| RNN= log p ||| score`)."""
+    sentences = read_sentences(input_path)
+    summary = TranslationSummary(sentences=len(sentences))
+    vocab = bundle.src_vocab
+    encoded = [vocab.encode(line.split()) for line in sentences]
+    for line in sentences:
+        words = line.split()
+        summary.source_words += len(words)
+        summary.unknown_source_words += vocab.count_unknown(words)
+    order = sorted((i for i, ids in enumerate(encoded) if ids), key=lambda i: len(encoded[i]))
+    summary.empty = len(sentences) - len(order)
+    found: dict[int, list[Translation]] = {}
+    model = bundle.model.to(device).eval()
+    for start in range(0, len(order), settings.batch_size):
+        batch = order[start:start + settings.batch_size]
+        sources = [encoded[i] for i in batch]
+        lengths = [max_output_length(len(ids), settings) for ids in sources]
+        for i, translations in zip(batch, batch_beam_search(model, sources, settings.beam, lengths,
+                                                            settings.alpha, settings.nbest)):
+            found[i] = translations
+        progress(len(batch))
+    words = bundle.tgt_vocab.tokens
+    output = AtomicOutput(output_path, force=force, input_path=input_path)
+    nbest = AtomicOutput(nbest_path, force=force, input_path=input_path) if nbest_path else None
+    with committed_together(output, nbest):
+        for i in range(len(sentences)):
+            translations = found.get(i, [])
+            text = [" ".join(words[t] for t in tr.hypothesis.tokens) for tr in translations]
+            output.write_line((text[0] if text else "").encode("utf-8", "surrogateescape"))
+            if translations and translations[0].hypothesis.forced_end:
+                summary.forced_ends += 1
+            if nbest is not None:
+                for line, tr in zip(text, translations):
+                    nbest.write_line(f"{i} ||| {line} ||| RNN= {tr.hypothesis.log_p:.6g} ||| "
+                                     f"{tr.score:.6g}".encode("utf-8", "surrogateescape"))
+    return summary

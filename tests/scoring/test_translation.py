@@ -1,0 +1,69 @@
+"""`rescore translate`: one output line per input line, in input order whatever the batching;
+beam 1 is greedy decoding; the n-best list holds K distinct hypotheses in Moses' format."""
+
+import pytest
+
+from rescorer.models.search import greedy_decode
+from rescorer.scoring.translation import SearchSettings, max_output_length, translate_file
+from tests.helpers import rescore
+
+SENTENCES = ["in the beginning god created the heavens", "", "and the earth", "god said ,",
+             "let there be light , and there was light", "the evening"]
+
+
+@pytest.fixture()
+def source(tmp_path):
+    path = tmp_path / "input.en"
+    path.write_text("\n".join(SENTENCES) + "\n")
+    return path
+
+
+def words(bundle, tokens):
+    return " ".join(bundle.tgt_vocab.tokens[t] for t in tokens)
+
+
+def test_beam_one_is_greedy_in_input_order(tiny_bundle, source, tmp_path):
+    out = tmp_path / "out.fr"
+    settings = SearchSettings(beam=1, batch_size=2, alpha=0.0)
+    summary = translate_file(tiny_bundle, source, out, settings)
+    lines = out.read_text().split("\n")
+    assert lines[-1] == "" and len(lines) - 1 == len(SENTENCES)
+    assert (summary.sentences, summary.empty) == (6, 1)
+    for sentence, line in zip(SENTENCES, lines):
+        if not sentence:
+            assert line == ""
+            continue
+        ids = tiny_bundle.src_vocab.encode(sentence.split())
+        greedy = greedy_decode(tiny_bundle.model, ids, max_output_length(len(ids), settings))
+        assert line == words(tiny_bundle, greedy.tokens)
+
+
+def test_nbest_list_in_moses_format(tiny_bundle, source, tmp_path):
+    nbest = tmp_path / "out.nbest"
+    translate_file(tiny_bundle, source, tmp_path / "out.fr", SearchSettings(beam=4, nbest=3, batch_size=4),
+                   nbest_path=nbest)
+    rows = [line.split(" ||| ") for line in nbest.read_text().splitlines()]
+    by_id = {}
+    for sentence_id, hypothesis, features, total in rows:
+        assert features.startswith("RNN= ")
+        by_id.setdefault(int(sentence_id), []).append((hypothesis, float(total)))
+    assert sorted(by_id) == [0, 2, 3, 4, 5]  # no hypotheses for the empty line
+    first_best = (tmp_path / "out.fr").read_text().splitlines()
+    for sentence_id, hypotheses in by_id.items():
+        assert len(hypotheses) == 3 and len({h for h, _ in hypotheses}) == 3
+        assert [t for _, t in hypotheses] == sorted((t for _, t in hypotheses), reverse=True)
+        assert hypotheses[0][0] == first_best[sentence_id]
+
+
+def test_the_command(tiny_model_path, source, tmp_path):
+    out = tmp_path / "out.fr"
+    run = rescore("translate", tiny_model_path, "--input", source, "-o", out, "--beam", "2")
+    assert run.returncode == 0, run.stderr
+    assert f"{out}: 6 lines translated (1 empty lines left empty" in run.stderr
+    assert len(out.read_text().splitlines()) == 6
+    again = rescore("translate", tiny_model_path, "--input", source, "-o", out)
+    assert again.returncode != 0 and "--force" in again.stderr
+    wide = rescore("translate", tiny_model_path, "--input", source, "-o", tmp_path / "x", "--beam", "2",
+                   "--nbest", "3", "--nbest-out", tmp_path / "nb")
+    assert wide.returncode == 2 and "--nbest 3 is more than the beam keeps (--beam 2)" in wide.stderr
+    assert not (tmp_path / "x").exists()
