@@ -109,6 +109,13 @@ class _Plan:
     filtered: Optional[FilteredModel] = None
 
 
+def _resolved_sets(config: AblationConfig) -> list[ParallelSet]:
+    """The dev and test sets with their paths joined to base_dir."""
+    return [ParallelSet(d.label, config.base_dir / d.src_path, config.base_dir / d.ref_path,
+                        tuple(config.base_dir / path for path in d.extra_refs))
+            for d in (config.dev, config.test)]
+
+
 def _write_if_changed(ini: MosesIni, path: Path) -> Path:
     if not path.is_file() or path.read_text() != ini.text():
         ini.write(path)
@@ -140,11 +147,8 @@ def _prepare(config: AblationConfig, moses: MosesInstall, report) -> _Plan:
     rescored = config.base_dir / config.rescored_table
     layout = infer_layout(num_base, read_num_scores(rescored), config.new_columns, str(rescored))
     specs = plan_systems(layout, config.systems, str(rescored))
-    data = [ParallelSet(d.label, config.base_dir / d.src_path, config.base_dir / d.ref_path,
-                        tuple(config.base_dir / path for path in d.extra_refs))
-            for d in (config.dev, config.test)]
     require_preflight(config.base_dir / config.ini_path, config.base_dir, moses,
-                      data=data, check_install=True)
+                      data=_resolved_sets(config), check_install=True)
     _check_same_table(rescored, config.out_dir)
     # One pass (cached): the columns' magnitudes scale the starting weights and check the layout.
     stats = cached_column_stats(rescored, config.out_dir / "column-stats.json")
@@ -288,8 +292,7 @@ def _rerank_replicate(spec: SystemSpec, replicate: int, config: AblationConfig, 
     if result_path.is_file():
         return read_result(result_path)
     seed = config.seed + replicate
-    sets = [ParallelSet(d.label, config.base_dir / d.src_path, config.base_dir / d.ref_path,
-                        tuple(config.base_dir / path for path in d.extra_refs)) for d in (config.dev, config.test)]
+    sets = _resolved_sets(config)
     rerank = RerankConfig(dev_nbest=None, dev=sets[0], test_nbest=None, test=sets[1],
                           ini_path=rep_dir / "mert" / "moses.ini", out_dir=rep_dir / "rerank",
                           nbest_size=config.nbest, base_dir=config.base_dir, threads=config.threads,
@@ -299,8 +302,8 @@ def _rerank_replicate(spec: SystemSpec, replicate: int, config: AblationConfig, 
                           scored_with=config.rerank.scored_with)
     table = run_rerank(rerank, moses, config.rerank.add_features,
                        report=lambda message: report(f"{spec.name} replicate {replicate}: {message}"))
-    result = evaluate_file(rep_dir / "rerank" / f"seed{seed}" / "test.reranked",
-                           [config.base_dir / p for p in config.test.ref_paths], config.detokenize_lang)
+    result = evaluate_file(rep_dir / "rerank" / f"seed{seed}" / "test.reranked", sets[1].ref_paths,
+                           config.detokenize_lang)
     weights = json.loads((rep_dir / "rerank" / f"seed{seed}" / "weights.json").read_text())["weights"]
     result.dev_bleu, result.start, result.dev_bleu_curve = float(table.iloc[1].dev_bleu), "rerank", []
     result.new_weights = {name: weights.get(f"{name}_0") for name in config.rerank.new_features}

@@ -91,6 +91,19 @@ def split_line(body, where: str, num_sentences: int, source_name: str) -> list:
     return fields
 
 
+def _checked_lines(src, nbest_path: Path, sources: list, source_path: Path, taken: re.Pattern):
+    """(where, fields, line end) of each n-best line, checked by split_line; a line whose
+    features already hold one to be added (`taken`, the name its group 2) is refused."""
+    for count, line in enumerate(src, start=1):
+        body = line.rstrip(b"\r\n")
+        where = f"{nbest_path}:{count}"
+        fields = split_line(body, where, len(sources), str(source_path))
+        found = taken.search(fields[2])
+        if found:
+            raise NbestFormatError(f"{where}: the features already contain {found.group(2).decode()}=")
+        yield where, fields, line[len(body):]
+
+
 def rescore_nbest(nbest_path: Path, out_path: Path, source_path: Path, scorer: Scorer,
                   feature_name: str = "RNN0", mode: str = "auto", chunk_lines: int = 5000,
                   force: bool = False) -> int:
@@ -109,12 +122,9 @@ def rescore_nbest(nbest_path: Path, out_path: Path, source_path: Path, scorer: S
     out_path.parent.mkdir(parents=True, exist_ok=True)
     with open_binary_read(nbest_path) as src, \
             AtomicOutput(out_path, force=force, input_path=nbest_path) as out:
-        for count, line in enumerate(src, start=1):
-            body = line.rstrip(b"\r\n")
-            where = f"{nbest_path}:{count}"
-            fields = split_line(body, where, len(sources), str(source_path))
-            if re.search(rb"(^|\s)" + re.escape(name) + rb"=", fields[2]):
-                raise NbestFormatError(f"{where}: the features already contain {feature_name}=")
+        taken = re.compile(rb"(^|\s)(" + re.escape(name) + rb")=")
+        for count, (where, fields, ending) in enumerate(_checked_lines(src, nbest_path, sources, source_path,
+                                                                       taken), start=1):
             sentence_id = int(fields[0])
             try:
                 line_per_phrase, group = _pairs_of(fields, sources[sentence_id], mode)
@@ -123,7 +133,7 @@ def rescore_nbest(nbest_path: Path, out_path: Path, source_path: Path, scorer: S
             if chunk and line_per_phrase != per_phrase:
                 _flush(chunk, scorer, name, out, per_phrase)
             per_phrase = line_per_phrase
-            chunk.append(((fields, line[len(body):]), group))
+            chunk.append(((fields, ending), group))
             if len(chunk) >= chunk_lines:
                 _flush(chunk, scorer, name, out, per_phrase)
         _flush(chunk, scorer, name, out, per_phrase)
@@ -167,15 +177,12 @@ def add_sentence_features(nbest_path: Path, out_path: Path, source_path: Path,
     out_path.parent.mkdir(parents=True, exist_ok=True)
     with open_binary_read(nbest_path) as src, \
             AtomicOutput(out_path, force=force, input_path=nbest_path) as out:
-        for count, line in enumerate(src, start=1):
-            body = line.rstrip(b"\r\n")
-            where = f"{nbest_path}:{count}"
-            fields = split_line(body, where, len(sources), str(source_path))
-            sentence_id = int(fields[0])
-            for model in models:
-                if re.search(rb"(^|\s)" + re.escape(model.name.encode()) + rb"(PerWord)?=", fields[2]):
-                    raise NbestFormatError(f"{where}: the features already contain {model.name}=")
-            chunk.append((fields, line[len(body):], sources[sentence_id], fields[1].decode("utf-8").strip()))
+        names = b"|".join(re.escape(model.name.encode()) for model in models)
+        taken = re.compile(rb"(^|\s)(" + names + rb")(PerWord)?=")
+        for count, (_, fields, ending) in enumerate(_checked_lines(src, nbest_path, sources, source_path,
+                                                                   taken), start=1):
+            source = sources[int(fields[0])]
+            chunk.append((fields, ending, source, fields[1].decode("utf-8").strip()))
             if len(chunk) >= chunk_lines:
                 _write_sentence_features(chunk, models, per_word, out)
         _write_sentence_features(chunk, models, per_word, out)

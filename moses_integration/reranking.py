@@ -11,7 +11,7 @@ one (every file is written whole or not at all):
 3. `seed<S>/weights.json`: mert or kbmira, once per seed, started from the tuned system's own
    weights (from its moses.ini) and `initial_weight` for each new feature.
 4. `seed<S>/test.reranked`, `dev.reranked`: each sentence's hypothesis of highest weighted score.
-5. `results.md`, `results.csv`, `results.json`: BLEU and chrF of the decoder's 1-best and of the
+5. `results.md`, `results.csv`: BLEU and chrF of the decoder's 1-best and of the
    reranked outputs (mean ± sd over the seeds) against one or more references, and the paired
    test (approximate randomization by default) of the reranked outputs against the 1-best.
 """
@@ -34,6 +34,7 @@ from .moses_install import MosesInstall
 from .nbest_lists import first_best, read_nbest, rerank
 from .preflight import ParallelSet
 from .rerank_tuning import extract, feature_names, tune_weights
+from .results_table import mean_sd, mean_sd_text, p_text
 from .textio import count_lines, read_lines
 
 __all__ = ["RerankConfig", "run_rerank", "start_weights"]
@@ -76,16 +77,20 @@ def start_weights(ini: MosesIni, names: Sequence[str], initial_weight: float) ->
     return start
 
 
-def _write_json(path: Path, data) -> None:
+def _write_text(path: Path, text: str) -> None:
+    """Written beside the target and renamed: the file is whole or absent, which is what tells a
+    rerun that its step is done."""
     partial = path.with_name(path.name + ".partial")
-    partial.write_text(json.dumps(data, indent=1) + "\n")
+    partial.write_text(text, encoding="utf-8")
     partial.replace(path)
+
+
+def _write_json(path: Path, data) -> None:
+    _write_text(path, json.dumps(data, indent=1) + "\n")
 
 
 def _write_lines(path: Path, lines: Sequence[str]) -> None:
-    partial = path.with_name(path.name + ".partial")
-    partial.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
-    partial.replace(path)
+    _write_text(path, "".join(line + "\n" for line in lines))
 
 
 def decode_nbest(install: MosesInstall, config: RerankConfig, data: ParallelSet, path: Path) -> Path:
@@ -171,10 +176,9 @@ def _tuned(config: RerankConfig, install: MosesInstall, dev_list: Path, report) 
 def run_rerank(config: RerankConfig, install: MosesInstall, add_features: AddFeatures,
                report: Callable[[str], None] = lambda message: None) -> pd.DataFrame:
     """All the steps (see the module's docstring); returns the results table."""
-    check_sets(config)
+    sizes = check_sets(config)
     config.out_dir.mkdir(parents=True, exist_ok=True)
     _check_same_work(config)
-    sizes = {"dev": count_lines(config.dev.src_path), "test": count_lines(config.test.src_path)}
     lists = _scored_lists(config, install, add_features, report)
     tuned = _tuned(config, install, lists["dev"], report)
     sentences = {label: read_nbest(lists[label], sizes[label]) for label in lists}
@@ -204,8 +208,8 @@ def _results(config: RerankConfig, tuned: dict, baseline: dict, outputs: dict, r
              "test_bleu": base_test.bleu, "test_bleu_sd": math.nan, "test_chrf": base_test.chrf,
              "test_chrf_sd": math.nan, "delta_test_bleu": 0.0, "p_bleu": None, "p_chrf": None,
              "p_bleu_per_seed": "", "new_feature_weights": ""}]
-    runs = [(score(outputs[s]["test"], refs["test"], f"seed{s}/test.reranked", lang),
-             score(outputs[s]["dev"], refs["dev"], f"seed{s}/dev.reranked", lang)) for s in seeds]
+    tests = [score(outputs[s]["test"], refs["test"], f"seed{s}/test.reranked", lang) for s in seeds]
+    devs = [score(outputs[s]["dev"], refs["dev"], f"seed{s}/dev.reranked", lang) for s in seeds]
     together = compare([("1-best", baseline["test"] * len(seeds)),
                         ("rerank", [line for s in seeds for line in outputs[s]["test"]])],
                        [stream * len(seeds) for stream in refs["test"]], config.test_type,
@@ -213,14 +217,11 @@ def _results(config: RerankConfig, tuned: dict, baseline: dict, outputs: dict, r
     per_seed = [compare([("1-best", baseline["test"]), ("rerank", outputs[s]["test"])], refs["test"],
                         config.test_type, config.num_samples, detokenize_lang=lang)["rerank"]["bleu"]
                 for s in seeds]
-    test_bleu = pd.Series([t.bleu for t, _ in runs], dtype=float)
+    (dev_bleu, dev_sd), (test_bleu, test_sd), (chrf, chrf_sd) = (
+        mean_sd([r.bleu for r in devs]), mean_sd([r.bleu for r in tests]), mean_sd([r.chrf for r in tests]))
     rows.append({"system": f"+rerank ({config.optimizer})", "seeds": ",".join(map(str, seeds)),
-                 "dev_bleu": pd.Series([d.bleu for _, d in runs]).mean(),
-                 "dev_bleu_sd": pd.Series([d.bleu for _, d in runs]).std(ddof=1),
-                 "test_bleu": test_bleu.mean(), "test_bleu_sd": test_bleu.std(ddof=1),
-                 "test_chrf": pd.Series([t.chrf for t, _ in runs]).mean(),
-                 "test_chrf_sd": pd.Series([t.chrf for t, _ in runs]).std(ddof=1),
-                 "delta_test_bleu": test_bleu.mean() - base_test.bleu,
+                 "dev_bleu": dev_bleu, "dev_bleu_sd": dev_sd, "test_bleu": test_bleu, "test_bleu_sd": test_sd,
+                 "test_chrf": chrf, "test_chrf_sd": chrf_sd, "delta_test_bleu": test_bleu - base_test.bleu,
                  "p_bleu": together["bleu"], "p_chrf": together["chrf"],
                  "p_bleu_per_seed": ", ".join(f"{p:.4f}" for p in per_seed),
                  "new_feature_weights": _weights(tuned, config.new_features)})
@@ -231,18 +232,9 @@ def _weights(tuned: dict, new_features: Sequence[str]) -> str:
     """Each new feature's tuned weight (mert-normalized, sum |w| = 1), mean ± sd over seeds."""
     parts = []
     for name in new_features:
-        values = pd.Series([found["weights"].get(f"{name}_0", math.nan) for found in tuned.values()])
-        sd = values.std(ddof=1)
-        parts.append(f"{name} {values.mean():.4f}" + ("" if math.isnan(sd) else f" ± {sd:.4f}"))
+        mean, sd = mean_sd([found["weights"].get(f"{name}_0") for found in tuned.values()])
+        parts.append(f"{name} {mean:.4f}" + ("" if math.isnan(sd) else f" ± {sd:.4f}"))
     return "; ".join(parts)
-
-
-def _pm(mean: float, sd: float) -> str:
-    return f"{mean:.2f}" if math.isnan(sd) else f"{mean:.2f} ± {sd:.2f}"
-
-
-def _p(value) -> str:
-    return "–" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.4f}"
 
 
 def _write_tables(config: RerankConfig, table: pd.DataFrame, refs: dict) -> None:
@@ -251,9 +243,10 @@ def _write_tables(config: RerankConfig, table: pd.DataFrame, refs: dict) -> None
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for i, row in table.iterrows():
         lines.append("| " + " | ".join([
-            row.system, row.seeds, _pm(row.dev_bleu, row.dev_bleu_sd), _pm(row.test_bleu, row.test_bleu_sd),
-            "–" if i == 0 else f"{row.delta_test_bleu:+.2f}", _p(row.p_bleu),
-            _pm(row.test_chrf, row.test_chrf_sd), _p(row.p_chrf), row.p_bleu_per_seed or "–",
+            row.system, row.seeds, mean_sd_text(row.dev_bleu, row.dev_bleu_sd),
+            mean_sd_text(row.test_bleu, row.test_bleu_sd),
+            "–" if i == 0 else f"{row.delta_test_bleu:+.2f}", p_text(row.p_bleu),
+            mean_sd_text(row.test_chrf, row.test_chrf_sd), p_text(row.p_chrf), row.p_bleu_per_seed or "–",
             row.new_feature_weights or "–"]) + " |")
     lines += ["", f"BLEU and chrF against {len(refs['test'])} reference(s), {len(refs['test'][0])} test "
               f"and {len(refs['dev'][0])} dev sentences. 1-best: the decoder's own first hypothesis. "
@@ -262,17 +255,19 @@ def _write_tables(config: RerankConfig, table: pd.DataFrame, refs: dict) -> None
               f"concatenated test outputs against the 1-best repeated (Clark et al. 2011); p per seed: the "
               f"same test of each seed alone. New-feature weights: normalized as mert-moses.pl does "
               f"(sum |w| = 1)."]
-    (config.out_dir / "results.md.partial").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    (config.out_dir / "results.md.partial").replace(config.out_dir / "results.md")
-    table.to_csv(config.out_dir / "results.csv.partial", index=False, float_format="%.4f")
-    (config.out_dir / "results.csv.partial").replace(config.out_dir / "results.csv")
+    _write_text(config.out_dir / "results.md", "\n".join(lines) + "\n")
+    _write_text(config.out_dir / "results.csv", table.to_csv(index=False, float_format="%.4f"))
 
 
-def check_sets(config: RerankConfig) -> None:
-    """Before any scoring: the n-best lists and sets exist and the references match the sources."""
+def check_sets(config: RerankConfig) -> dict:
+    """Before any scoring: each reference has its source's number of lines. Returns the number
+    of sentences of each set."""
+    sizes = {}
     for label, data in (("dev", config.dev), ("test", config.test)):
-        lines = count_lines(data.src_path)
+        sizes[label] = count_lines(data.src_path)
         for ref in data.ref_paths:
-            if count_lines(ref) != lines:
-                raise MosesConfigError(f"{ref}: {count_lines(ref)} lines, but the {label} source "
-                                       f"{data.src_path} has {lines}")
+            found = count_lines(ref)
+            if found != sizes[label]:
+                raise MosesConfigError(f"{ref}: {found} lines, but the {label} source "
+                                       f"{data.src_path} has {sizes[label]}")
+    return sizes

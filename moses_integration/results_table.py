@@ -14,7 +14,7 @@ import pandas as pd
 
 from .evaluation import EvalResult
 
-__all__ = ["COLUMNS", "summarize", "to_markdown", "write_tables"]
+__all__ = ["COLUMNS", "summarize", "to_markdown", "write_tables", "mean_sd", "mean_sd_text", "p_text"]
 
 COLUMNS = [
     "system", "replicates", "start",
@@ -27,7 +27,7 @@ _STOPPED = {"convergence": "convergence", "max-iterations": "--max-iterations",
 _MARK = {"convergence": "", "max-iterations": " max", "unknown": " ?"}
 
 
-def _mean_sd(values: Sequence[Optional[float]]) -> tuple[float, float]:
+def mean_sd(values: Sequence[Optional[float]]) -> tuple[float, float]:
     """Mean and sample sd (ddof=1; NaN with one replicate) of the known values."""
     known = pd.Series([v for v in values if v is not None], dtype=float)
     return float(known.mean()), float(known.std(ddof=1))
@@ -41,14 +41,14 @@ def summarize(results: Mapping[str, Sequence[EvalResult]],
     rows = []
     baseline_bleu = None
     for name, runs in results.items():
-        dev_mean, dev_sd = _mean_sd([r.dev_bleu for r in runs])
-        test_mean, test_sd = _mean_sd([r.bleu for r in runs])
-        chrf_mean, chrf_sd = _mean_sd([r.chrf for r in runs])
+        dev_mean, dev_sd = mean_sd([r.dev_bleu for r in runs])
+        test_mean, test_sd = mean_sd([r.bleu for r in runs])
+        chrf_mean, chrf_sd = mean_sd([r.chrf for r in runs])
         if baseline_bleu is None:
             baseline_bleu = test_mean
         p = p_values.get(name, {})
         starts = "/".join(dict.fromkeys(r.start or "?" for r in runs))
-        iterations, _ = _mean_sd([r.iterations for r in runs])
+        iterations, _ = mean_sd([r.iterations for r in runs])
         at_max = sum(r.stopped_by == "max-iterations" for r in runs)
         rows.append([name, len(runs), starts, dev_mean, dev_sd, test_mean, test_sd, chrf_mean,
                      chrf_sd, test_mean - baseline_bleu, p.get("bleu"), p.get("chrf"),
@@ -59,7 +59,7 @@ def summarize(results: Mapping[str, Sequence[EvalResult]],
 def _per_replicate(name: str, replicate_p_values) -> str:
     """BLEU p of replicate 1, 2, ... against Baseline's same replicate: `0.0120, 0.2100`."""
     values = [p.get(name, {}).get("bleu") for p in replicate_p_values]
-    return ", ".join(_p(value) for value in values) if any(v is not None for v in values) else ""
+    return ", ".join(p_text(value) for value in values) if any(v is not None for v in values) else ""
 
 
 def _new_weights(runs: Sequence[EvalResult]) -> str:
@@ -68,18 +68,18 @@ def _new_weights(runs: Sequence[EvalResult]) -> str:
     names = list(dict.fromkeys(name for run in runs for name in (run.new_weights or {})))
     parts = []
     for name in names:
-        mean, sd = _mean_sd([(run.new_weights or {}).get(name) for run in runs])
+        mean, sd = mean_sd([(run.new_weights or {}).get(name) for run in runs])
         parts.append(f"{name} {mean:.4f}" + ("" if math.isnan(sd) else f" ± {sd:.4f}"))
     return "; ".join(parts)
 
 
-def _pm(mean: float, sd: float) -> str:
+def mean_sd_text(mean: float, sd: float) -> str:
     if math.isnan(mean):
         return "–"
     return f"{mean:.2f}" if math.isnan(sd) else f"{mean:.2f} ± {sd:.2f}"
 
 
-def _p(value) -> str:
+def p_text(value) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "–"
     return f"{value:.4f}"
@@ -121,9 +121,9 @@ def to_markdown(summary: pd.DataFrame,
         delta = "–" if i == 0 else f"{row.delta_test_bleu:+.2f}"
         runs = (results or {}).get(row.system, [])
         lines.append("| " + " | ".join([
-            row.system, row.start, _pm(row.dev_bleu_mean, row.dev_bleu_sd),
-            _pm(row.test_bleu_mean, row.test_bleu_sd), delta, _p(row.p_bleu),
-            _pm(row.test_chrf_mean, row.test_chrf_sd), _p(row.p_chrf), row.p_bleu_per_replicate or "–",
+            row.system, row.start, mean_sd_text(row.dev_bleu_mean, row.dev_bleu_sd),
+            mean_sd_text(row.test_bleu_mean, row.test_bleu_sd), delta, p_text(row.p_bleu),
+            mean_sd_text(row.test_chrf_mean, row.test_chrf_sd), p_text(row.p_chrf), row.p_bleu_per_replicate or "–",
             row.new_column_weights or "–",
             ", ".join(_iterations(r) for r in runs) or "–"]) + " |")
     replicates = int(summary.replicates.max()) if len(summary) else 0

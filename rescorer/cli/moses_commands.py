@@ -291,23 +291,23 @@ def rerank_command(ini_path: Path, models, dev, dev_refs, test, test_refs, dev_n
 
 def sentence_features(models, device: str, per_word: bool):
     """(add_features, names): the n-best scoring step of `moses rerank` and the feature names
-    it adds; a model is loaded only when a list needs scoring."""
+    it adds. Each model file is read once: its direction names its features."""
     from moses_integration.nbest import SentenceModel, add_sentence_features
-    from rescorer.models.model_files import read_model_file
+    from rescorer.models.model_files import load_model
+    from rescorer.scoring.batch_scoring import score_pairs
 
-    directions = [read_model_file(path).get("direction", "forward") for path in models]
+    bundles = [load_model(path) for path in models]
     names, seen = [], {}
-    for direction in directions:
-        base = "RNNinv" if direction == "inverse" else "RNNfwd"
+    for bundle in bundles:
+        base = "RNNinv" if bundle.direction == "inverse" else "RNNfwd"
         seen[base] = seen.get(base, 0) + 1
         names.append(base + (str(seen[base]) if seen[base] > 1 else ""))
     new = [n for name in names for n in ([name, name + "PerWord"] if per_word else [name])]
+    scorers = [SentenceModel(name, lambda pairs, bundle=bundle: score_pairs(bundle, pairs, device=device),
+                             bundle.direction == "inverse")
+               for name, bundle in zip(names, bundles)]
 
     def add_features(nbest: Path, source: Path, out: Path) -> None:
-        from rescorer.scoring.batch_scoring import model_scorer
-
-        scorers = [SentenceModel(name, model_scorer(path, device), direction == "inverse")
-                   for name, path, direction in zip(names, models, directions)]
         add_sentence_features(nbest, out, source, scorers, per_word=per_word)
 
     return add_features, new

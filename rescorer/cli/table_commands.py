@@ -82,7 +82,9 @@ def run_jobs(reporter: Reporter, ranks, phrase_table: Path, output: Path, model_
 
     check_partial_output(ranks, output, options["resume"], options["force"])
     if training:
-        train_job(reporter, phrase_table, model_paths[0], pick(options, TRAIN_KEYS), explicit,
+        from rescorer.data.pair_sources import PhraseTablePairs
+
+        train_job(reporter, PhraseTablePairs(phrase_table), model_paths[0], pick(options, TRAIN_KEYS), explicit,
                   reject=SKIP_BAD_LINES if options["reject_path"] else None, ranks=ranks)
     try:
         score_job(reporter, phrase_table, output, list(model_paths), ranks=ranks,
@@ -298,10 +300,11 @@ def batching(batch_size: Optional[int], batch_tokens: Optional[int]) -> tuple:
     return batch_size, (None if batch_size is not None else batch_tokens or DEFAULT_BATCH_TOKENS)
 
 
-def train_job(reporter: Reporter, phrase_table: Path, model_path: Path, options: dict,
+def train_job(reporter: Reporter, source, model_path: Path, options: dict,
               explicit: set, reject=None, ranks=None) -> None:
-    """Train; under --resume the options left at their defaults are the checkpoint's, and the
-    settings line shows what is really used."""
+    """Train on `source` (rescorer.data.pair_sources: a table or a parallel corpus); under
+    --resume the options left at their defaults are the checkpoint's, and the settings line
+    shows what is really used."""
     from rescorer.io.file_names import checkpoint_path_for
     from rescorer.models.model_files import read_model_file
     from rescorer.runtime.device import resolve_device, resolve_precision
@@ -351,14 +354,13 @@ def train_job(reporter: Reporter, phrase_table: Path, model_path: Path, options:
               resume="yes" if o["resume"] else "no", device=torch_device.type,
               precision=precision, **({"ranks": ranks.world_size} if ranks.is_distributed else {}))
     started = time.perf_counter()
-    kind = getattr(phrase_table, "kind", "table")
     bars = {}
     probe = [None]  # the SpeedProbe, made at the first update (when the update limit is known)
 
     def on_pass(what: str) -> None:  # each pass over the table counts its own lines
         if "lines" in bars:
             bars["lines"].close()
-        bars["lines"] = reporter.bar(desc=f"reading {kind} ({what})", unit=" lines", unit_scale=True)
+        bars["lines"] = reporter.bar(desc=f"reading {source.kind} ({what})", unit=" lines", unit_scale=True)
 
     def on_update(state, ppl):
         if "updates" not in bars:  # reading is over once updates start
@@ -390,7 +392,7 @@ def train_job(reporter: Reporter, phrase_table: Path, model_path: Path, options:
 
     try:
         report = train_on_table(
-            phrase_table, model_path, model=model_settings, settings=settings,
+            source, model_path, model=model_settings, settings=settings,
             shortlist_size=o["shortlist_size"], src_corpus=o["src_corpus"], tgt_corpus=o["tgt_corpus"],
             device=torch_device, precision=precision, resume=o["resume"], cache_dir=o["cache_dir"],
             progress=lambda lines: bars["lines"].update(lines), on_pass=on_pass, on_update=on_update,
@@ -414,7 +416,7 @@ def train_job(reporter: Reporter, phrase_table: Path, model_path: Path, options:
                  f"valid perplexity {state.best_valid_ppl:.2f} (update {state.best_update}), "
                  f"unigram {report.unigram_ppl:.2f}; {state.train_tokens / max(state.seconds, 1e-9):.0f} "
                  f"target tokens/s; {elapsed:.1f} s; model {model_path}")
-    kept = kept_for_more_training(phrase_table, model_path, o["cache_dir"])
+    kept = kept_for_more_training(source, model_path, o["cache_dir"])
     if kept:
         reporter.say(kept)
 
@@ -428,7 +430,7 @@ def warn_if_emulated(reporter: Reporter, precision: str, device) -> None:
         reporter.say(warning)
 
 
-def kept_for_more_training(phrase_table: Path, model_path: Path, cache_dir: Optional[Path]) -> str:
+def kept_for_more_training(source, model_path: Path, cache_dir: Optional[Path]) -> str:
     """What training leaves beside the model and why, so that a user can reclaim the space."""
     from rescorer.io.file_names import checkpoint_path_for
 
@@ -438,8 +440,7 @@ def kept_for_more_training(phrase_table: Path, model_path: Path, cache_dir: Opti
     if not kept:
         return ""
     sizes = ", ".join(f"{path} ({_megabytes(path)})" for path in kept)
-    shown = phrase_table.command_args() if hasattr(phrase_table, "command_args") else phrase_table
-    return (f"kept for more training (`rescore train {shown} -o {model_path} --resume "
+    return (f"kept for more training (`rescore train {source.command_args()} -o {model_path} --resume "
             f"--max-updates N`): {sizes}; when done, `rm -r {' '.join(map(str, kept))}`")
 
 
