@@ -4,7 +4,8 @@
 the order given, then the word-penalty column. The ablation must know which column is which:
 `--new-columns a,b,wp` names them (`wp` is the word penalty); without it the layout is inferred
 as today's: one new column is the RNN, two are the RNN and the word penalty. With several model
-columns the systems are Baseline, +<model> for each, +RNN (all model columns), +WP and +RNN+WP.
+columns the systems are Baseline, +<model> for each, +RNN (all model columns), +WP and +RNN+WP;
+`+a+b` names any other combination of columns.
 """
 
 from __future__ import annotations
@@ -119,17 +120,47 @@ def _all_systems(layout: ColumnLayout) -> list[SystemSpec]:
     return systems
 
 
+def _combination(name: str, layout: ColumnLayout) -> Optional[SystemSpec]:
+    """`+a+b`: a system with exactly the columns a and b (any case, kept in table order), for the
+    combinations the fixed systems lack, such as two of three models; None if it names no columns."""
+    parts = name.split("+")
+    if len(parts) < 3 or parts[0]:
+        return None
+    by_lower = {n.lower(): n for n in layout.names}
+    columns = {by_lower.get(part.lower()) for part in parts[1:]}
+    if None in columns or len(columns) != len(parts) - 1:
+        return None
+    ordered = tuple(n for n in layout.names if n in columns)
+    return SystemSpec(name, ordered, "-".join(n.lower() for n in ordered))
+
+
 def plan_systems(layout: ColumnLayout, wanted: Optional[Sequence[str]] = None,
                  origin: str = "rescored table") -> list[SystemSpec]:
-    """Systems possible with this table, or the `wanted` ones (Baseline is always built)."""
+    """Systems possible with this table, or the `wanted` ones (Baseline is always built).
+    A wanted `+a+b` that is no fixed system is the combination of those columns."""
     available = _all_systems(layout)
     if not wanted:
         return available
     names = [s.name for s in available]
-    unknown = [n for n in wanted if n not in names]
+    chosen = {"Baseline"} | {n for n in wanted if n in names}  # every system is compared with it
+    by_columns = {s.new_columns: s for s in available}
+    combinations, unknown = [], []
+    for name in (n for n in wanted if n not in names):
+        spec = _combination(name, layout)
+        if spec is None:
+            unknown.append(name)
+        elif spec.new_columns in by_columns:  # the columns of a fixed system: that system
+            chosen.add(by_columns[spec.new_columns].name)
+        elif spec.slug in {s.slug for s in available}:
+            raise MosesConfigError(f"system {name}'s directory name {spec.slug!r} is taken by another "
+                                   "system; rename the columns with --new-columns")
+        elif spec.new_columns not in {c.new_columns for c in combinations}:
+            combinations.append(spec)
     if unknown:
         hint = (f"; {origin} has no word-penalty column (rescore with --unk-penalty)"
                 if any(PENALTY.upper() in n for n in unknown) and not layout.has_penalty else "")
-        raise MosesConfigError(f"unknown system(s) {unknown}; expected some of {names}{hint}")
-    # Baseline is always built: every other system is compared with it.
-    return [s for s in available if s.name in wanted or s.name == "Baseline"]
+        models = layout.model_names
+        combine = (f", or a combination of the columns {list(layout.names)} such as "
+                   f"+{'+'.join(models[:2])}" if len(models) > 1 else "")
+        raise MosesConfigError(f"unknown system(s) {unknown}; expected some of {names}{combine}{hint}")
+    return [s for s in available if s.name in chosen] + combinations

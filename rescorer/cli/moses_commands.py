@@ -348,7 +348,8 @@ def plot_scores(table_path: Path, out_path: Path, rnn_column: int, sample_size: 
 @click.option("--out-dir", type=ANY_PATH, required=True)
 @click.option("--replicates", type=click.IntRange(1), default=3, show_default=True)
 @click.option("--system", "systems", multiple=True, metavar="NAME",
-              help="Only these systems, e.g. +RNN (Baseline is always built). Default: all possible.")
+              help="Only these systems, e.g. +RNN (Baseline is always built), or +a+b: the table's "
+                   "columns a and b together. Default: all the fixed systems.")
 @feature_option()
 @nbest_option
 @seed_option("Replicate r uses seed + r (same seeds in every system).")

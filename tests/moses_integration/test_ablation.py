@@ -252,6 +252,30 @@ def test_several_model_columns(tmp_path):
         run_ablation(config, moses, report=quiet)
 
 
+def test_a_combination_of_columns_is_a_system(tmp_path):
+    """`--system +a+c`: a system with exactly those columns, cut, tuned and reported like the others."""
+    moses = find_moses(install_fake_moses(tmp_path / "moses"))
+    ini, rescored = small_system(tmp_path, 200, (model_score, lambda i: model_score(i + 5),
+                                                 lambda i: model_score(i + 9), penalty))
+    config = AblationConfig(
+        ini_path=ini, rescored_table=rescored, new_columns=("a", "b", "c", "wp"), systems=("+a+c", "+c+WP"),
+        dev=ParallelSet("dev", FIXTURES / "corpus/dev.en.gz", FIXTURES / "corpus/dev.fr.gz"),
+        test=ParallelSet("test", FIXTURES / "corpus/test.en.gz", FIXTURES / "corpus/test.fr.gz"),
+        out_dir=tmp_path / "ablation", base_dir=FIXTURES, replicates=1, threads=2, num_samples=20,
+        plot_curves=False, max_iterations=2)
+    summary = run_ablation(config, moses, report=quiet)
+    assert list(summary.system) == ["Baseline", "+a+c", "+c+WP"]
+    base = [line.split(b" ||| ")[2].split() for line in gzip.open(rescored, "rb").read().splitlines()]
+    for slug, kept in [("a-c", [4, 6]), ("c-wp", [6, 7])]:
+        tuned = MosesIni.read(config.out_dir / slug / "rep1" / "test.moses.ini")
+        assert len(tuned.weights("TranslationModel0")) == 4 + len(kept)
+        table = MosesIni.read(config.out_dir / slug / "moses.ini").phrase_table().args["path"]
+        scores = [line.split(b" ||| ")[2].split() for line in gzip.open(table, "rb").read().splitlines()]
+        assert scores == [s[:4] + [s[k] for k in kept] for s in base]
+    result = json.loads((config.out_dir / "c-wp" / "rep1" / "result.json").read_text())
+    assert sorted(result["new_weights"]) == ["c", "wp"]
+
+
 def test_layout_that_takes_a_model_column_for_the_penalty_is_refused(tmp_path):
     moses = find_moses(install_fake_moses(tmp_path / "moses"))
     ini, rescored = small_system(tmp_path, 50, (model_score, model_score))

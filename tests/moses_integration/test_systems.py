@@ -60,6 +60,12 @@ PLANS = [
      ["Baseline", "+bible.small", "+gru-b", "+RNN", "+WP", "+RNN+WP"],
      ["baseline", "bible.small", "gru-b", "rnn", "wp", "rnn-wp"]),
     ("a,b", ["+b"], ["Baseline", "+b"], ["baseline", "b"]),
+    # combinations: exactly the named columns, in table order, any case
+    ("a,b,c,wp", ["+a+c"], ["Baseline", "+a+c"], ["baseline", "a-c"]),
+    ("a,b,c,wp", ["+C+a+wp", "+a"], ["Baseline", "+a", "+C+a+wp"], ["baseline", "a", "a-c-wp"]),
+    # the columns of a fixed system are that system, under its own name
+    ("a,b,wp", ["+b+a", "+a+b+wp"], ["Baseline", "+RNN", "+RNN+WP"], ["baseline", "rnn", "rnn-wp"]),
+    ("a,b,c", ["+a+b", "+b+a"], ["Baseline", "+a+b"], ["baseline", "a-b"]),
 ]
 
 
@@ -79,11 +85,24 @@ def test_all_model_columns_make_rnn():
     ("rnn", ["+WP"], "unknown system(s) ['+WP']; expected some of ['Baseline', '+RNN']; t.gz has "
                      "no word-penalty column (rescore with --unk-penalty)"),
     ("rnn,wp", ["+XYZ"], "unknown system(s) ['+XYZ']; expected some of ['Baseline', '+RNN', '+WP', '+RNN+WP']"),
+    ("a,b,wp", ["+b+XYZ"], "unknown system(s) ['+b+XYZ']; expected some of ['Baseline', '+a', '+b', '+RNN', '+WP', "
+                           "'+RNN+WP'], or a combination of the columns ['a', 'b', 'wp'] such as +a+b"),
+    ("a,b,c", ["+a+d", "+a+a", "++a"],
+     "unknown system(s) ['+a+d', '+a+a', '++a']; expected some of ['Baseline', '+a', '+b', '+c', '+RNN'], "
+     "or a combination of the columns ['a', 'b', 'c'] such as +a+b"),
+    ("a,b", ["+a+WP"], "unknown system(s) ['+a+WP']; expected some of ['Baseline', '+a', '+b', '+RNN'], or a "
+                       "combination of the columns ['a', 'b'] such as +a+b; t.gz has no word-penalty column "
+                       "(rescore with --unk-penalty)"),
 ])
 def test_plan_systems_errors(names, wanted, message):
     with pytest.raises(MosesConfigError) as info:
         plan_systems(ColumnLayout(parse_column_names(names)), wanted, "t.gz")
     assert str(info.value) == message
+
+
+def test_a_combination_may_not_take_a_fixed_systems_directory():
+    with pytest.raises(MosesConfigError, match=r"system \+a\+b's directory name 'a-b' is taken by another system"):
+        plan_systems(ColumnLayout(("a", "b", "a-b")), ["+a+b"])
 
 
 def test_names_from_model_files():
