@@ -9,40 +9,16 @@ Means over the sentences whose list varies. Used by docs/phrase-feature-study.md
 from __future__ import annotations
 
 import argparse
-import gzip
 from collections import defaultdict
 from pathlib import Path
 
 import pandas as pd
 from sacrebleu.metrics import BLEU
 
+from moses_integration.nbest_lists import read_nbest
+from moses_integration.textio import read_lines
+
 TABLE_COLUMNS = ["p(f|e)", "lex(f|e)", "p(e|f)", "lex(e|f)"]
-
-
-def read_lines(path: Path) -> list[str]:
-    opener = gzip.open if path.read_bytes()[:2] == b"\x1f\x8b" else open
-    with opener(path, "rt", encoding="utf-8") as lines:
-        return [line.rstrip("\n") for line in lines]
-
-
-def dense_features(field: str) -> dict[str, float]:
-    """`LM0= -52.4 TranslationModel0= -3.4 -7.6 ...` -> {"LM0": -52.4, "TM0_0": -3.4, ...}."""
-    features, name, index = {}, None, 0
-    for word in field.split():
-        if word.endswith("="):
-            name, index = word[:-1], 0
-        else:
-            features[f"{name}_{index}"] = float(word)
-            index += 1
-    return features
-
-
-def read_nbest(path: Path) -> dict[int, list[tuple[str, dict[str, float]]]]:
-    hypotheses = defaultdict(list)
-    for line in read_lines(path):
-        sentence, text, features = line.split(" ||| ")[:3]
-        hypotheses[int(sentence)].append((text.strip(), dense_features(features)))
-    return hypotheses
 
 
 def readable(name: str) -> str:
@@ -61,10 +37,12 @@ def main() -> None:
     refs = [read_lines(path) for path in args.refs]
     bleu = BLEU(tokenize="none", effective_order=True)
     with_bleu, with_table = defaultdict(list), defaultdict(list)
-    for sentence, hypotheses in read_nbest(args.nbest).items():
-        frame = pd.DataFrame([features for _, features in hypotheses]).rename(columns=readable)
-        frame["BLEU"] = [bleu.sentence_score(text, [ref[sentence] for ref in refs]).score
-                         for text, _ in hypotheses]
+    for sentence, hypotheses in enumerate(read_nbest(args.nbest, len(refs[0]))):
+        if not hypotheses:
+            continue
+        frame = pd.DataFrame([dict(h.features) for h in hypotheses]).rename(columns=readable)
+        frame["BLEU"] = [bleu.sentence_score(h.words, [ref[sentence] for ref in refs]).score
+                         for h in hypotheses]
         ranks = frame.loc[:, frame.nunique() > 1].rank()  # Spearman = Pearson of the ranks
         if "BLEU" not in ranks or len(ranks) < 5:
             continue
