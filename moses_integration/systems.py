@@ -151,10 +151,12 @@ def plan_systems(layout: ColumnLayout, wanted: Optional[Sequence[str]] = None,
             unknown.append(name)
         elif spec.new_columns in by_columns:  # the columns of a fixed system: that system
             chosen.add(by_columns[spec.new_columns].name)
-        elif spec.slug in {s.slug for s in available}:
+        elif spec.new_columns in {c.new_columns for c in combinations}:
+            continue  # another spelling of a combination already wanted
+        elif spec.slug in {s.slug for s in available + combinations}:
             raise MosesConfigError(f"system {name}'s directory name {spec.slug!r} is taken by another "
                                    "system; rename the columns with --new-columns")
-        elif spec.new_columns not in {c.new_columns for c in combinations}:
+        else:
             combinations.append(spec)
     if unknown:
         hint = (f"; {origin} has no word-penalty column (rescore with --unk-penalty)"

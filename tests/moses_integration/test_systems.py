@@ -103,6 +103,8 @@ def test_plan_systems_errors(names, wanted, message):
 def test_a_combination_may_not_take_a_fixed_systems_directory():
     with pytest.raises(MosesConfigError, match=r"system \+a\+b's directory name 'a-b' is taken by another system"):
         plan_systems(ColumnLayout(("a", "b", "a-b")), ["+a+b"])
+    with pytest.raises(MosesConfigError, match=r"system \+a\+b-c's directory name 'a-b-c' is taken"):
+        plan_systems(ColumnLayout(("a-b", "c", "a", "b-c")), ["+a-b+c", "+a+b-c"])
 
 
 def test_names_from_model_files():
