@@ -156,6 +156,11 @@ def build_mert_argv(moses: MosesInstall, config: TuningConfig, ini_for_run: Path
         f"--mertdir={moses.bin_dir}",
         f"--rootdir={moses.scripts_dir}",
         "--decoder-flags=" + " ".join(["-threads", str(config.threads), *config.decoder_flags]),
+        # mert's random restarts in a pool of as many threads as the decoder has: half of an
+        # iteration is mert on one core otherwise. The weights are the same (the restarts are
+        # drawn before the pool starts and their results read in order, mert.cpp); batch MIRA
+        # ignores it.
+        f"--threads={config.threads}",
         f"--nbest={config.nbest}",
     ]
     # --predictable-seeds would seed every replicate alike (seed = 1000 * iteration), so a

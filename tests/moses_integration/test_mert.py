@@ -66,7 +66,7 @@ def test_argv_is_a_list_with_absolute_paths(kwargs, resume, tail, moses, tmp_pat
     assert argv == [
         f"{root}/scripts/training/mert-moses.pl", "/abs/dev.src", "/abs/dev.ref",
         f"{root}/bin/moses", "/abs/in.ini", f"--working-dir={tmp_path}/work",
-        f"--mertdir={root}/bin", f"--rootdir={root}/scripts", FLAGS, "--nbest=100"] + tail
+        f"--mertdir={root}/bin", f"--rootdir={root}/scripts", FLAGS, "--threads=2", "--nbest=100"] + tail
 
 
 def test_decoder_flags_follow_the_threads(moses, tmp_path):
