@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# The phrase-feature study of docs/phrase-feature-study.md, second ablation: the options the
+# literature tried (word penalty, per-word column, pair weights by count, a two-model ensemble)
+# on the real bible-en-fr system, as one resumable run. Every step whose output exists is
+# skipped, and the ablation itself skips finished replicates and continues a half-done MERT
+# run, so after an interruption the same command goes on. Each step's wall time is appended
+# to WORK/times.tsv. Needs a built Moses (MOSES_HOME) and about 4 hours of a 2-core machine:
+# the two trainings about 50 min side by side, scoring 8 min, each replicate about 50 min.
+#
+#     MOSES_HOME=/path/to/mosesdecoder benchmarks/phrase_feature_study.sh ../shared/data/bible-en-fr WORK
+set -euo pipefail
+data="$(realpath "${1:?usage: $0 BIBLE_EN_FR_DIR WORK_DIR}")"
+mkdir -p "${2:?usage: $0 BIBLE_EN_FR_DIR WORK_DIR}"
+work="$(realpath "$2")"
+: "${MOSES_HOME:?set MOSES_HOME to the mosesdecoder directory holding bin/moses and scripts/}"
+threads="${THREADS:-2}"
+
+# step NAME OUTPUT COMMAND...: run COMMAND unless OUTPUT exists, and record how long it took.
+step() {
+    local name="$1" output="$2"; shift 2
+    if [[ -e "$output" ]]; then echo "== $name: done earlier ($output)" >&2; return; fi
+    echo "== $name" >&2
+    local start=$SECONDS
+    "$@"
+    printf '%s\t%d\n' "$name" $((SECONDS - start)) >> "$work/times.tsv"
+}
+
+# The models, on the whole 2.2M-pair table: one thread each, early stopping decides.
+train() { OMP_NUM_THREADS=1 rescore train "$data/model/phrase-table.gz" --max-time 3600 "$@"; }
+step "train fwd" "$work/fwd.pt" train -o "$work/fwd.pt" & forward=$!
+step "train fwdcount" "$work/fwdcount.pt" train -o "$work/fwdcount.pt" --pair-weights log-count & counted=$!
+wait $forward && wait $counted
+
+# Dev: every other verse of the 842 (the issue asks for at least 400); test: all 802.
+sys="$work/sys"
+mkdir -p "$sys/corpus" "$sys/model"
+for name in dev.en dev.fr dev.ref-darby.fr; do
+    step "dev $name" "$sys/corpus/$name.gz" \
+        sh -c "zcat '$data/corpus/$name.gz' | awk 'NR%2==1' | gzip > '$sys/corpus/$name.gz.tmp' && mv '$sys/corpus/$name.gz.tmp' '$sys/corpus/$name.gz'"
+done
+
+# The tables filtered once to the dev and test sources, by Moses' own script.
+filter() {
+    zcat "$sys/corpus/dev.en.gz" "$data/corpus/test.en.gz" > "$work/devtest.en"
+    rm -rf "$work/filtered.tmp"
+    (cd "$data" && "$MOSES_HOME/scripts/training/filter-model-given-input.pl" \
+        "$work/filtered.tmp" model/moses.ini "$work/devtest.en")
+    mv "$work/filtered.tmp" "$work/filtered"
+}
+step "filter" "$work/filtered" filter
+install_system() {
+    gzip -c "$work"/filtered/reordering-table.* > "$sys/model/reordering-table.wbe-msd-bidirectional-fe.gz"
+    cp "$data/tuning/moses.ini" "$sys/model/moses.ini"  # the tuned weights; paths model/..., lm/...
+    ln -sfn "$data/lm" "$sys/lm"
+    cp "$work"/filtered/phrase-table.*.gz "$sys/model/phrase-table.gz"
+}
+step "system" "$sys/model/phrase-table.gz" install_system
+
+# The new columns: the two models' mixture, then each model, each per target word, the penalty.
+score() { OMP_NUM_THREADS="$threads" rescore score "$@"; }
+step "score ensemble" "$work/ensemble.phrase-table.gz" \
+    score "$sys/model/phrase-table.gz" --model "$work/fwd.pt" --model "$work/fwdcount.pt" \
+        --ensemble -o "$work/ensemble.phrase-table.gz"
+step "score models" "$sys/model/phrase-table.rnn.gz" \
+    score "$work/ensemble.phrase-table.gz" --model "$work/fwd.pt" --model "$work/fwdcount.pt" \
+        --per-word --unk-penalty -o "$sys/model/phrase-table.rnn.gz"
+
+# Baseline, the paper's +RNN+WP, each option alone, and their combination; 3 MERT replicates.
+cd "$sys"
+SECONDS=0
+rescore moses ablation model/moses.ini --rescored-table model/phrase-table.rnn.gz \
+    --new-columns ens,fwd,fwdcount,fwdpw,fwdcountpw,wp \
+    --dev corpus/dev.en.gz corpus/dev.fr.gz --dev-ref corpus/dev.ref-darby.fr.gz \
+    --test "$data/corpus/test.en.gz" "$data/corpus/test.fr.gz" --test-ref "$data/corpus/test.ref-darby.fr.gz" \
+    --out-dir "$work/ablation" --replicates 3 --max-iterations 10 \
+    --system +fwd+WP --system +fwdpw --system +fwdcount --system +ens ${STUDY_SYSTEMS:-} \
+    --decoder-flags "-search-algorithm 1 -cube-pruning-pop-limit 400 -s 400" \
+    --threads "$threads" --moses-dir "$MOSES_HOME"
+printf 'ablation (this call)\t%d\n' "$SECONDS" >> "$work/times.tsv"
