@@ -65,7 +65,8 @@ step "score models" "$sys/model/phrase-table.rnn.gz" \
     score "$work/ensemble.phrase-table.gz" --model "$work/fwd.pt" --model "$work/fwdcount.pt" \
         --per-word --unk-penalty -o "$sys/model/phrase-table.rnn.gz"
 
-# Baseline, the paper's +RNN+WP, each option alone, and their combination; 3 MERT replicates.
+# Baseline, the paper's +RNN+WP and each option alone, 3 MERT replicates; STUDY_SYSTEMS adds
+# more (e.g. STUDY_SYSTEMS="--system +fwdpw+WP" for a combination).
 cd "$sys"
 SECONDS=0
 rescore moses ablation model/moses.ini --rescored-table model/phrase-table.rnn.gz \
