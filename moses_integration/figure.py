@@ -100,6 +100,7 @@ def mert_curves_figure(results: Mapping[str, Sequence[EvalResult]]):
     system, the last point marking why MERT stopped; the legend hangs below the panels, in as
     many columns as their width holds (6 systems on one panel overflowed a 4-column legend)."""
     plt = _pyplot()
+    from matplotlib.ticker import MaxNLocator
     replicates = max((len(runs) for runs in results.values()), default=0)
     columns = min(replicates, 3) or 1
     rows = math.ceil(replicates / columns) or 1
@@ -121,6 +122,7 @@ def mert_curves_figure(results: Mapping[str, Sequence[EvalResult]]):
             ax.plot(*points[-1], marker=marker, color=color, markersize=7, linestyle="none")
         ax.set_title(f"replicate {index + 1}")
         ax.set_xlabel("MERT iteration")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # no "2.5" on a 5-iteration run
         ax.grid(alpha=0.3)
     for ax in axes[:, 0]:
         ax.set_ylabel("dev BLEU (1-best)")

@@ -364,6 +364,17 @@ def test_mert_curves_png_holds_its_whole_legend(replicates, tmp_path):
     assert width >= box.width and height >= panels  # nothing of it cut off
 
 
+def test_mert_curves_tick_whole_iterations():
+    """Three panels of 5-iteration runs (the real combination's replicate 2) were ticked 1.0,
+    1.5, ... 5.0."""
+    curve = [47.96, 48.21, 48.45, 48.83, 48.81]
+    run = EvalResult(46.9, 61.1, "", "", 802, "", start="warm", stopped_by="convergence",
+                     iterations=5, dev_bleu_curve=curve)
+    fig = mert_curves_figure({"Baseline": [run] * 3, "+fwdpw+inv": [run] * 3})
+    for ax in fig.axes:
+        assert [t for t in ax.get_xticks() if 1 <= t <= 5] == [1, 2, 3, 4, 5]
+
+
 def test_reranked_rows_join_the_table(setup):
     """--rerank-model: Baseline's replicates get a +rerank row each: its tuned system's n-best
     lists decoded (tables filtered per set), scored, tuned with seed + r, reranked and tested."""
