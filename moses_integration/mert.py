@@ -173,7 +173,9 @@ def build_mert_argv(moses: MosesInstall, config: TuningConfig, ini_for_run: Path
         else:
             argv.append(f"--mertmertargs=-r {config.seed} ")
     if config.batch_mira:
-        argv.append("--batch-mira")
+        # MIRA's dev BLEU does not climb steadily, so its last iteration is not its best:
+        # mert-moses.pl then keeps the iteration whose 1-best scored highest on dev.
+        argv += ["--batch-mira", "--return-best-dev"]
     if config.max_iterations is not None:
         argv.append(f"--maximum-iterations={config.max_iterations}")
     if resume:
