@@ -2,9 +2,9 @@
 # The phrase-feature study of docs/phrase-feature-study.md, second ablation and combination:
 # the options the literature tried (word penalty, per-word column, pair weights by count, a
 # two-model ensemble), then the best combination chosen on dev, on the real bible-en-fr system,
-# as one resumable run. Every step whose output exists is
-# skipped, and the ablation itself skips finished replicates and continues a half-done MERT
-# run, so after an interruption the same command goes on. Each step's wall time is appended
+# as one resumable run. Every step whose output exists is skipped, and the ablation itself
+# skips finished replicates and continues a half-done MERT run, so after an interruption the
+# same command goes on. Each step's wall time is appended
 # to WORK/times.tsv. Needs a built Moses (MOSES_HOME) and about 6 hours of a 2-core machine:
 # the two trainings about 50 min side by side, scoring 8 min, each replicate about 50 min, then
 # the combination: the inverse model's training about 45 min and its ablation about 50 min.
@@ -67,18 +67,24 @@ step "score models" "$sys/model/phrase-table.rnn.gz" \
     score "$work/ensemble.phrase-table.gz" --model "$work/fwd.pt" --model "$work/fwdcount.pt" \
         --per-word --unk-penalty -o "$sys/model/phrase-table.rnn.gz"
 
+# ablation TABLE COLUMNS OUT_DIR ARGS...: the bench every ablation here shares (the dev and
+# test sets with both references, at most 10 MERT iterations, cube pruning).
+ablation() {
+    local table="$1" columns="$2" out_dir="$3"; shift 3
+    rescore moses ablation model/moses.ini --rescored-table "$table" --new-columns "$columns" \
+        --dev corpus/dev.en.gz corpus/dev.fr.gz --dev-ref corpus/dev.ref-darby.fr.gz \
+        --test "$data/corpus/test.en.gz" "$data/corpus/test.fr.gz" --test-ref "$data/corpus/test.ref-darby.fr.gz" \
+        --out-dir "$out_dir" --max-iterations 10 \
+        --decoder-flags "-search-algorithm 1 -cube-pruning-pop-limit 400 -s 400" \
+        --threads "$threads" --moses-dir "$MOSES_HOME" "$@"
+}
+
 # Baseline, the paper's +RNN+WP and each option alone, 3 MERT replicates; STUDY_SYSTEMS adds
 # more (e.g. STUDY_SYSTEMS="--system +fwdcount+fwdpw").
 cd "$sys"
 SECONDS=0
-rescore moses ablation model/moses.ini --rescored-table model/phrase-table.rnn.gz \
-    --new-columns ens,fwd,fwdcount,fwdpw,fwdcountpw,wp \
-    --dev corpus/dev.en.gz corpus/dev.fr.gz --dev-ref corpus/dev.ref-darby.fr.gz \
-    --test "$data/corpus/test.en.gz" "$data/corpus/test.fr.gz" --test-ref "$data/corpus/test.ref-darby.fr.gz" \
-    --out-dir "$work/ablation" --replicates 3 --max-iterations 10 \
-    --system +fwd+WP --system +fwdpw --system +fwdcount --system +ens ${STUDY_SYSTEMS:-} \
-    --decoder-flags "-search-algorithm 1 -cube-pruning-pop-limit 400 -s 400" \
-    --threads "$threads" --moses-dir "$MOSES_HOME"
+ablation model/phrase-table.rnn.gz ens,fwd,fwdcount,fwdpw,fwdcountpw,wp "$work/ablation" --replicates 3 \
+    --system +fwd+WP --system +fwdpw --system +fwdcount --system +ens ${STUDY_SYSTEMS:-}
 printf 'ablation (this call)\t%d\n' "$SECONDS" >> "$work/times.tsv"
 
 # The combination: the per-word forward column beside the inverse model's column, raw or per
@@ -92,18 +98,11 @@ step "score both directions" "$sys/model/phrase-table.both.gz" \
 combo="$work/ablation-combo"
 mkdir -p "$combo"
 [[ -e "$combo/baseline" ]] || cp -r "$work/ablation/baseline" "$combo/baseline"
-combination() {
-    rescore moses ablation model/moses.ini --rescored-table model/phrase-table.both.gz \
-        --new-columns fwd,inv,fwdpw,invpw \
-        --dev corpus/dev.en.gz corpus/dev.fr.gz --dev-ref corpus/dev.ref-darby.fr.gz \
-        --test "$data/corpus/test.en.gz" "$data/corpus/test.fr.gz" --test-ref "$data/corpus/test.ref-darby.fr.gz" \
-        --out-dir "$combo" --max-iterations 10 \
-        --decoder-flags "-search-algorithm 1 -cube-pruning-pop-limit 400 -s 400" \
-        --threads "$threads" --moses-dir "$MOSES_HOME" "$@"
-}
+combination() { ablation model/phrase-table.both.gz fwd,inv,fwdpw,invpw "$combo" "$@"; }
 SECONDS=0
 combination --replicates 1 --system +fwdpw+inv --system +fwdpw+invpw
-best=$(awk -F, 'NR > 1 && $1 != "Baseline" && $9 > top { top = $9; name = $1 } END { print name }' \
+best=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "dev_bleu") dev = i; next }
+                $1 != "Baseline" && $dev > top { top = $dev; name = $1 } END { print name }' \
     "$combo/replicates.csv")
 echo "== the combination chosen on dev (replicate 1): $best" >&2
 combination --replicates 3 --system "$best"
