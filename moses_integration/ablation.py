@@ -12,8 +12,9 @@ why MERT stopped and the dev BLEU of every iteration (mert_history.py).
 Speed. System tables are cut in one pass (system_files.py); the test set's tables are filtered
 once for all systems (filtering.py); decoder flags reach tuning and test decoding alike.
 
-Reranking. With sentence models (`rerank`), Baseline and +RNN also get a reranked row each,
-`+rerank` and `+RNN+rerank`: replicate r's tuned system decodes dev and test n-best lists, the
+Reranking. With sentence models (`rerank`), Baseline and +RNN (or the systems `rerank.systems`
+names, e.g. a combination +fwdpw+inv) also get a reranked row each, `+rerank` and
+`+RNN+rerank`: replicate r's tuned system decodes dev and test n-best lists, the
 models' scores are added, the reranking weights are tuned on dev with seed + r (reranking.py)
 and its reranked test output is scored and tested against Baseline like every other row.
 
@@ -312,10 +313,21 @@ def _rerank_replicate(spec: SystemSpec, replicate: int, config: AblationConfig, 
     return result
 
 
+def _check_rerank_systems(names: Sequence[str], specs: Sequence[SystemSpec]) -> None:
+    """A system to rerank that the ablation does not build would silently give no row."""
+    built = [spec.name for spec in specs]
+    unknown = [name for name in names if name not in built]
+    if unknown:
+        raise MosesConfigError(f"cannot rerank {', '.join(unknown)}: not a system of this ablation "
+                               f"(its systems: {', '.join(built)})")
+
+
 def run_ablation(config: AblationConfig, moses: MosesInstall,
                  report: Callable[[str], None] = logger.info):
     """Build, tune and evaluate every system; write results.{csv,md}; return the summary."""
     plan = _prepare(config, moses, report)
+    if config.rerank is not None:  # before any tuning: a typo should not cost hours
+        _check_rerank_systems(config.rerank.systems, plan.specs)
     results: dict[str, list[EvalResult]] = {spec.name: [] for spec in plan.specs}
     for replicate in range(1, config.replicates + 1):
         for spec in plan.specs:  # Baseline first: the warm starts need its tuned weights

@@ -368,6 +368,9 @@ def plot_scores(table_path: Path, out_path: Path, rnn_column: int, sample_size: 
 @click.option("--rerank-model", "rerank_models", type=EXISTING_FILE, multiple=True,
               help="A sentence model (rescore train --parallel); repeat. Adds the rows +rerank and "
                    "+RNN+rerank: those systems' n-best lists reranked with the models (see moses rerank).")
+@click.option("--rerank-system", "rerank_systems", multiple=True, metavar="NAME",
+              help="A system whose n-best lists --rerank-model reranks; repeat. Default: Baseline and "
+                   "+RNN, or Baseline and the --system ones.")
 @click.option("--rerank-optimizer", type=click.Choice(["mert", "kbmira"]), default="mert", show_default=True)
 @moses_install_options
 @reports_errors
@@ -376,10 +379,10 @@ def ablation_command(ini_path: Path, rescored_table: Optional[Path], models, new
                      nbest: int, seed: int, batch_mira: bool, max_iterations: Optional[int],
                      initial_weight: Optional[float], warm_start: bool, decoder_flags,
                      filter_test: bool, detokenize_lang: Optional[str], test_type: str,
-                     plot: bool, rerank_models, rerank_optimizer: str, base_dir: Path,
+                     plot: bool, rerank_models, rerank_systems, rerank_optimizer: str, base_dir: Path,
                      moses_dir: Optional[Path], threads: int) -> None:
     """Baseline, +RNN, +WP, +RNN+WP: R tuning replicates each, test scores, results table; with
-    --rerank-model also +rerank and +RNN+rerank."""
+    --rerank-model also +rerank and +RNN+rerank (or +<system>+rerank for --system's)."""
     from moses_integration.ablation import AblationConfig, RerankRows, run_ablation
     from moses_integration.figure import plot_rnn_vs_table
     from moses_integration.model_scoring import score_table
@@ -410,7 +413,10 @@ def ablation_command(ini_path: Path, rescored_table: Optional[Path], models, new
     if rerank_models:
         add_features, names = sentence_features(rerank_models, "auto", per_word=True)
         config.rerank = RerankRows(add_features, names, rerank_optimizer,
+                                   systems=rerank_systems or ("Baseline", *(systems or ["+RNN"])),
                                    scored_with=[str(Path(m).resolve()) for m in rerank_models])
+    elif rerank_systems:
+        raise click.UsageError("--rerank-system needs --rerank-model")
     with working_in(out_dir, "ablation directory"):
         run_ablation(config, install, report=say)
     if plot:

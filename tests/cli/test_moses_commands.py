@@ -247,6 +247,50 @@ def test_ablation_usage_errors(tmp_path, extra, status, message):
     assert calls(root, "mert-moses.pl") == []
 
 
+def fake_sentence_features(monkeypatch, tmp_path):
+    """--rerank-model's scorer faked by its contract (add_features, names): minus the length."""
+    from moses_integration.nbest import SentenceModel, add_sentence_features
+    from rescorer.cli import moses_commands
+
+    def sentence_features(models, device, per_word):
+        fake = SentenceModel("RNNfwd", lambda pairs: [-float(len(t.split())) for _, t in pairs])
+        return (lambda nbest, source, out: add_sentence_features(nbest, out, source, [fake], per_word=False),
+                ["RNNfwd"])
+
+    monkeypatch.setattr(moses_commands, "sentence_features", sentence_features)
+    model = tmp_path / "fwd.pt"
+    model.write_bytes(b"")
+    return model
+
+
+def test_ablation_reranks_baseline_and_the_chosen_system(tmp_path, monkeypatch):
+    """With --system, the reranked rows are Baseline's and that system's (a combination such as
+    +fwdpw+inv is what a user reranks), not a fixed +RNN the ablation may not build."""
+    root = install_fake_moses(tmp_path / "moses")
+    model = fake_sentence_features(monkeypatch, tmp_path)
+    result = invoke(*ablation_args(tmp_path, root, "--system", "+WP", "--rerank-model", model))
+    assert result.exit_code == 0, result.output
+    rows = [line.split(" | ")[0] for line in result.output.splitlines() if line.startswith("| +")]
+    assert rows[:3] == ["| +WP", "| +rerank", "| +WP+rerank"] and "| +RNN+rerank" not in rows
+    assert (tmp_path / "out/wp/rep1/rerank/rerank.json").is_file()
+
+
+def test_ablation_refuses_to_rerank_a_system_it_does_not_build(tmp_path, monkeypatch):
+    root = install_fake_moses(tmp_path / "moses")
+    model = fake_sentence_features(monkeypatch, tmp_path)
+    result = invoke(*ablation_args(tmp_path, root, "--system", "+WP", "--rerank-model", model,
+                                   "--rerank-system", "+RNN"), catch_exceptions=True)
+    assert result.exit_code == 1, result.output
+    assert "cannot rerank +RNN: not a system of this ablation (its systems: Baseline, +WP)" in result.output
+    assert calls(root, "mert-moses.pl") == [] and "Traceback" not in result.output
+
+
+def test_rerank_system_needs_a_rerank_model(tmp_path):
+    root = install_fake_moses(tmp_path / "moses")
+    result = invoke(*ablation_args(tmp_path, root, "--rerank-system", "+RNN"), catch_exceptions=True)
+    assert result.exit_code == 2 and "--rerank-system needs --rerank-model" in result.output
+
+
 def test_ablation_scores_with_several_models_through_rescore(tmp_path, monkeypatch):
     """`--model a.pt --model b.pt`: one `rescore score` with both, columns named after the files."""
     from moses_integration.model_scoring import score_table
