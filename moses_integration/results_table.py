@@ -144,8 +144,8 @@ def to_markdown(summary: pd.DataFrame,
               "of each column the system adds, mean ± sd over the replicates."]
     at_max = int(summary.runs_stopped_at_max_iterations.sum()) if len(summary) else 0
     if at_max:
-        total = int(summary.replicates.sum())
-        lines += ["", f"**{at_max} of {total} runs stopped at --max-iterations before MERT "
+        total = int(summary.replicates[summary.start != "rerank"].sum())  # reranked rows run no MERT
+        lines += ["", f"**{at_max} of {total} MERT runs stopped at --max-iterations before MERT "
                   "converged**: their systems may be under-tuned (see mert-curves.png)."]
     if results:
         lines += ["", "MERT runs:", ""] + _runs_table(results)

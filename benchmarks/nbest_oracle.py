@@ -1,0 +1,37 @@
+"""The headroom of a reranker: the corpus BLEU of an n-best list's oracle (each sentence's
+hypothesis of best sentence BLEU against the references) beside its 1-best. If the oracle is far
+above the 1-best, the lists hold better translations and a reranker's features are what limit
+it. Used by docs/moses.md.
+
+    python3 benchmarks/nbest_oracle.py rerank/test.decoder.nbest test.fr.gz test.ref-darby.fr.gz
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from sacrebleu.metrics import BLEU
+
+from moses_integration.evaluation import score
+from moses_integration.nbest_lists import first_best, read_nbest
+from moses_integration.textio import read_lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("nbest", type=Path, help="a Moses n-best list")
+    parser.add_argument("refs", type=Path, nargs="+", help="its references, line-aligned (gzip allowed)")
+    args = parser.parse_args()
+    refs = [read_lines(path) for path in args.refs]
+    sentences = read_nbest(args.nbest, len(refs[0]))
+    bleu = BLEU(tokenize="none", effective_order=True)
+    oracle = [max(hypotheses, key=lambda h: bleu.sentence_score(h.words, [r[i] for r in refs]).score).words
+              if hypotheses else "" for i, hypotheses in enumerate(sentences)]
+    sizes = [len(hypotheses) for hypotheses in sentences]
+    print(f"{args.nbest}: {len(sentences)} sentences, {sum(sizes) / len(sizes):.1f} hypotheses each on average")
+    print(f"1-best BLEU {score(first_best(sentences), refs).bleu:.2f}, oracle BLEU {score(oracle, refs).bleu:.2f}")
+
+
+if __name__ == "__main__":
+    main()
