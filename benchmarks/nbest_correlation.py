@@ -13,8 +13,8 @@ from collections import defaultdict
 from pathlib import Path
 
 import pandas as pd
-from sacrebleu.metrics import BLEU
 
+from moses_integration.evaluation import sentence_bleu
 from moses_integration.nbest_lists import read_nbest
 from moses_integration.textio import read_lines
 
@@ -35,14 +35,12 @@ def main() -> None:
     parser.add_argument("refs", type=Path, nargs="+", help="the dev references, line-aligned")
     args = parser.parse_args()
     refs = [read_lines(path) for path in args.refs]
-    bleu = BLEU(tokenize="none", effective_order=True)
     with_bleu, with_table = defaultdict(list), defaultdict(list)
     for sentence, hypotheses in enumerate(read_nbest(args.nbest, len(refs[0]))):
         if not hypotheses:
             continue
         frame = pd.DataFrame([dict(h.features) for h in hypotheses]).rename(columns=readable)
-        frame["BLEU"] = [bleu.sentence_score(h.words, [ref[sentence] for ref in refs]).score
-                         for h in hypotheses]
+        frame["BLEU"] = [sentence_bleu(h.words, [ref[sentence] for ref in refs]) for h in hypotheses]
         ranks = frame.loc[:, frame.nunique() > 1].rank()  # Spearman = Pearson of the ranks
         if "BLEU" not in ranks or len(ranks) < 5:
             continue

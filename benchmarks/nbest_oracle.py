@@ -11,9 +11,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from sacrebleu.metrics import BLEU
-
-from moses_integration.evaluation import score
+from moses_integration.evaluation import score, sentence_bleu
 from moses_integration.nbest_lists import first_best, read_nbest
 from moses_integration.textio import read_lines
 
@@ -25,8 +23,7 @@ def main() -> None:
     args = parser.parse_args()
     refs = [read_lines(path) for path in args.refs]
     sentences = read_nbest(args.nbest, len(refs[0]))
-    bleu = BLEU(tokenize="none", effective_order=True)
-    oracle = [max(hypotheses, key=lambda h: bleu.sentence_score(h.words, [r[i] for r in refs]).score).words
+    oracle = [max(hypotheses, key=lambda h: sentence_bleu(h.words, [r[i] for r in refs])).words
               if hypotheses else "" for i, hypotheses in enumerate(sentences)]
     sizes = [len(hypotheses) for hypotheses in sentences]
     print(f"{args.nbest}: {len(sentences)} sentences, {sum(sizes) / len(sizes):.1f} hypotheses each on average")

@@ -8,6 +8,7 @@ references are detokenized with sacremoses first and scored with the standard 13
 
 from __future__ import annotations
 
+import functools
 import json
 import subprocess
 from dataclasses import asdict, dataclass
@@ -19,8 +20,8 @@ from .errors import MosesRunError, PreflightError
 from .moses_install import MosesInstall
 from .textio import open_binary_read, read_lines
 
-__all__ = ["EvalResult", "decode", "score", "bleu_of_files", "compare", "detokenize", "write_result",
-           "read_result", "read_references"]
+__all__ = ["EvalResult", "decode", "score", "sentence_bleu", "bleu_of_files", "compare", "detokenize",
+           "write_result", "read_result", "read_references"]
 
 
 @dataclass
@@ -87,6 +88,20 @@ def _bleu(detokenize_lang: Optional[str], references: Optional[Sequence[Sequence
     if detokenize_lang:
         return BLEU(tokenize="13a", force=False, references=refs)
     return BLEU(tokenize="none", force=True, references=refs)
+
+
+@functools.lru_cache(maxsize=1)
+def _sentence_bleu_metric():
+    from sacrebleu.metrics import BLEU
+
+    return BLEU(tokenize="none", effective_order=True)
+
+
+def sentence_bleu(hypothesis: str, references: Sequence[str]) -> float:
+    """BLEU of one tokenized hypothesis against its references, as the n-best diagnostics rank
+    hypotheses: no retokenizing, and effective order, so a short sentence without a 4-gram
+    match still scores above 0."""
+    return _sentence_bleu_metric().sentence_score(hypothesis, list(references)).score
 
 
 def _check_lengths(hyps: Sequence[str], refs: Sequence[Sequence[str]], what: str) -> None:

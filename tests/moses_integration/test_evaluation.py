@@ -4,7 +4,7 @@ with one reference or with the second (Darby) as well."""
 import pytest
 
 from moses_integration.errors import PreflightError
-from moses_integration.evaluation import bleu_of_files, compare, decode, evaluate_file, score
+from moses_integration.evaluation import bleu_of_files, compare, decode, evaluate_file, score, sentence_bleu
 from moses_integration.moses_install import find_moses
 from moses_integration.textio import read_lines
 from tests.fake_moses import FIXTURES, calls, install_fake_moses, needs_fixtures
@@ -68,3 +68,12 @@ def test_bleu_of_several_files_equals_one_by_one():
     assert bleu_of_files(files, dev[:1]) < bleu_of_files(files, dev)  # a second reference matches more
     with pytest.raises(PreflightError, match="test.hyp.fr.gz: 802 hypotheses but 842 references"):
         bleu_of_files([HYP], dev)
+
+
+def test_sentence_bleu_keeps_tokens_and_scores_short_sentences():
+    """Tokenized text is not split again (13a would split "roi." and score 100), a 3-word
+    sentence without 4-grams scores by its lower orders (without effective order: 0), and the
+    best reference counts."""
+    assert sentence_bleu("le grand roi.", ["le grand roi ."]) < 50
+    assert sentence_bleu("le grand roi", ["un petit roi", "le grand roi"]) == pytest.approx(100)
+    assert 0 < sentence_bleu("le grand homme", ["le grand roi"]) < 100
