@@ -12,9 +12,9 @@ why MERT stopped and the dev BLEU of every iteration (mert_history.py).
 Speed. System tables are cut in one pass (system_files.py); the test set's tables are filtered
 once for all systems (filtering.py); decoder flags reach tuning and test decoding alike.
 
-Reranking. With sentence models (`rerank`), Baseline and +RNN (or the systems `rerank.systems`
-names, e.g. a combination +fwdpw+inv) also get a reranked row each, `+rerank` and
-`+RNN+rerank`: replicate r's tuned system decodes dev and test n-best lists, the
+Reranking. With sentence models (`rerank`), Baseline and +RNN (or the systems asked for, e.g. a
+combination +fwdpw+inv, or those `rerank.systems` names) also get a reranked row each, `+rerank`
+and `+RNN+rerank`: replicate r's tuned system decodes dev and test n-best lists, the
 models' scores are added, the reranking weights are tuned on dev with seed + r (reranking.py)
 and its reranked test output is scored and tested against Baseline like every other row.
 
@@ -62,7 +62,7 @@ class RerankRows:
     add_features: Callable
     new_features: Sequence[str]
     optimizer: str = "mert"
-    systems: Sequence[str] = ("Baseline", "+RNN")  # the systems whose lists are reranked
+    systems: Sequence[str] = ()  # the systems whose lists are reranked; empty: see _reranked_systems
     scored_with: Sequence[str] = ()  # the models' paths (a rerun with others is refused)
 
 
@@ -313,6 +313,14 @@ def _rerank_replicate(spec: SystemSpec, replicate: int, config: AblationConfig, 
     return result
 
 
+def _reranked_systems(config: AblationConfig) -> Sequence[str]:
+    """The systems `rerank.systems` names; by default Baseline and the systems the ablation was
+    asked for (config.systems), or +RNN when it builds all the fixed ones; none without `rerank`."""
+    if config.rerank is None:
+        return ()
+    return config.rerank.systems or ("Baseline", *(config.systems or ["+RNN"]))
+
+
 def _check_rerank_systems(names: Sequence[str], specs: Sequence[SystemSpec]) -> None:
     """A system to rerank that the ablation does not build would silently give no row."""
     built = [spec.name for spec in specs]
@@ -326,18 +334,17 @@ def run_ablation(config: AblationConfig, moses: MosesInstall,
                  report: Callable[[str], None] = logger.info):
     """Build, tune and evaluate every system; write results.{csv,md}; return the summary."""
     plan = _prepare(config, moses, report)
-    if config.rerank is not None:  # before any tuning: a typo should not cost hours
-        _check_rerank_systems(config.rerank.systems, plan.specs)
+    reranked = _reranked_systems(config)
+    _check_rerank_systems(reranked, plan.specs)  # before any tuning: a typo should not cost hours
     results: dict[str, list[EvalResult]] = {spec.name: [] for spec in plan.specs}
     for replicate in range(1, config.replicates + 1):
         for spec in plan.specs:  # Baseline first: the warm starts need its tuned weights
             results[spec.name].append(_run_replicate(spec, replicate, plan, config, moses, report))
-    if config.rerank is not None:
-        for spec in plan.specs:
-            if spec.name in config.rerank.systems:
-                name = "+rerank" if spec.name == "Baseline" else f"{spec.name}+rerank"
-                results[name] = [_rerank_replicate(spec, r, config, moses, report)
-                                 for r in range(1, config.replicates + 1)]
+    for spec in plan.specs:
+        if spec.name in reranked:
+            name = "+rerank" if spec.name == "Baseline" else f"{spec.name}+rerank"
+            results[name] = [_rerank_replicate(spec, r, config, moses, report)
+                             for r in range(1, config.replicates + 1)]
     refs = read_references([config.base_dir / p for p in config.test.ref_paths])
     # Replicate r of each system is paired with replicate r of Baseline: the R test outputs
     # are concatenated, so the test sees optimizer variance as well as sampling variance.

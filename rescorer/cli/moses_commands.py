@@ -413,7 +413,7 @@ def ablation_command(ini_path: Path, rescored_table: Optional[Path], models, new
     if rerank_models:
         add_features, names = sentence_features(rerank_models, "auto", per_word=True)
         config.rerank = RerankRows(add_features, names, rerank_optimizer,
-                                   systems=rerank_systems or ("Baseline", *(systems or ["+RNN"])),
+                                   systems=rerank_systems,
                                    scored_with=[str(Path(m).resolve()) for m in rerank_models])
     elif rerank_systems:
         raise click.UsageError("--rerank-system needs --rerank-model")
