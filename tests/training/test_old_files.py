@@ -1,0 +1,74 @@
+"""Files written before the settings records (raw option names, no stored-settings format) still
+resume: tests/fixtures/option-names.checkpoint and option-names.partial/, made by
+tests/fixtures/make_option_name_fixtures.py with the rescorer of that time."""
+
+import json
+import os
+import shutil
+
+import pytest
+import torch
+
+from tests.distributed_runs import rescore
+from tests.helpers import EXAMPLE_TABLE, FIXTURE_FILES
+
+OLD_CHECKPOINT = FIXTURE_FILES / "option-names.checkpoint"
+OLD_PARTIAL = FIXTURE_FILES / "option-names.partial"
+
+
+@pytest.fixture()
+def old_checkpoint_dir(tmp_path):
+    shutil.copy(EXAMPLE_TABLE, tmp_path / "phrase-table.gz")
+    shutil.copy(OLD_CHECKPOINT, tmp_path / "m.pt.checkpoint")
+    return tmp_path
+
+
+def test_an_old_checkpoint_resumes_with_its_own_settings(old_checkpoint_dir):
+    """The options the old run was given (--preset tiny, --batch-tokens 500, --max-time 600 stored
+    as `max_time`) are the resumed run's, as they were before."""
+    result = rescore("train", "phrase-table.gz", "-o", "m.pt", "--resume", "--max-updates", "5",
+                     cwd=old_checkpoint_dir)
+    assert result.returncode == 0, result.stderr
+    assert "|preset:tiny|" in result.stderr and "|batch:500 tokens|" in result.stderr, result.stderr
+    assert "5 updates, stopped: reached 5 updates" in result.stderr
+    training = torch.load(old_checkpoint_dir / "m.pt", weights_only=True)["training"]
+    assert training["state"]["updates"] == 5
+    assert training["settings"]["max_seconds"] == 600
+    assert training["settings"]["max_updates"] == 5
+
+
+@pytest.mark.parametrize("args, named", [
+    (["--optimizer", "adadelta"], "optimizer 'adam' (checkpoint) vs 'adadelta' (now)"),
+    (["--batch-tokens", "600"], "batch-tokens 500 (checkpoint) vs 600 (now)"),
+    (["--seed", "2"], "seed 1 (checkpoint) vs 2 (now)"),
+])
+def test_an_old_checkpoint_refuses_a_contradicting_setting_naming_it(old_checkpoint_dir, args, named):
+    result = rescore("train", "phrase-table.gz", "-o", "m.pt", "--resume", *args, cwd=old_checkpoint_dir)
+    assert result.returncode == 1, result.stderr
+    assert "--resume asks for other settings than the checkpoint was trained with" in result.stderr
+    assert named in result.stderr
+    assert not (old_checkpoint_dir / "m.pt").exists()
+
+
+def test_an_old_partial_scoring_directory_resumes(tmp_path):
+    """A unit journal written before the settings records: its two finished units are kept and the
+    table comes out as an uninterrupted run writes it."""
+    journal = json.loads((OLD_PARTIAL / "journal.json").read_text())
+    table = tmp_path / "phrase-table.gz"
+    shutil.copy(EXAMPLE_TABLE, table)
+    mtime = journal["input"]["mtime_ns"]
+    os.utime(table, ns=(mtime, mtime))
+    shutil.copytree(OLD_PARTIAL, tmp_path / ".option-names.gz.partial")
+    args = ["--model", FIXTURE_FILES / "v1-model.pt", "--unit-lines", "500", "--unk-penalty",
+            "--device", "cpu", "--precision", "fp32"]
+    resumed = rescore("score", "phrase-table.gz", "-o", "option-names.gz", *args, "--resume", cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "1000 lines were done by the interrupted run" in resumed.stderr
+    (tmp_path / "straight").mkdir()
+    shutil.copy2(table, tmp_path / "straight" / "phrase-table.gz")
+    straight = rescore("score", "phrase-table.gz", "-o", "option-names.gz", *args, cwd=tmp_path / "straight")
+    assert straight.returncode == 0, straight.stderr
+    # the units name the output in their gzip headers, so both runs write option-names.gz
+    assert (tmp_path / "option-names.gz").read_bytes() == \
+        (tmp_path / "straight" / "option-names.gz").read_bytes()
+    assert not (tmp_path / ".option-names.gz.partial").exists()
