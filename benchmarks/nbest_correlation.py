@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from moses_integration.evaluation import sentence_bleu
-from moses_integration.nbest_lists import read_nbest
-from moses_integration.textio import read_lines
+from moses_integration.evaluation.scores import sentence_bleu
+from moses_integration.nbest.candidates import read_nbest
+from moses_integration.line_files import read_lines
 
 TABLE_COLUMNS = ["p(f|e)", "lex(f|e)", "p(e|f)", "lex(e|f)"]
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from moses_integration.evaluation import score, sentence_bleu
-from moses_integration.nbest_lists import first_best, read_nbest
-from moses_integration.textio import read_lines
+from moses_integration.evaluation.scores import score, sentence_bleu
+from moses_integration.nbest.candidates import first_best, read_nbest
+from moses_integration.line_files import read_lines
 
 
 def main() -> None:

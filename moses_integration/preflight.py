@@ -13,10 +13,10 @@ from typing import Optional, Sequence, Union
 from rescorer.errors import PhraseTableFormatError, RescorerError
 
 from .errors import MosesConfigError, MosesNotFoundError, PreflightError
-from .moses_ini import MosesIni
-from .moses_install import COMPACT_BINARY, TUNING_BINARIES, TUNING_SCRIPTS, MosesInstall, find_moses
-from .phrase_table import read_num_scores
-from .textio import count_lines
+from .ini.moses_ini import MosesIni
+from .ini.moses_install import COMPACT_BINARY, TUNING_BINARIES, TUNING_SCRIPTS, MosesInstall, find_moses
+from .tables.phrase_table import read_num_scores
+from .line_files import count_lines
 
 __all__ = [
     "ParallelSet",

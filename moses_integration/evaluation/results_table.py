@@ -12,7 +12,7 @@ from typing import Mapping, Optional, Sequence
 
 import pandas as pd
 
-from .evaluation import EvalResult
+from ..evaluation.scores import EvalResult
 
 __all__ = ["COLUMNS", "summarize", "to_markdown", "write_tables", "mean_sd", "mean_sd_text", "p_text"]
 

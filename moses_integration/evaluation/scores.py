@@ -15,10 +15,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Optional, Sequence
 
-from .child_process import process_group
-from .errors import MosesRunError, PreflightError
-from .moses_install import MosesInstall
-from .textio import open_binary_read, read_lines
+from ..child_process import process_group
+from ..errors import MosesRunError, PreflightError
+from ..ini.moses_install import MosesInstall
+from ..line_files import open_binary_read, read_lines
 
 __all__ = ["EvalResult", "decode", "score", "sentence_bleu", "bleu_of_files", "compare", "detokenize",
            "write_result", "read_result", "read_references"]

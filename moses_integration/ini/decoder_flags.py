@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import shlex
 
-from .errors import MosesConfigError
+from ..errors import MosesConfigError
 
 __all__ = ["parse_decoder_flags"]
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Sequence
 
-from .errors import MosesConfigError
+from ..errors import MosesConfigError
 
 __all__ = [
     "PHRASE_TABLE_KINDS",

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Sequence
 
-from .errors import MosesNotFoundError
+from ..errors import MosesNotFoundError
 
 __all__ = ["MosesInstall", "find_moses", "TUNING_BINARIES", "TUNING_SCRIPTS"]
 

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from .errors import NbestFormatError
-from .nbest import split_line
-from .textio import open_binary_read
+from ..errors import NbestFormatError
+from ..nbest.rnn_features import split_line
+from ..line_files import open_binary_read
 
 __all__ = ["Candidate", "feature_values", "read_nbest", "rerank", "first_best"]
 

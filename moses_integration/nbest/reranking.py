@@ -26,16 +26,16 @@ from typing import Callable, Optional, Sequence
 
 import pandas as pd
 
-from .errors import MosesConfigError
-from .evaluation import compare, decode, score
-from .filtering import filter_for_test, filtered_ini
-from .moses_ini import MosesIni
-from .moses_install import MosesInstall
-from .nbest_lists import first_best, read_nbest, rerank
-from .preflight import ParallelSet
-from .rerank_tuning import extract, feature_names, tune_weights
-from .results_table import mean_sd, mean_sd_text, p_text
-from .textio import count_lines, read_lines
+from ..errors import MosesConfigError
+from ..evaluation.scores import compare, decode, score
+from ..tables.filtering import filter_for_test, filtered_ini
+from ..ini.moses_ini import MosesIni
+from ..ini.moses_install import MosesInstall
+from ..nbest.candidates import first_best, read_nbest, rerank
+from ..preflight import ParallelSet
+from ..nbest.weight_tuning import extract, feature_names, tune_weights
+from ..evaluation.results_table import mean_sd, mean_sd_text, p_text
+from ..line_files import count_lines, read_lines
 
 __all__ = ["RerankConfig", "run_rerank", "start_weights"]
 
@@ -54,7 +54,7 @@ class RerankConfig:
     base_dir: Path = Path(".")  # where the ini's relative paths start
     threads: int = 2
     decoder_flags: Sequence[str] = ()
-    filter_tables: bool = True  # decode with the text tables filtered for each set (filtering.py)
+    filter_tables: bool = True  # decode with the text tables filtered for each set (tables/filtering.py)
     optimizer: str = "mert"
     seeds: Sequence[int] = (1, 2, 3)
     initial_weight: float = 0.0  # the new features' start: 0 starts from the decoder's own ranking

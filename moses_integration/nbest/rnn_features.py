@@ -18,8 +18,8 @@ import numpy as np
 
 from rescorer.io.atomic_output import AtomicOutput
 
-from .errors import NbestFormatError
-from .textio import open_binary_read, read_lines
+from ..errors import NbestFormatError
+from ..line_files import open_binary_read, read_lines
 
 __all__ = ["Scorer", "parse_segmentation", "rescore_nbest", "LOG_FLOOR", "SentenceModel",
            "add_sentence_features", "split_line"]

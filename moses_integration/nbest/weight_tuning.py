@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from .child_process import process_group
-from .errors import MosesRunError
-from .moses_install import MosesInstall
-from .textio import open_binary_read
+from ..child_process import process_group
+from ..errors import MosesRunError
+from ..ini.moses_install import MosesInstall
+from ..line_files import open_binary_read
 
 __all__ = ["TunedWeights", "extract", "feature_names", "tune_weights", "OPTIMIZERS"]
 

@@ -3,25 +3,25 @@
 Clark et al. 2011) and evaluated on test.
 
 Fairness. Replicate r of every system uses seed `seed + r`. A new column's starting weight is
-scaled to the table (starting_weights.py). With warm starts (the default), replicate r of
+scaled to the table (tables/starting_weights.py). With warm starts (the default), replicate r of
 Baseline is tuned first and every other system of that replicate starts from Baseline's tuned
 weights plus its new columns' starting weights, as one adds a feature to a tuned system; without,
 each starts from the ini's weights ("cold"). Each run records its start, its MERT iterations,
-why MERT stopped and the dev BLEU of every iteration (mert_history.py).
+why MERT stopped and the dev BLEU of every iteration (tuning/dev_curve.py).
 
-Speed. System tables are cut in one pass (system_files.py); the test set's tables are filtered
-once for all systems (filtering.py); decoder flags reach tuning and test decoding alike.
+Speed. System tables are cut in one pass (tables/system_tables.py); the test set's tables are filtered
+once for all systems (tables/filtering.py); decoder flags reach tuning and test decoding alike.
 
 Reranking. With sentence models (`rerank`), Baseline and +RNN (or the systems asked for, e.g. a
 combination +fwdpw+inv, or those `rerank.systems` names) also get a reranked row each, `+rerank`
 and `+RNN+rerank`: replicate r's tuned system decodes dev and test n-best lists, the
-models' scores are added, the reranking weights are tuned on dev with seed + r (reranking.py)
+models' scores are added, the reranking weights are tuned on dev with seed + r (nbest/reranking.py)
 and its reranked test output is scored and tested against Baseline like every other row.
 
 Layout of out_dir (reruns skip finished work: a replicate with result.json is done):
   tables/<system>.phrase-table.gz   <system>/moses.ini   <system>/rep<r>/{start.moses.ini,mert/}
   test-filtered/   <system>/rep<r>/{test.moses.ini,test.hyp,result.json}   column-stats.json
-  <system>/rep<r>/rerank/ (reranking.py's layout, with rerank.json the row's result)
+  <system>/rep<r>/rerank/ (nbest/reranking.py's layout, with rerank.json the row's result)
   results.csv  results.md  replicates.csv  mert-curves.csv  mert-curves.png
 """
 
@@ -33,21 +33,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
-from .errors import MosesConfigError
-from .evaluation import EvalResult, compare, decode, evaluate_file, read_references, read_result, write_result
-from .filtering import FilteredModel, filter_for_test, filtered_ini, system_tables
-from .mert import TuningConfig, check_tuned_weights, iterations_run, read_finished_step, tune
-from .mert_history import dev_bleu_curve, read_stop_reason
-from .moses_ini import Feature, MosesIni
-from .moses_install import MosesInstall
-from .phrase_table import read_num_scores
-from .preflight import ParallelSet, require_preflight
-from .results_table import summarize, write_tables
-from .starting_weights import (ColumnStats, cached_column_stats, check_layout, new_column_weights,
+from ..errors import MosesConfigError
+from ..evaluation.scores import EvalResult, compare, decode, evaluate_file, read_references, read_result, write_result
+from ..tables.filtering import FilteredModel, filter_for_test, filtered_ini, system_tables
+from ..tuning.mert_moses import TuningConfig, check_tuned_weights, iterations_run, read_finished_step, tune
+from ..tuning.dev_curve import dev_bleu_curve, read_stop_reason
+from ..ini.moses_ini import Feature, MosesIni
+from ..ini.moses_install import MosesInstall
+from ..tables.phrase_table import read_num_scores
+from ..preflight import ParallelSet, require_preflight
+from ..evaluation.results_table import summarize, write_tables
+from ..tables.starting_weights import (ColumnStats, cached_column_stats, check_layout, new_column_weights,
                                warm_start_ini)
-from .system_files import check_same_pairs, column_indices, system_ini, write_system_tables
-from .systems import ColumnLayout, SystemSpec, infer_layout, plan_systems
-from .textio import read_lines
+from ..tables.system_tables import check_same_pairs, column_indices, system_ini, write_system_tables
+from ..tables.columns import ColumnLayout, SystemSpec, infer_layout, plan_systems
+from ..line_files import read_lines
 
 __all__ = ["AblationConfig", "run_ablation"]
 
@@ -83,7 +83,7 @@ class AblationConfig:
     nbest: int = 100
     seed: int = 1
     batch_mira: bool = False
-    initial_weight: Optional[float] = None  # None: scaled to the table (starting_weights.py)
+    initial_weight: Optional[float] = None  # None: scaled to the table (tables/starting_weights.py)
     warm_start: bool = True
     decoder_flags: Sequence[str] = field(default_factory=tuple)
     filter_test: bool = True
@@ -285,8 +285,8 @@ def _run_replicate(spec: SystemSpec, replicate: int, plan: _Plan, config: Ablati
 
 def _rerank_replicate(spec: SystemSpec, replicate: int, config: AblationConfig, moses: MosesInstall,
                       report: Callable[[str], None]) -> EvalResult:
-    """Replicate r of a system, its n-best lists reranked (reranking.py), as a result row."""
-    from .reranking import RerankConfig, run_rerank
+    """Replicate r of a system, its n-best lists reranked (nbest/reranking.py), as a result row."""
+    from ..nbest.reranking import RerankConfig, run_rerank
 
     rep_dir = config.out_dir / spec.slug / f"rep{replicate}"
     result_path = rep_dir / "rerank" / "rerank.json"
@@ -358,7 +358,7 @@ def run_ablation(config: AblationConfig, moses: MosesInstall,
     summary = summarize(results, p_values, per_replicate)
     write_tables(summary, results, config.out_dir)
     if config.plot_curves:
-        from .figure import plot_mert_curves
+        from ..study.score_plots import plot_mert_curves
 
         plot_mert_curves(results, config.out_dir / "mert-curves.png")
     return summary

@@ -14,8 +14,8 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from .evaluation import EvalResult
-from .phrase_table import sample_scores
+from ..evaluation.scores import EvalResult
+from ..tables.phrase_table import sample_scores
 
 __all__ = ["DIRECT_PROB_COLUMN", "INVERSE_PROB_COLUMN", "ScoresFigure", "plot_rnn_vs_table",
            "mert_curves_figure", "plot_mert_curves", "spearman"]

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Sequence
 
-from .errors import MosesConfigError
+from ..errors import MosesConfigError
 
 __all__ = ["PENALTY", "ColumnLayout", "SystemSpec", "parse_column_names", "names_from_models",
            "infer_layout", "plan_systems"]

@@ -19,11 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from .errors import MosesConfigError, MosesRunError
-from .moses_ini import MosesIni
-from .moses_install import MosesInstall
-from .phrase_table import split_score_columns
-from .textio import open_binary_read
+from ..errors import MosesConfigError, MosesRunError
+from ..ini.moses_ini import MosesIni
+from ..ini.moses_install import MosesInstall
+from ..tables.phrase_table import split_score_columns
+from ..line_files import open_binary_read
 
 __all__ = ["FILTER_SCRIPT", "FilteredModel", "filter_for_test", "system_tables", "filtered_ini"]
 

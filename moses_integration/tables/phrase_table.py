@@ -16,8 +16,8 @@ from rescorer.errors import PhraseTableFormatError
 from rescorer.io.atomic_output import AtomicOutput
 from rescorer.io.table_reader import PhraseEntry, PhraseTableReader
 
-from .errors import MosesNotFoundError, MosesRunError
-from .moses_install import COMPACT_BINARY, MosesInstall
+from ..errors import MosesNotFoundError, MosesRunError
+from ..ini.moses_install import COMPACT_BINARY, MosesInstall
 
 __all__ = ["scores_span", "read_num_scores", "select_score_columns", "split_score_columns",
            "binarize_compact", "sample_scores"]

@@ -13,7 +13,7 @@ import subprocess
 from pathlib import Path
 from typing import Sequence
 
-from .errors import MosesConfigError, MosesNotFoundError, MosesRunError
+from ..errors import MosesConfigError, MosesNotFoundError, MosesRunError
 
 __all__ = ["score_table"]
 

@@ -26,10 +26,10 @@ import numpy as np
 
 from rescorer.io.table_reader import PhraseTableReader
 
-from .errors import MosesConfigError
-from .moses_ini import Feature, MosesIni
-from .phrase_table import scores_span
-from .systems import ColumnLayout, infer_layout
+from ..errors import MosesConfigError
+from ..ini.moses_ini import Feature, MosesIni
+from ..tables.phrase_table import scores_span
+from ..tables.columns import ColumnLayout, infer_layout
 
 __all__ = ["ColumnStats", "measure_columns", "check_layout", "cached_column_stats", "scaled_weights",
            "new_column_weights", "table_starting_weights", "warm_start_ini"]

@@ -15,11 +15,11 @@ from typing import Optional, Sequence
 
 from rescorer.io.table_reader import PhraseTableReader
 
-from .errors import MosesConfigError, MosesNotFoundError
-from .moses_ini import Feature, MosesIni
-from .moses_install import MosesInstall
-from .phrase_table import binarize_compact, scores_span, split_score_columns
-from .systems import ColumnLayout, SystemSpec
+from ..errors import MosesConfigError, MosesNotFoundError
+from ..ini.moses_ini import Feature, MosesIni
+from ..ini.moses_install import MosesInstall
+from ..tables.phrase_table import binarize_compact, scores_span, split_score_columns
+from ..tables.columns import ColumnLayout, SystemSpec
 
 __all__ = ["column_indices", "write_system_tables", "system_ini", "check_same_pairs"]
 
@@ -76,7 +76,7 @@ def system_ini(base_ini: MosesIni, base_dir: Path, table: Feature, table_path: O
 
 def check_same_pairs(original: Path, rescored: Path, num_base: int, num_lines: int = 1000) -> None:
     """The rescored table is the ini's table plus columns: same pairs, same first scores, on its
-    first lines (Baseline's test table is cut from the rescored one, see filtering.py)."""
+    first lines (Baseline's test table is cut from the rescored one, see tables/filtering.py)."""
     with PhraseTableReader(original) as before, PhraseTableReader(rescored) as after:
         for _, old, new in zip(range(num_lines), before, after):
             old_scores = old.raw[slice(*scores_span(old))].split()

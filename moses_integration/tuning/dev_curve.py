@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional, Sequence
 
-from .evaluation import bleu_of_files
+from ..evaluation.scores import bleu_of_files
 
 __all__ = ["CONVERGED", "MAX_ITERATIONS", "UNKNOWN", "MERT_DEFAULT_MAX_ITERATIONS",
            "read_stop_reason", "iteration_output", "dev_bleu_curve"]

@@ -12,12 +12,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
-from .child_process import process_group
-from .errors import MosesConfigError, MosesRunError
-from .mert_history import MERT_DEFAULT_MAX_ITERATIONS, read_stop_reason
-from .moses_ini import MosesIni
-from .moses_install import MosesInstall
-from .textio import is_gzipped, open_binary_read
+from ..child_process import process_group
+from ..errors import MosesConfigError, MosesRunError
+from ..tuning.dev_curve import MERT_DEFAULT_MAX_ITERATIONS, read_stop_reason
+from ..ini.moses_ini import MosesIni
+from ..ini.moses_install import MosesInstall
+from ..line_files import is_gzipped, open_binary_read
 
 __all__ = [
     "TuningConfig",

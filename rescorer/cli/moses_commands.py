@@ -11,11 +11,11 @@ from typing import Optional
 
 import click
 
-from moses_integration.moses_ini import MosesIni
-from moses_integration.moses_install import find_moses
-from moses_integration.phrase_table import binarize_compact, read_num_scores
+from moses_integration.ini.moses_ini import MosesIni
+from moses_integration.ini.moses_install import find_moses
+from moses_integration.tables.phrase_table import binarize_compact, read_num_scores
 from moses_integration.preflight import run_preflight
-from moses_integration.starting_weights import table_starting_weights
+from moses_integration.tables.starting_weights import table_starting_weights
 from rescorer.cli.options import (ANY_PATH, EXISTING_FILE, FINITE_FLOAT, SCORE_COLUMN, base_dir_option, column_index,
                                   decoder_flags_option, detokenize_option, dev_option, device_option,
                                   feature_option, force_option, initial_weight_option, max_iterations_option,
@@ -133,7 +133,7 @@ def tune_command(ini_path: Path, dev, dev_refs, work_dir: Path, nbest: int, seed
                  batch_mira: bool, resume: bool, max_iterations: Optional[int], decoder_flags,
                  base_dir: Path, moses_dir: Optional[Path], threads: int) -> None:
     """Tune MOSES_INI's weights with mert-moses.pl; prints the tuned moses.ini path."""
-    from moses_integration.mert import TuningConfig, tune
+    from moses_integration.tuning.mert_moses import TuningConfig, tune
 
     dev_set = parallel_set("dev", dev, dev_refs)
     install = find_moses(moses_dir)
@@ -172,8 +172,8 @@ def evaluate_command(systems, test, test_refs, out_dir: Path, detokenize_lang: O
                      decoder_flags, base_dir: Path, moses_dir: Optional[Path], threads: int) -> None:
     """Decode the test set with each system, score BLEU and chrF against every reference, test
     against the baseline."""
-    from moses_integration.evaluation import compare, decode, evaluate_file, read_references
-    from moses_integration.textio import read_lines
+    from moses_integration.evaluation.scores import compare, decode, evaluate_file, read_references
+    from moses_integration.line_files import read_lines
 
     test_set = parallel_set("test", test, test_refs)
     install = find_moses(moses_dir)
@@ -218,7 +218,7 @@ def evaluate_command(systems, test, test_refs, out_dir: Path, detokenize_lang: O
 def rescore_nbest_command(nbest_path: Path, source_path: Path, model: Path, out_path: Path,
                           feature_name: str, mode: str, device: str, force: bool) -> None:
     """Add the RNN log-probability as a feature to every line of a Moses n-best list."""
-    from moses_integration.nbest import rescore_nbest
+    from moses_integration.nbest.rnn_features import rescore_nbest
     from rescorer.scoring.batch_scoring import model_scorer
 
     reads = [("n-best list", nbest_path), ("source", source_path), ("model", model)]
@@ -267,7 +267,7 @@ def rerank_command(ini_path: Path, models, dev, dev_refs, test, test_refs, dev_n
                    test_type: str, device: str, base_dir: Path, moses_dir: Optional[Path], threads: int) -> None:
     """Rerank a tuned system's dev and test n-best lists with sentence models' scores: tune the
     reranking weights on dev with mert or kbmira, rerank test, compare with the 1-best."""
-    from moses_integration.reranking import RerankConfig, run_rerank
+    from moses_integration.nbest.reranking import RerankConfig, run_rerank
 
     install = find_moses(moses_dir)
     decoding = dev_nbest is None or test_nbest is None
@@ -292,7 +292,7 @@ def rerank_command(ini_path: Path, models, dev, dev_refs, test, test_refs, dev_n
 def sentence_features(models, device: str, per_word: bool):
     """(add_features, names): the n-best scoring step of `moses rerank` and the feature names
     it adds. Each model file is read once: its direction names its features."""
-    from moses_integration.nbest import SentenceModel, add_sentence_features
+    from moses_integration.nbest.rnn_features import SentenceModel, add_sentence_features
     from rescorer.models.model_files import load_model
     from rescorer.scoring.batch_scoring import score_pairs
 
@@ -326,7 +326,7 @@ def plot_scores(table_path: Path, out_path: Path, rnn_column: int, sample_size: 
                 force: bool) -> None:
     """Scatter the RNN score against the table's p(f|e) (paper Fig. 3) and p(e|f) for a sample
     of pairs, with Spearman's rho of each."""
-    from moses_integration.figure import plot_rnn_vs_table
+    from moses_integration.study.score_plots import plot_rnn_vs_table
     from rescorer.analysis.figures import check_figure_path
 
     with RunPaths([("rescored table", table_path)], [Target(out_path, "figure")], force=force):
@@ -383,10 +383,10 @@ def ablation_command(ini_path: Path, rescored_table: Optional[Path], models, new
                      moses_dir: Optional[Path], threads: int) -> None:
     """Baseline, +RNN, +WP, +RNN+WP: R tuning replicates each, test scores, results table; with
     --rerank-model also +rerank and +RNN+rerank (or +<system>+rerank for --system's)."""
-    from moses_integration.ablation import AblationConfig, RerankRows, run_ablation
-    from moses_integration.figure import plot_rnn_vs_table
-    from moses_integration.model_scoring import score_table
-    from moses_integration.systems import names_from_models
+    from moses_integration.study.ablation import AblationConfig, RerankRows, run_ablation
+    from moses_integration.study.score_plots import plot_rnn_vs_table
+    from moses_integration.tables.rescored_table import score_table
+    from moses_integration.tables.columns import names_from_models
 
     if (rescored_table is None) == (not models):
         raise click.UsageError("give exactly one of --rescored-table and --model")

@@ -18,10 +18,10 @@ from pathlib import Path
 
 import click
 
-from moses_integration.decoder_flags import parse_decoder_flags
+from moses_integration.ini.decoder_flags import parse_decoder_flags
 from moses_integration.errors import MosesConfigError
 from moses_integration.preflight import ParallelSet
-from moses_integration.systems import parse_column_names
+from moses_integration.tables.columns import parse_column_names
 from rescorer.data.directions import DIRECTIONS
 from rescorer.errors import ModelSettingError
 from rescorer.io.score_format import SCORE_FORMATS

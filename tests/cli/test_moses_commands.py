@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from moses_integration.errors import MosesConfigError
-from moses_integration.moses_ini import MosesIni
+from moses_integration.ini.moses_ini import MosesIni
 from rescorer.cli.moses_commands import moses
 from tests import helpers
 from tests.fake_moses import FIXTURES, calls, install_fake_moses, needs_fixtures, set_fake
@@ -249,7 +249,7 @@ def test_ablation_usage_errors(tmp_path, extra, status, message):
 
 def fake_sentence_features(monkeypatch, tmp_path):
     """--rerank-model's scorer faked by its contract (add_features, names): minus the length."""
-    from moses_integration.nbest import SentenceModel, add_sentence_features
+    from moses_integration.nbest.rnn_features import SentenceModel, add_sentence_features
     from rescorer.cli import moses_commands
 
     def sentence_features(models, device, per_word):
@@ -293,7 +293,7 @@ def test_rerank_system_needs_a_rerank_model(tmp_path):
 
 def test_ablation_scores_with_several_models_through_rescore(tmp_path, monkeypatch):
     """`--model a.pt --model b.pt`: one `rescore score` with both, columns named after the files."""
-    from moses_integration.model_scoring import score_table
+    from moses_integration.tables.rescored_table import score_table
 
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()

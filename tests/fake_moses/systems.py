@@ -8,7 +8,7 @@ import math
 from functools import lru_cache
 from pathlib import Path
 
-from moses_integration.moses_ini import MosesIni
+from moses_integration.ini.moses_ini import MosesIni
 from tests.fake_moses import FIXTURES
 from tests.helpers import EXAMPLE_TABLE  # noqa: E402  (re-exported for the moses tests)
 

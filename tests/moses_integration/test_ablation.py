@@ -10,15 +10,15 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from moses_integration.ablation import AblationConfig, run_ablation
+from moses_integration.study.ablation import AblationConfig, run_ablation
 from moses_integration.errors import MosesConfigError, MosesRunError
-from moses_integration.evaluation import EvalResult, evaluate_file
-from moses_integration.figure import mert_curves_figure, plot_mert_curves, plot_rnn_vs_table
-from moses_integration.moses_ini import MosesIni
-from moses_integration.moses_install import find_moses
-from moses_integration.phrase_table import read_num_scores, select_score_columns
+from moses_integration.evaluation.scores import EvalResult, evaluate_file
+from moses_integration.study.score_plots import mert_curves_figure, plot_mert_curves, plot_rnn_vs_table
+from moses_integration.ini.moses_ini import MosesIni
+from moses_integration.ini.moses_install import find_moses
+from moses_integration.tables.phrase_table import read_num_scores, select_score_columns
 from moses_integration.preflight import ParallelSet
-from moses_integration.results_table import COLUMNS
+from moses_integration.evaluation.results_table import COLUMNS
 from rescorer.errors import PhraseTableFormatError
 from tests.fake_moses import FIXTURES, calls, install_fake_moses, needs_fixtures, set_fake
 from tests.fake_moses.systems import expected_starts, model_score, penalty, small_system
@@ -378,8 +378,8 @@ def test_mert_curves_tick_whole_iterations():
 def test_reranked_rows_join_the_table(setup):
     """--rerank-model: Baseline's replicates get a +rerank row each: its tuned system's n-best
     lists decoded (tables filtered per set), scored, tuned with seed + r, reranked and tested."""
-    from moses_integration.ablation import RerankRows
-    from moses_integration.nbest import SentenceModel, add_sentence_features
+    from moses_integration.study.ablation import RerankRows
+    from moses_integration.nbest.rnn_features import SentenceModel, add_sentence_features
 
     moses, config = setup
     config.systems = ["Baseline", "+RNN"]

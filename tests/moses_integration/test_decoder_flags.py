@@ -3,7 +3,7 @@ them or when they would replace what the ablation sets itself."""
 
 import pytest
 
-from moses_integration.decoder_flags import parse_decoder_flags
+from moses_integration.ini.decoder_flags import parse_decoder_flags
 from moses_integration.errors import MosesConfigError
 
 

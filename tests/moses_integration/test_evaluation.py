@@ -4,9 +4,9 @@ with one reference or with the second (Darby) as well."""
 import pytest
 
 from moses_integration.errors import PreflightError
-from moses_integration.evaluation import bleu_of_files, compare, decode, evaluate_file, score, sentence_bleu
-from moses_integration.moses_install import find_moses
-from moses_integration.textio import read_lines
+from moses_integration.evaluation.scores import bleu_of_files, compare, decode, evaluate_file, score, sentence_bleu
+from moses_integration.ini.moses_install import find_moses
+from moses_integration.line_files import read_lines
 from tests.fake_moses import FIXTURES, calls, install_fake_moses, needs_fixtures
 
 pytestmark = needs_fixtures

@@ -9,9 +9,9 @@ import subprocess
 import pytest
 
 from moses_integration.errors import MosesRunError
-from moses_integration.filtering import filter_for_test, filtered_ini, system_tables
-from moses_integration.moses_ini import MosesIni
-from moses_integration.moses_install import find_moses
+from moses_integration.tables.filtering import filter_for_test, filtered_ini, system_tables
+from moses_integration.ini.moses_ini import MosesIni
+from moses_integration.ini.moses_install import find_moses
 from tests.fake_moses import FIXTURES, calls, install_fake_moses, needs_fixtures
 from tests.fake_moses.systems import small_system
 

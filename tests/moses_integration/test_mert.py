@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 
 from moses_integration.errors import MosesRunError
-from moses_integration.mert import (TuningConfig, build_mert_argv, check_tuned_weights, read_finished_step,
+from moses_integration.tuning.mert_moses import (TuningConfig, build_mert_argv, check_tuned_weights, read_finished_step,
                                     read_iteration_bleu, tune)
-from moses_integration.mert_history import dev_bleu_curve, read_stop_reason
-from moses_integration.moses_ini import MosesIni
-from moses_integration.moses_install import find_moses
-from moses_integration.textio import read_lines
+from moses_integration.tuning.dev_curve import dev_bleu_curve, read_stop_reason
+from moses_integration.ini.moses_ini import MosesIni
+from moses_integration.ini.moses_install import find_moses
+from moses_integration.line_files import read_lines
 from tests.fake_moses import FIXTURES, calls, install_fake_moses, needs_fixtures, set_fake
 
 pytestmark = needs_fixtures

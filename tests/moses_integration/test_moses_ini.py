@@ -5,7 +5,7 @@ import difflib
 import pytest
 
 from moses_integration.errors import MosesConfigError
-from moses_integration.moses_ini import MosesIni
+from moses_integration.ini.moses_ini import MosesIni
 from tests.fake_moses import FIXTURES, needs_fixtures
 
 pytestmark = needs_fixtures

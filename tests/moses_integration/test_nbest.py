@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from moses_integration.errors import NbestFormatError
-from moses_integration.nbest import iter_feature_values, parse_segmentation, rescore_nbest
-from moses_integration.textio import read_lines
+from moses_integration.nbest.rnn_features import iter_feature_values, parse_segmentation, rescore_nbest
+from moses_integration.line_files import read_lines
 from rescorer.errors import RescorerError
 from tests.fake_moses import FIXTURES, needs_fixtures
 from tests.helpers import first_lines

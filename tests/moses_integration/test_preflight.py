@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from moses_integration.errors import PreflightError
-from moses_integration.moses_ini import MosesIni
+from moses_integration.ini.moses_ini import MosesIni
 from moses_integration.preflight import ParallelSet, require_preflight, run_preflight
 from tests.fake_moses import FIXTURES, install_fake_moses, needs_fixtures
 

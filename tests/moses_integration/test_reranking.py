@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from moses_integration.errors import NbestFormatError
-from moses_integration.moses_ini import MosesIni
-from moses_integration.nbest import SentenceModel, add_sentence_features
-from moses_integration.nbest_lists import feature_values, first_best, read_nbest, rerank
-from moses_integration.reranking import start_weights
+from moses_integration.ini.moses_ini import MosesIni
+from moses_integration.nbest.rnn_features import SentenceModel, add_sentence_features
+from moses_integration.nbest.candidates import feature_values, first_best, read_nbest, rerank
+from moses_integration.nbest.reranking import start_weights
 from tests.fake_moses import FIXTURES, calls, install_fake_moses, needs_fixtures
 from tests.fake_moses.systems import small_system
 from tests.helpers import first_lines, rescore

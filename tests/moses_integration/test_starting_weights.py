@@ -7,12 +7,12 @@ import math
 
 import pytest
 
-from moses_integration import starting_weights
+from moses_integration.tables import starting_weights
 from moses_integration.errors import MosesConfigError
-from moses_integration.moses_ini import MosesIni
-from moses_integration.starting_weights import (cached_column_stats, check_layout, measure_columns,
+from moses_integration.ini.moses_ini import MosesIni
+from moses_integration.tables.starting_weights import (cached_column_stats, check_layout, measure_columns,
                                                 new_column_weights, scaled_weights, warm_start_ini)
-from moses_integration.systems import ColumnLayout
+from moses_integration.tables.columns import ColumnLayout
 from tests.fake_moses import FIXTURES, needs_fixtures
 from tests.fake_moses.systems import EXAMPLE_TABLE, expected_starts
 from tests.helpers import rescore

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from moses_integration.errors import MosesConfigError
-from moses_integration.systems import (ColumnLayout, infer_layout, names_from_models, parse_column_names,
+from moses_integration.tables.columns import (ColumnLayout, infer_layout, names_from_models, parse_column_names,
                                        plan_systems)
 
 LAYOUTS = [

@@ -1,0 +1,1 @@
+"""Decode a test set and score it (BLEU, chrF, significance), and the results tables."""

@@ -1,0 +1,1 @@
+"""The ablation study: systems x replicates, tuned, evaluated and plotted."""

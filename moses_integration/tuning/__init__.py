@@ -1,0 +1,1 @@
+"""Tune a moses.ini's weights with mert-moses.pl and read back its iterations."""
