@@ -15,8 +15,8 @@ from rescorer.errors import PhraseTableFormatError, RescorerError
 from .errors import MosesConfigError, MosesNotFoundError, PreflightError
 from .ini.moses_ini import MosesIni
 from .ini.moses_install import COMPACT_BINARY, TUNING_BINARIES, TUNING_SCRIPTS, MosesInstall, find_moses
-from .tables.phrase_table import read_num_scores
 from .line_files import count_lines
+from .tables.phrase_table import read_num_scores
 
 __all__ = [
     "ParallelSet",

@@ -12,7 +12,9 @@ from typing import Mapping, Optional, Sequence
 
 import pandas as pd
 
-from ..evaluation.scores import EvalResult
+from rescorer.io.atomic_output import write_atomically
+
+from .scores import EvalResult
 
 __all__ = ["COLUMNS", "summarize", "to_markdown", "write_tables", "mean_sd", "mean_sd_text", "p_text"]
 
@@ -158,8 +160,8 @@ def write_tables(summary: pd.DataFrame, results: Mapping[str, Sequence[EvalResul
     (one row per MERT iteration) in out_dir."""
     out_dir.mkdir(parents=True, exist_ok=True)
     csv_path, md_path = out_dir / "results.csv", out_dir / "results.md"
-    summary.to_csv(csv_path, index=False, float_format="%.4f")
-    md_path.write_text(to_markdown(summary, results), encoding="utf-8")
+    write_atomically(csv_path, summary.to_csv(index=False, float_format="%.4f").encode("utf-8"))
+    write_atomically(md_path, to_markdown(summary, results).encode("utf-8"))
     per_run, curves = [], []
     for name, runs in results.items():
         for replicate, run in enumerate(runs, 1):
@@ -168,7 +170,7 @@ def write_tables(summary: pd.DataFrame, results: Mapping[str, Sequence[EvalResul
             per_run.append({"system": name, "replicate": replicate, **row})
             curves += [{"system": name, "replicate": replicate, "iteration": i, "dev_bleu": b}
                        for i, b in enumerate(curve, 1)]
-    pd.DataFrame(per_run).to_csv(out_dir / "replicates.csv", index=False)
-    pd.DataFrame(curves, columns=["system", "replicate", "iteration", "dev_bleu"]).to_csv(
-        out_dir / "mert-curves.csv", index=False)
+    write_atomically(out_dir / "replicates.csv", pd.DataFrame(per_run).to_csv(index=False).encode("utf-8"))
+    write_atomically(out_dir / "mert-curves.csv", pd.DataFrame(
+        curves, columns=["system", "replicate", "iteration", "dev_bleu"]).to_csv(index=False).encode("utf-8"))
     return csv_path, md_path

@@ -15,6 +15,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Optional, Sequence
 
+from rescorer.io.atomic_output import atomic_paths, write_atomically
+
 from ..child_process import process_group
 from ..errors import MosesRunError, PreflightError
 from ..ini.moses_install import MosesInstall
@@ -52,8 +54,9 @@ def decode(moses: MosesInstall, ini_path: Path, src_path: Path, hyp_path: Path,
             *decoder_flags]
     hyp_path.parent.mkdir(parents=True, exist_ok=True)
     log_path = log_path or hyp_path.with_name(hyp_path.name + ".log")
-    partial = hyp_path.with_name(hyp_path.name + ".partial")
-    with open_binary_read(src_path) as src, open(partial, "wb") as out, open(log_path, "wb") as log, \
+    # a hypothesis file exists only once decoding is complete
+    with atomic_paths(hyp_path) as (partial,), open_binary_read(src_path) as src, \
+            open(partial, "wb") as out, open(log_path, "wb") as log, \
             process_group(argv, cwd=base_dir, stdin=subprocess.PIPE, stdout=out, stderr=log) as process:
         assert process.stdin is not None  # Popen with stdin=PIPE always sets it
         try:
@@ -64,9 +67,8 @@ def decode(moses: MosesInstall, ini_path: Path, src_path: Path, hyp_path: Path,
         finally:
             process.stdin.close()
         code = process.wait()
-    if code != 0:
-        raise MosesRunError(f"moses exited with status {code} decoding {src_path}; see {log_path}")
-    partial.replace(hyp_path)  # a hypothesis file exists only once decoding is complete
+        if code != 0:
+            raise MosesRunError(f"moses exited with status {code} decoding {src_path}; see {log_path}")
     return hyp_path
 
 
@@ -182,10 +184,8 @@ def compare(systems: Sequence[tuple[str, Sequence[str]]], refs: Sequence[Sequenc
 
 
 def write_result(result: EvalResult, path: Path) -> None:
-    """Write the result JSON last, via a temporary file: its presence marks finished work."""
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(asdict(result), indent=2) + "\n")
-    tmp.replace(path)
+    """Write the result JSON last, whole: its presence marks finished work."""
+    write_atomically(path, (json.dumps(asdict(result), indent=2) + "\n").encode())
 
 
 def read_result(path: Path) -> EvalResult:

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from ..errors import NbestFormatError
-from ..nbest.rnn_features import split_line
 from ..line_files import open_binary_read
+from .rnn_features import split_line
 
 __all__ = ["Candidate", "feature_values", "read_nbest", "rerank", "first_best"]
 

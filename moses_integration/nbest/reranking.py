@@ -26,16 +26,18 @@ from typing import Callable, Optional, Sequence
 
 import pandas as pd
 
+from rescorer.io.atomic_output import atomic_paths, write_atomically
+
 from ..errors import MosesConfigError
+from ..evaluation.results_table import mean_sd, mean_sd_text, p_text
 from ..evaluation.scores import compare, decode, score
-from ..tables.filtering import filter_for_test, filtered_ini
 from ..ini.moses_ini import MosesIni
 from ..ini.moses_install import MosesInstall
-from ..nbest.candidates import first_best, read_nbest, rerank
-from ..preflight import ParallelSet
-from ..nbest.weight_tuning import extract, feature_names, tune_weights
-from ..evaluation.results_table import mean_sd, mean_sd_text, p_text
 from ..line_files import count_lines, read_lines
+from ..preflight import ParallelSet
+from ..tables.filtering import filter_for_test, filtered_ini
+from .candidates import first_best, read_nbest, rerank
+from .weight_tuning import extract, feature_names, tune_weights
 
 __all__ = ["RerankConfig", "run_rerank", "start_weights"]
 
@@ -80,9 +82,7 @@ def start_weights(ini: MosesIni, names: Sequence[str], initial_weight: float) ->
 def _write_text(path: Path, text: str) -> None:
     """Written beside the target and renamed: the file is whole or absent, which is what tells a
     rerun that its step is done."""
-    partial = path.with_name(path.name + ".partial")
-    partial.write_text(text, encoding="utf-8")
-    partial.replace(path)
+    write_atomically(path, text.encode("utf-8"))
 
 
 def _write_json(path: Path, data) -> None:
@@ -105,11 +105,10 @@ def decode_nbest(install: MosesInstall, config: RerankConfig, data: ParallelSet,
                                    path.with_name(f"{data.label}-filtered"))
         ini_path = path.with_name(f"{data.label}.moses.ini")
         filtered_ini(ini, table.name, filtered.table_path, filtered).write(ini_path)
-    partial = path.with_name(path.name + ".partial")
-    flags = [*config.decoder_flags, "-n-best-list", str(partial.resolve()), str(config.nbest_size), "distinct"]
-    decode(install, ini_path, data.src_path, path.with_name(path.name + ".1best"), config.threads,
-           config.base_dir, decoder_flags=flags)
-    partial.replace(path)
+    with atomic_paths(path) as (partial,):
+        flags = [*config.decoder_flags, "-n-best-list", str(partial.resolve()), str(config.nbest_size), "distinct"]
+        decode(install, ini_path, data.src_path, path.with_name(path.name + ".1best"), config.threads,
+               config.base_dir, decoder_flags=flags)
     return path
 
 

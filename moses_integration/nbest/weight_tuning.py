@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from rescorer.io.atomic_output import atomic_paths, write_atomically
+
 from ..child_process import process_group
 from ..errors import MosesRunError
 from ..ini.moses_install import MosesInstall
@@ -47,14 +49,12 @@ def _run(argv: Sequence[str], cwd: Path, log_path: Path, stdout_path: Path) -> N
 def extract(install: MosesInstall, nbest_path: Path, ref_paths: Sequence[Path], features_path: Path,
             scores_path: Path) -> None:
     """`extractor --scfile S --ffile F -r REF0,REF1 -n NBEST`; both files appear only once complete."""
-    partial = [path.with_name(path.name + ".partial") for path in (features_path, scores_path)]
-    argv = [install.binary("extractor"), *SCORER_ARGS, "--scfile", partial[1].resolve(),
-            "--ffile", partial[0].resolve(), "-r", ",".join(str(Path(r).resolve()) for r in ref_paths),
-            "-n", Path(nbest_path).resolve()]
-    _run(argv, features_path.parent, features_path.with_name("extract.log"),
-         features_path.with_name("extract.out"))
-    for done, final in zip(partial, (features_path, scores_path)):
-        done.replace(final)
+    with atomic_paths(features_path, scores_path) as (features, scores):
+        argv = [install.binary("extractor"), *SCORER_ARGS, "--scfile", scores.resolve(),
+                "--ffile", features.resolve(), "-r", ",".join(str(Path(r).resolve()) for r in ref_paths),
+                "-n", Path(nbest_path).resolve()]
+        _run(argv, features_path.parent, features_path.with_name("extract.log"),
+             features_path.with_name("extract.out"))
 
 
 def feature_names(features_path: Path) -> list[str]:
@@ -81,9 +81,9 @@ def tune_weights(install: MosesInstall, optimizer: str, features_path: Path, sco
     files = ["--ffile", Path(features_path).resolve(), "--scfile", Path(scores_path).resolve()]
     log = work_dir / f"{optimizer}.log"
     if optimizer == "mert":
-        (work_dir / "init.opt").write_text(" ".join(f"{start[n]:g}" for n in names) + "\n"
-                                           + " ".join("0" for _ in names) + "\n"
-                                           + " ".join("1" for _ in names) + "\n")
+        write_atomically(work_dir / "init.opt", (" ".join(f"{start[n]:g}" for n in names) + "\n"
+                                                 + " ".join("0" for _ in names) + "\n"
+                                                 + " ".join("1" for _ in names) + "\n").encode())
         _run([install.binary("mert"), "-d", len(names), *SCORER_ARGS, *files, "--ifile", "init.opt",
               "-n", restarts, "-r", seed], work_dir, log, work_dir / "mert.out")
         found = _MERT_BEST.search(log.read_text(errors="replace"))
@@ -92,7 +92,7 @@ def tune_weights(install: MosesInstall, optimizer: str, features_path: Path, sco
         values = [float(v) for v in found.group(1).split()]
         bleu = float(found.group(2))
     elif optimizer == "kbmira":
-        (work_dir / "init.dense").write_text("".join(f"{_base(n)}= {start[n]:f}\n" for n in names))
+        write_atomically(work_dir / "init.dense", "".join(f"{_base(n)}= {start[n]:f}\n" for n in names).encode())
         _run([install.binary("kbmira"), *SCORER_ARGS, "--dense-init", "init.dense", *files, "-r", seed,
               "-o", "mira.weights"], work_dir, log, work_dir / "kbmira.out")
         values = [0.0] * len(names)

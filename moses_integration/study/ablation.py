@@ -33,21 +33,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
+from rescorer.io.atomic_output import write_atomically
+
 from ..errors import MosesConfigError
+from ..evaluation.results_table import summarize, write_tables
 from ..evaluation.scores import EvalResult, compare, decode, evaluate_file, read_references, read_result, write_result
-from ..tables.filtering import FilteredModel, filter_for_test, filtered_ini, system_tables
-from ..tuning.mert_moses import TuningConfig, check_tuned_weights, iterations_run, read_finished_step, tune
-from ..tuning.dev_curve import dev_bleu_curve, read_stop_reason
 from ..ini.moses_ini import Feature, MosesIni
 from ..ini.moses_install import MosesInstall
-from ..tables.phrase_table import read_num_scores
+from ..line_files import read_lines
 from ..preflight import ParallelSet, require_preflight
-from ..evaluation.results_table import summarize, write_tables
+from ..tables.columns import ColumnLayout, SystemSpec, infer_layout, plan_systems
+from ..tables.filtering import FilteredModel, filter_for_test, filtered_ini, system_tables
+from ..tables.phrase_table import read_num_scores
 from ..tables.starting_weights import (ColumnStats, cached_column_stats, check_layout, new_column_weights,
                                warm_start_ini)
 from ..tables.system_tables import check_same_pairs, column_indices, system_ini, write_system_tables
-from ..tables.columns import ColumnLayout, SystemSpec, infer_layout, plan_systems
-from ..line_files import read_lines
+from ..tuning.dev_curve import dev_bleu_curve, read_stop_reason
+from ..tuning.mert_moses import TuningConfig, check_tuned_weights, iterations_run, read_finished_step, tune
 
 __all__ = ["AblationConfig", "run_ablation"]
 
@@ -138,7 +140,7 @@ def _check_same_table(rescored: Path, out_dir: Path) -> None:
                 "--out-dir")
         return
     out_dir.mkdir(parents=True, exist_ok=True)
-    record.write_text(json.dumps(key) + "\n")
+    write_atomically(record, (json.dumps(key) + "\n").encode())
 
 
 def _prepare(config: AblationConfig, moses: MosesInstall, report) -> _Plan:
@@ -218,7 +220,7 @@ def _check_start_kind(rep_dir: Path, kind: str) -> None:
                 f"{rep_dir}: this run began with a {before} start, asked now for a {kind} one; "
                 f"rerun with the option it began with, or delete {rep_dir}")
     rep_dir.mkdir(parents=True, exist_ok=True)
-    record.write_text(json.dumps({"start": kind}) + "\n")
+    write_atomically(record, (json.dumps({"start": kind}) + "\n").encode())
 
 
 def _with_history(result: EvalResult, work_dir: Path, config: AblationConfig) -> EvalResult:
@@ -358,7 +360,7 @@ def run_ablation(config: AblationConfig, moses: MosesInstall,
     summary = summarize(results, p_values, per_replicate)
     write_tables(summary, results, config.out_dir)
     if config.plot_curves:
-        from ..study.score_plots import plot_mert_curves
+        from .score_plots import plot_mert_curves
 
         plot_mert_curves(results, config.out_dir / "mert-curves.png")
     return summary

@@ -19,11 +19,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from rescorer.io.atomic_output import AtomicOutput
+from rescorer.io.gzip_io import BUFFER_SIZE
+
 from ..errors import MosesConfigError, MosesRunError
 from ..ini.moses_ini import MosesIni
 from ..ini.moses_install import MosesInstall
-from ..tables.phrase_table import split_score_columns
 from ..line_files import open_binary_read
+from .phrase_table import split_score_columns
 
 __all__ = ["FILTER_SCRIPT", "FilteredModel", "filter_for_test", "system_tables", "filtered_ini"]
 
@@ -41,10 +44,9 @@ class FilteredModel:
 def _plain_input(src_path: Path, target: Path) -> Path:
     """The script reads its input as plain text (gzip only when the name ends in .gz)."""
     if not target.is_file():
-        partial = target.with_name(target.name + ".partial")
-        with open_binary_read(src_path) as src, open(partial, "wb") as out:
-            shutil.copyfileobj(src, out)
-        partial.replace(target)
+        with open_binary_read(src_path) as src, AtomicOutput(target, force=True, encoded=True) as out:
+            while block := src.read(BUFFER_SIZE):
+                out.write(block)
     return target
 
 

@@ -24,12 +24,13 @@ from typing import Optional, Sequence
 
 import numpy as np
 
+from rescorer.io.atomic_output import write_atomically
 from rescorer.io.table_reader import PhraseTableReader
 
 from ..errors import MosesConfigError
 from ..ini.moses_ini import Feature, MosesIni
-from ..tables.phrase_table import scores_span
-from ..tables.columns import ColumnLayout, infer_layout
+from .columns import ColumnLayout, infer_layout
+from .phrase_table import scores_span
 
 __all__ = ["ColumnStats", "measure_columns", "check_layout", "cached_column_stats", "scaled_weights",
            "new_column_weights", "table_starting_weights", "warm_start_ini"]
@@ -119,9 +120,7 @@ def cached_column_stats(table_path: Path, cache_path: Path) -> ColumnStats:
             pass  # unreadable or from another version: measure again
     stats = measure_columns(table_path)
     cache_path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = cache_path.with_name(cache_path.name + ".tmp")
-    tmp.write_text(json.dumps({"key": key, "stats": asdict(stats)}, indent=1) + "\n")
-    tmp.replace(cache_path)
+    write_atomically(cache_path, (json.dumps({"key": key, "stats": asdict(stats)}, indent=1) + "\n").encode())
     return stats
 
 

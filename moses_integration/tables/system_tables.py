@@ -18,8 +18,8 @@ from rescorer.io.table_reader import PhraseTableReader
 from ..errors import MosesConfigError, MosesNotFoundError
 from ..ini.moses_ini import Feature, MosesIni
 from ..ini.moses_install import MosesInstall
-from ..tables.phrase_table import binarize_compact, scores_span, split_score_columns
-from ..tables.columns import ColumnLayout, SystemSpec
+from .columns import ColumnLayout, SystemSpec
+from .phrase_table import binarize_compact, scores_span, split_score_columns
 
 __all__ = ["column_indices", "write_system_tables", "system_ini", "check_same_pairs"]
 

@@ -12,12 +12,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
+from rescorer.io.atomic_output import write_atomically
+
 from ..child_process import process_group
 from ..errors import MosesConfigError, MosesRunError
-from ..tuning.dev_curve import MERT_DEFAULT_MAX_ITERATIONS, read_stop_reason
 from ..ini.moses_ini import MosesIni
 from ..ini.moses_install import MosesInstall
 from ..line_files import is_gzipped, open_binary_read
+from .dev_curve import MERT_DEFAULT_MAX_ITERATIONS, read_stop_reason
 
 __all__ = [
     "TuningConfig",
@@ -125,8 +127,8 @@ def _plain_copy(path: Path, target: Path, always_copy: bool = False) -> Path:
     if not is_gzipped(path) and not always_copy:
         return path.resolve()
     if not target.exists():
-        with open_binary_read(path) as src, open(target, "wb") as out:
-            out.write(src.read())
+        with open_binary_read(path) as src:
+            write_atomically(target, src.read())
     return target.resolve()
 
 

@@ -21,7 +21,7 @@ from rescorer.io.file_names import same_file, temporary_name
 from rescorer.io.gzip_io import BUFFER_SIZE, gzip_writer
 from rescorer.io.path_checks import is_stream
 
-__all__ = ["AtomicOutput", "check_output_target", "committed_together"]
+__all__ = ["AtomicOutput", "atomic_paths", "check_output_target", "committed_together", "write_atomically"]
 
 
 def _umask() -> int:
@@ -309,3 +309,31 @@ def committed_together(*outputs: Optional[AtomicOutput]) -> Iterator[None]:
         raise
     for output in active:
         output.commit()
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """A small file (a record, a results table) whole or not at all, its bytes as given (never
+    compressed, whatever its name): its presence can then mark finished work."""
+    with AtomicOutput(path, force=True, encoded=True) as out:
+        out.write(data)
+
+
+@contextmanager
+def atomic_paths(*paths: Path) -> Iterator[list[Path]]:
+    """Temporary paths beside `paths` for another program to write (Moses, its extractor): on a
+    clean exit each is moved onto its target, on an error all are removed, so a target exists
+    only once complete."""
+    temporaries: list[Path] = []
+    try:
+        for path in paths:
+            fd, name = tempfile.mkstemp(prefix=temporary_name(Path(path)) + "-", dir=Path(path).parent)
+            os.fchmod(fd, 0o666 & ~_umask())
+            os.close(fd)
+            temporaries.append(Path(name))
+        yield temporaries
+    except BaseException:
+        for temporary in temporaries:
+            temporary.unlink(missing_ok=True)
+        raise
+    for temporary, path in zip(temporaries, paths):
+        os.replace(temporary, path)
