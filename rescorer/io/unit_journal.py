@@ -23,7 +23,7 @@ import os
 import re
 import shutil
 from pathlib import Path
-from typing import Optional
+from typing import Iterable, Optional, Sequence
 
 from rescorer import __version__
 from rescorer.errors import RescorerError
@@ -97,25 +97,19 @@ def input_identity(path: Path) -> dict:
             "tail_sha256": _sha256_of(path, max(0, stat.st_size - _MIB), _MIB)}
 
 
-def model_identity(bundle, name: str) -> dict:
-    """What decides a model's scores: its config, shortlists and weights, hashed."""
-    digest = hashlib.sha256(json.dumps(bundle.config.to_dict(), sort_keys=True).encode())
-    if bundle.direction != "forward":  # forward models keep the hash they had before directions
-        digest.update(bundle.direction.encode())
-    for tokens in (bundle.src_vocab.tokens, bundle.tgt_vocab.tokens):
+def model_identity(name: str, config: dict, direction: str, vocabularies: Sequence[Sequence[str]],
+                   weights: Iterable[tuple[str, bytes]]) -> dict:
+    """What decides a model's scores, hashed: its config, direction, vocabularies (source,
+    target) and weights, given as (name, bytes) in name order by the caller (io knows no tensors)."""
+    digest = hashlib.sha256(json.dumps(config, sort_keys=True).encode())
+    if direction != "forward":  # forward models keep the hash they had before directions
+        digest.update(direction.encode())
+    for tokens in vocabularies:
         digest.update("\n".join(tokens).encode("utf-8", "surrogateescape") + b"\0")
-    for key, tensor in sorted(bundle.model.state_dict().items()):
+    for key, data in weights:
         digest.update(key.encode())
-        digest.update(_tensor_bytes(tensor.detach()))
+        digest.update(data)
     return {"name": name, "sha256": digest.hexdigest()}
-
-
-def _tensor_bytes(tensor) -> bytes:
-    """A tensor's data; a tensor subclass (an int8 weight under --precision int8) by its parts."""
-    if hasattr(tensor, "__tensor_flatten__"):
-        names, _ = tensor.__tensor_flatten__()
-        return b"".join(_tensor_bytes(getattr(tensor, name)) for name in names)
-    return tensor.cpu().contiguous().numpy().tobytes()
 
 
 def _differences(recorded: dict, now: dict) -> list[str]:

@@ -19,7 +19,7 @@ import warnings
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import Iterator, Optional
 
 import torch
 
@@ -241,3 +241,18 @@ def bundle_from_payload(payload: dict, path: Path) -> ModelBundle:
         raise ModelFileError(f"{path}: vocabulary sizes differ from the model config")
     model.eval()
     return bundle
+
+
+def weight_bytes(model: torch.nn.Module) -> Iterator[tuple[str, bytes]]:
+    """(name, bytes) of every weight in name order: what the unit journal hashes to tell that
+    a model changed (io takes bytes, not tensors)."""
+    for key, tensor in sorted(model.state_dict().items()):
+        yield key, _tensor_bytes(tensor.detach())
+
+
+def _tensor_bytes(tensor: torch.Tensor) -> bytes:
+    """A tensor's data; a tensor subclass (an int8 weight under --precision int8) by its parts."""
+    if hasattr(tensor, "__tensor_flatten__"):
+        names, _ = tensor.__tensor_flatten__()
+        return b"".join(_tensor_bytes(getattr(tensor, name)) for name in names)
+    return tensor.cpu().contiguous().numpy().tobytes()

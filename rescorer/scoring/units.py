@@ -24,14 +24,20 @@ from rescorer.io.atomic_output import AtomicOutput, check_output_target
 from rescorer.io.table_reader import no_good_line
 from rescorer.io.table_units import TableUnits, UnitChunk
 from rescorer.io.unit_journal import UnitJournal, UnitWriter, input_identity, model_identity
-from rescorer.models.model_files import ModelBundle
+from rescorer.models.model_files import ModelBundle, weight_bytes
 from rescorer.runtime.distributed import SINGLE, Ranks
 from rescorer.runtime.failure_reports import ending, injected_fault
 from rescorer.scoring.chunks import (ScoreTotals, chunk_lines, encode_chunk, in_background,
                                      long_lived_objects_frozen, output_columns, score_chunk, word_penalty)
 from rescorer.scoring.settings import ScoreSettings
 
-__all__ = ["rescore_in_units"]
+__all__ = ["bundle_identity", "rescore_in_units"]
+
+
+def bundle_identity(bundle: ModelBundle, name: str) -> dict:
+    """The journal's identity of a model: its config, direction, vocabularies and weight bytes."""
+    return model_identity(name, bundle.config.to_dict(), bundle.direction,
+                          (bundle.src_vocab.tokens, bundle.tgt_vocab.tokens), weight_bytes(bundle.model))
 
 
 @dataclass
@@ -56,7 +62,7 @@ def rescore_in_units(table_path: Path, output_path: Path, bundles: Sequence[Mode
         if reject_path is not None:
             check_output_target(reject_path, force, table_path)
         identity = {"input": input_identity(table_path),
-                    "models": [model_identity(bundle, name) for bundle, name in zip(bundles, model_names)],
+                    "models": [bundle_identity(bundle, name) for bundle, name in zip(bundles, model_names)],
                     "settings": settings.unit_record(device_type)}
         return sorted(journal.start(identity, settings.resume, settings.models_retrained)), f"{os.getpid()}-{time.time_ns()}"
 

@@ -8,7 +8,8 @@ import torch
 
 from rescorer.errors import RescorerError
 from rescorer.io.atomic_output import AtomicOutput
-from rescorer.io.unit_journal import UnitJournal, UnitWriter, check_leftover, input_identity, model_identity
+from rescorer.io.unit_journal import UnitJournal, UnitWriter, check_leftover, input_identity
+from rescorer.scoring.units import bundle_identity
 
 SETTINGS = {"unit_lines": 2, "score_format": "prob", "unk_penalty": False}
 
@@ -17,7 +18,7 @@ SETTINGS = {"unit_lines": 2, "score_format": "prob", "unk_penalty": False}
 def identity(tmp_path, tiny_bundle):
     table = tmp_path / "t.gz"
     table.write_bytes(gzip.compress(b"a ||| b ||| 1\n" * 5))
-    return {"input": input_identity(table), "models": [model_identity(tiny_bundle, "m.pt")],
+    return {"input": input_identity(table), "models": [bundle_identity(tiny_bundle, "m.pt")],
             "settings": dict(SETTINGS)}
 
 
@@ -72,11 +73,11 @@ def test_resume_lists_every_difference(tmp_path, identity, tiny_bundle):
 
 
 def test_model_identity_follows_the_weights(tiny_bundle):
-    before = model_identity(tiny_bundle, "m.pt")
-    assert model_identity(tiny_bundle, "renamed.pt")["sha256"] == before["sha256"]
+    before = bundle_identity(tiny_bundle, "m.pt")
+    assert bundle_identity(tiny_bundle, "renamed.pt")["sha256"] == before["sha256"]
     with torch.no_grad():
         next(tiny_bundle.model.parameters())[0, 0] += 1e-6
-    assert model_identity(tiny_bundle, "m.pt")["sha256"] != before["sha256"]
+    assert bundle_identity(tiny_bundle, "m.pt")["sha256"] != before["sha256"]
 
 
 def test_leftover_without_resume_or_force_is_refused(tmp_path, identity):

@@ -77,7 +77,7 @@ def test_cli_scores_in_int8_and_refuses_int8_training(tmp_path, example_table, t
 def test_an_int8_model_has_a_journal_identity_of_its_own():
     """--resume compares models by their weights; int8 weights are tensor subclasses."""
     from rescorer.data.vocabulary import Vocabulary
-    from rescorer.io.unit_journal import model_identity
+    from rescorer.scoring.units import bundle_identity as model_identity
     from rescorer.models.model_files import ModelBundle
 
     model = make("cho2014", {})
