@@ -15,6 +15,7 @@ become one-line messages with exit status 1 (2 for bad usage).
 
 from __future__ import annotations
 
+import inspect
 import os
 import signal
 import sys
@@ -39,7 +40,24 @@ from rescorer import __version__  # noqa: E402
 from rescorer.cli.reporting import Reporter  # noqa: E402
 
 
-class DefaultCommandGroup(click.Group):
+def first_paragraph(command: click.Command) -> str:
+    """A command's description as its --help starts it, on one line."""
+    text = inspect.cleandoc(command.help or "").split("\n\n")[0]
+    return " ".join(text.split())
+
+
+class WholeHelpGroup(click.Group):
+    """A group whose --help shows each command's whole first paragraph, not 45 characters of it."""
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, first_paragraph(command)) for name, command in sorted(self.commands.items())
+                if not command.hidden]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+class DefaultCommandGroup(WholeHelpGroup):
     """A group whose first positional argument, when it names no subcommand, goes to `run`,
     so that `rescore table.gz` is the main job while `rescore train ...` still works."""
 
@@ -56,20 +74,62 @@ class DefaultCommandGroup(click.Group):
         return super().parse_args(ctx, args)
 
 
-@click.group(cls=DefaultCommandGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("-q", "--quiet", is_flag=True, help="No progress bars or messages.")
+def _set_verbosity(quiet: bool, verbose: bool) -> None:
+    """-q: warnings only, no progress bars; -v: debug messages too (the commands run for Moses).
+    Warnings (trailing garbage, stale temporaries removed) are shown even with -q."""
+    level = logging.WARNING if quiet else logging.DEBUG if verbose else logging.INFO
+    logging.basicConfig(level=level, format="%(message)s", stream=sys.stderr)
+    logging.getLogger().setLevel(level)
+    ctx = click.get_current_context(silent=True)
+    reporter = ctx.find_root().obj if ctx is not None else None
+    if isinstance(reporter, Reporter):
+        reporter.quiet = reporter.quiet or quiet
+
+
+def _verbosity_after_command(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
+    """`rescore score ... -q` means what `rescore -q score ...` does."""
+    if value:
+        _set_verbosity(quiet=param.name == "quiet", verbose=param.name == "verbose")
+    return value
+
+
+QUIET_HELP = "No progress bars or messages (warnings and errors still show)."
+VERBOSE_HELP = "Debug messages too: each Moses command line run."
+
+
+@click.group(cls=DefaultCommandGroup, context_settings={"help_option_names": ["-h", "--help"]},
+             epilog="`rescore TABLE [OPTIONS]` is short for `rescore run TABLE [OPTIONS]`, the main "
+                    "job. -q and -v may also follow the command. Shell completion: "
+                    "eval \"$(_RESCORE_COMPLETE=bash_source rescore)\" (zsh_source, fish_source).")
+@click.option("-q", "--quiet", is_flag=True, help=QUIET_HELP)
+@click.option("-v", "--verbose", is_flag=True, help=VERBOSE_HELP)
 @click.version_option(__version__, prog_name="rescore")
 @click.pass_context
-def main(ctx: click.Context, quiet: bool) -> None:
-    """Score Moses phrase tables with the RNN encoder-decoder of Cho et al. (2014)."""
+def main(ctx: click.Context, quiet: bool, verbose: bool) -> None:
+    """Score Moses phrase tables with the RNN encoder-decoder of Cho et al. (2014).
+
+    `rescore TABLE` trains a model on the table's unique phrase pairs and writes the table back
+    with its log p(target | source) as one more score (the command `run`).
+    """
     # A closed pipe (`rescore score ... -o - | head`) raises BrokenPipeError, so that temporaries
     # are removed on the way out; `reports_errors` then ends quietly, as Unix tools do.
     if hasattr(signal, "SIGPIPE"):
         signal.signal(signal.SIGPIPE, signal.SIG_IGN)
-    # Warnings (trailing garbage, stale temporaries removed) are shown even with -q.
-    logging.basicConfig(level=logging.WARNING if quiet else logging.INFO, format="%(message)s",
-                        stream=sys.stderr)
     ctx.obj = Reporter(quiet)
+    _set_verbosity(quiet, verbose)
+
+
+def _with_verbosity_options(command: click.Command) -> None:
+    """Give every command -q/-v of its own, so that they may follow the command's name."""
+    if isinstance(command, click.Group):
+        for subcommand in command.commands.values():
+            _with_verbosity_options(subcommand)
+        return
+    taken = {opt for param in command.params for opt in getattr(param, "opts", ())}
+    for short, name, help in (("-q", "--quiet", QUIET_HELP), ("-v", "--verbose", VERBOSE_HELP)):
+        if name not in taken:
+            command.params.append(click.Option([short, name], is_flag=True, expose_value=False,
+                                               callback=_verbosity_after_command, help=help))
 
 
 def _add_commands() -> None:
@@ -82,6 +142,7 @@ def _add_commands() -> None:
     for command in (*MAIN_COMMANDS, *TABLE_COMMANDS, *FIGURE_COMMANDS, *TRANSLATION_COMMANDS):
         main.add_command(command)
     main.add_command(moses)
+    _with_verbosity_options(main)
 
 
 _add_commands()
