@@ -10,15 +10,16 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
 from ..evaluation.scores import EvalResult
+from ..ini.moses_ini import MosesIni
 from ..tables.phrase_table import sample_scores
 
 __all__ = ["DIRECT_PROB_COLUMN", "INVERSE_PROB_COLUMN", "ScoresFigure", "plot_rnn_vs_table",
-           "mert_curves_figure", "plot_mert_curves", "spearman"]
+           "mert_curves_figure", "plot_mert_curves", "spearman", "ablation_scores_figure"]
 
 DIRECT_PROB_COLUMN = 2  # φ(e|f) = p(target | source): third of the four standard scores
 INVERSE_PROB_COLUMN = 0  # φ(f|e) = p(source | target): the first
@@ -145,3 +146,15 @@ def plot_mert_curves(results: Mapping[str, Sequence[EvalResult]], out_path: Path
     out_path.parent.mkdir(parents=True, exist_ok=True)
     save_figure(fig, out_path, dpi=fig.dpi, force=True, bbox_inches="tight")
     return out_path
+
+
+def ablation_scores_figure(ini_path: Path, feature: Optional[str], rescored_table: Path,
+                           out_dir: Path) -> Optional[ScoresFigure]:
+    """The ablation's fig3-rnn-vs-direct.png, of the first new column (after the ini table's
+    num-features), unless a rerun finds it made; None then."""
+    ini = MosesIni.read(ini_path)
+    num_base = ini.phrase_table(feature).int_arg("num-features", ini.origin)
+    figure = out_dir / "fig3-rnn-vs-direct.png"
+    if figure.is_file():
+        return None
+    return plot_rnn_vs_table(rescored_table, num_base, figure)
