@@ -37,11 +37,11 @@ from ..line_files import count_lines, read_lines
 from ..preflight import ParallelSet
 from ..tables.filtering import filter_for_test, filtered_ini
 from .candidates import first_best, read_nbest, rerank
+from .sentence_models import AddFeatures
 from .weight_tuning import extract, feature_names, tune_weights
 
 __all__ = ["RerankConfig", "run_rerank", "start_weights"]
 
-AddFeatures = Callable[[Path, Path, Path], None]  # (n-best in, source, n-best out)
 
 
 @dataclass

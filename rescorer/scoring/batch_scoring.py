@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
-from typing import Callable, Optional, Sequence
+from typing import Optional, Sequence
 
 import numpy as np
 import torch
@@ -19,7 +18,7 @@ from rescorer.data.batching import length_sorted_batches, pad_sequences
 from rescorer.data.directions import oriented
 from rescorer.data.phrase_encoding import EncodedPhrases
 from rescorer.models import PhraseScorer
-from rescorer.models.model_files import ModelBundle, load_model
+from rescorer.models.model_files import ModelBundle
 from rescorer.runtime.device import autocast, resolve_device, resolve_precision
 
 # Padded tokens per batch. On the CPU a few thousand keep the activations in cache; a GPU needs
@@ -135,10 +134,3 @@ def score_pairs(bundle: ModelBundle, pairs: Sequence[tuple[str, str]], device: s
     tgt_seqs = [bundle.tgt_vocab.encode(tgt.split()) for _, tgt in pairs]
     return score_encoded(bundle.model, src_seqs, tgt_seqs, token_budget,
                          resolve_precision(precision, torch_device))
-
-
-def model_scorer(model_path: Path, device: str = "auto") -> Callable[[Sequence[tuple[str, str]]], np.ndarray]:
-    """log p(target | source) of (source, target) pairs by the model saved at `model_path`: the
-    scorer that n-best rescoring (moses_integration.nbest, torch-free) is handed."""
-    bundle = load_model(model_path)
-    return lambda pairs: score_pairs(bundle, pairs, device=device)

@@ -8,7 +8,6 @@ import signal
 import subprocess
 import sys
 import time
-import types
 from pathlib import Path
 
 import numpy as np
@@ -173,27 +172,53 @@ def test_interrupted_tune_ends_mert_moses_and_its_decoder(signum, tmp_path):
     assert left == []
 
 
-def test_rescore_nbest_uses_the_rescorer_library(tmp_path, monkeypatch):
-    """rescorer.scoring.batch_scoring's model_scorer is the library's side; faked here by its contract."""
-    loaded = []
-    scoring = types.ModuleType("rescorer.scoring.batch_scoring")
+class FakeScorer:
+    """The in-process scorer (moses_integration.scorer.RnnScorer) faked by its contract: every
+    model forward, log p minus the target's length, tables written with two more columns."""
 
-    def model_scorer(path, device="auto"):
-        loaded.append(path)
-        return lambda pairs: np.full(len(pairs), -2.5)
+    def __init__(self, device="auto", precision="auto"):
+        self.device, self.loaded, self.tables = device, [], []
 
-    scoring.model_scorer = model_scorer
-    monkeypatch.setitem(sys.modules, "rescorer.scoring.batch_scoring", scoring)
+    def direction(self, model_path):
+        self.loaded.append(model_path)
+        return "forward"
+
+    def score_pairs(self, model_path, pairs):
+        return np.array([-float(len(t.split())) for _, t in pairs])
+
+    def score_table(self, table_in, table_out, model_paths, unk_penalty=False):
+        self.tables.append((table_in, table_out, list(model_paths), unk_penalty))
+        Path(table_out).write_text("x ||| y ||| 1 1 1 1 0.5 0.25 1\n")
+        return f"wrote {table_out}"
+
+
+def fake_scorer(monkeypatch) -> list:
+    """Every scorer the commands build, faked; returns them."""
+    from rescorer.cli import moses_runs
+
+    built = []
+
+    def rnn_scorer(device="auto", precision="auto"):
+        built.append(FakeScorer(device, precision))
+        return built[-1]
+
+    monkeypatch.setattr(moses_runs, "rnn_scorer", rnn_scorer)
+    return built
+
+
+def test_rescore_nbest_uses_the_in_process_scorer(tmp_path, monkeypatch):
+    """rescorer.scoring.rnn_scorer is the library's side; faked here by its contract."""
+    built = fake_scorer(monkeypatch)
     model = tmp_path / "model.pt"
     model.write_bytes(b"")
     nbest = tmp_path / "in.nbest"
     first_lines(FIXTURES / "tuning/run11.best100.out.gz", 5, nbest)
     result = invoke("rescore-nbest", nbest, "--source", FIXTURES / "corpus/dev.en.gz",
-                    "--model", model, "-o", tmp_path / "out.nbest.gz")
+                    "--model", model, "-o", tmp_path / "out.nbest.gz", "--device", "cpu")
     assert result.exit_code == 0, result.output
-    assert loaded == [model]
+    assert [scorer.device for scorer in built] == ["cpu"]
     lines = gzip.open(tmp_path / "out.nbest.gz", "rt").read().splitlines()
-    assert len(lines) == 5 and all(" RNN0= -2.5 ||| " in line for line in lines)
+    assert len(lines) == 5 and all(" RNN0= -" in line for line in lines)
 
 
 @pytest.mark.parametrize("quiet", [False, True])
@@ -248,16 +273,8 @@ def test_ablation_usage_errors(tmp_path, extra, status, message):
 
 
 def fake_sentence_features(monkeypatch, tmp_path):
-    """--rerank-model's scorer faked by its contract (add_features, names): minus the length."""
-    from moses_integration.nbest.rnn_features import SentenceModel, add_sentence_features
-    from rescorer.cli import moses_commands
-
-    def sentence_features(models, device, per_word):
-        fake = SentenceModel("RNNfwd", lambda pairs: [-float(len(t.split())) for _, t in pairs])
-        return (lambda nbest, source, out: add_sentence_features(nbest, out, source, [fake], per_word=False),
-                ["RNNfwd"])
-
-    monkeypatch.setattr(moses_commands, "sentence_features", sentence_features)
+    """--rerank-model's scorer faked by its contract: minus the length, every model forward."""
+    fake_scorer(monkeypatch)
     model = tmp_path / "fwd.pt"
     model.write_bytes(b"")
     return model
@@ -291,26 +308,23 @@ def test_rerank_system_needs_a_rerank_model(tmp_path):
     assert result.exit_code == 2 and "--rerank-system needs --rerank-model" in result.output
 
 
-def test_ablation_scores_with_several_models_through_rescore(tmp_path, monkeypatch):
-    """`--model a.pt --model b.pt`: one `rescore score` with both, columns named after the files."""
-    from moses_integration.tables.rescored_table import score_table
+def test_ablation_scores_with_several_models_once(tmp_path):
+    """`--model a.pt --model b.pt`: one table scored with both by the scorer handed in, kept
+    for reruns, refused for other models."""
+    from moses_integration.tables.rescored_table import rescored_table
 
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    fake = bin_dir / "rescore"
-    fake.write_text(f"#!{sys.executable}\nimport json, sys\n"
-                    f"open({str(tmp_path / 'argv.json')!r}, 'w').write(json.dumps(sys.argv[1:]))\n"
-                    "open(sys.argv[sys.argv.index('-o') + 1], 'w').write('x ||| y ||| 1 1 1 1 0.5 0.25 1\\n')\n")
-    fake.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    scorer, said = FakeScorer(), []
     out = tmp_path / "tables/rescored.gz"
-    assert score_table(Path("pt.gz"), [Path("a.pt"), Path("b.pt")], out) == out
-    assert json.loads((tmp_path / "argv.json").read_text()) == [
-        "score", "pt.gz", "--model", "a.pt", "--model", "b.pt", "-o", str(out), "--force", "--unk-penalty"]
-    assert score_table(Path("pt.gz"), [Path("a.pt"), Path("b.pt")], out) == out  # kept
+    assert rescored_table(scorer, Path("pt.gz"), [Path("a.pt"), Path("b.pt")], out, report=said.append) == out
+    assert scorer.tables == [(Path("pt.gz"), out, [Path("a.pt"), Path("b.pt")], True)]
+    assert said == [f"wrote {out}"]
+    assert json.loads((tmp_path / "tables/rescored.gz.models.json").read_text()) == {
+        "models": [str(Path("a.pt").resolve()), str(Path("b.pt").resolve())], "unk_penalty": True}
+    assert rescored_table(scorer, Path("pt.gz"), [Path("a.pt"), Path("b.pt")], out) == out  # kept
+    assert len(scorer.tables) == 1
     with pytest.raises(MosesConfigError, match=r"rescored.gz was scored with .*a.pt.*b.pt.*, not "
                                                r"\[.*c.pt'\]; use another --out-dir"):
-        score_table(Path("pt.gz"), [Path("c.pt")], out)
+        rescored_table(scorer, Path("pt.gz"), [Path("c.pt")], out)
 
 
 def test_moses_home_without_moses_is_refused_before_any_directory_is_made(tmp_path, monkeypatch):

@@ -1,0 +1,32 @@
+"""What the Moses wing needs of the RNN scorer, declared here so that this package imports
+neither torch nor click: the commands build one scorer in process
+(rescorer.scoring.rnn_scorer.InProcessScorer), on the caller's device, and hand it to the
+phrase-table and n-best steps alike."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable, Protocol, Sequence
+
+__all__ = ["PairScorer", "RnnScorer", "pair_scorer"]
+
+PairScorer = Callable[[Sequence[tuple[str, str]]], Sequence[float]]
+
+
+class RnnScorer(Protocol):
+    def score_table(self, table_in: Path, table_out: Path, model_paths: Sequence[Path],
+                    unk_penalty: bool = False) -> str:
+        """Write `table_in` to `table_out` (atomically) with one column per model, then the word
+        penalty, byte for byte as `rescore score` writes it; returns a one-line summary."""
+
+    def score_pairs(self, model_path: Path, pairs: Sequence[tuple[str, str]]) -> Sequence[float]:
+        """log p of each (source, target) pair by that model (log p(source | target) for an
+        inverse one), in nats."""
+
+    def direction(self, model_path: Path) -> str:
+        """'forward' or 'inverse': which side the model predicts."""
+
+
+def pair_scorer(scorer: RnnScorer, model_path: Path) -> PairScorer:
+    """One model's pair scoring, as the n-best steps take it."""
+    return lambda pairs: scorer.score_pairs(model_path, pairs)

@@ -1,0 +1,24 @@
+"""What the `rescore moses ...` commands share besides options: the lock on the directory a
+run works in, and the one RNN scorer they hand to the Moses wing (tables and n-best lists alike)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rescorer.io.path_checks import RunPaths, Target
+
+__all__ = ["rnn_scorer", "working_in"]
+
+
+def working_in(directory: Path, role: str):
+    """A lock on a directory a Moses command works in, so that a second run on it is refused
+    (its contents are the run's to continue, never replaced)."""
+    return RunPaths([], [Target(directory, role, kind="work-dir", may_exist=True)], force=False)
+
+
+def rnn_scorer(device: str = "auto", precision: str = "auto"):
+    """The in-process scorer (moses_integration.scorer.RnnScorer) on the caller's device and
+    precision, resolved here once; torch is imported only by the commands that score."""
+    from rescorer.scoring.rnn_scorer import InProcessScorer
+
+    return InProcessScorer(device, precision)

@@ -1,0 +1,60 @@
+"""The scorer the Moses wing is handed (moses_integration.scorer.RnnScorer): phrase tables and
+n-best pairs scored in this process, on one device and precision resolved once, each model file
+loaded once. It replaces running `rescore score` from PATH, which might name another install."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional, Sequence
+
+import numpy as np
+import torch
+
+from rescorer.models.model_files import ModelBundle, load_model
+from rescorer.runtime.device import resolve_device, resolve_precision
+from rescorer.scoring.batch_scoring import score_pairs
+from rescorer.scoring.settings import ScoreSettings
+from rescorer.scoring.table_rescoring import rescore_table
+
+__all__ = ["InProcessScorer"]
+
+
+class InProcessScorer:
+    """Scores with the caller's device, precision ('auto' as `rescore score` resolves it) and
+    torch threads (None: torch's default, as a `rescore score` child process had)."""
+
+    def __init__(self, device: str = "auto", precision: str = "auto", threads: Optional[int] = None):
+        self.device = resolve_device(device)
+        self.precision = resolve_precision(precision, self.device)
+        if threads is not None:
+            torch.set_num_threads(threads)
+        self._bundles: dict[Path, ModelBundle] = {}
+
+    def bundle(self, model_path: Path) -> ModelBundle:
+        """The model at `model_path`, loaded on the first use (int8-quantized under int8)."""
+        key = Path(model_path).resolve()
+        if key not in self._bundles:
+            bundle = load_model(Path(model_path), self.device)
+            if self.precision == "int8":
+                from rescorer.models.quantization import quantize_int8
+
+                quantize_int8(bundle.model)
+            self._bundles[key] = bundle
+        return self._bundles[key]
+
+    def direction(self, model_path: Path) -> str:
+        return self.bundle(model_path).direction
+
+    def score_pairs(self, model_path: Path, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
+        return score_pairs(self.bundle(model_path), pairs, device=self.device.type, precision=self.precision)
+
+    def score_table(self, table_in: Path, table_out: Path, model_paths: Sequence[Path],
+                    unk_penalty: bool = False) -> str:
+        """`rescore score TABLE --model M ... -o OUT --force [--unk-penalty]`: the same settings,
+        so the same bytes; the output is written atomically (in units, as that command does)."""
+        paths = [Path(path) for path in model_paths]
+        settings = ScoreSettings(unk_penalty=unk_penalty, force=True, precision=self.precision)
+        names = [path.name for path in paths]
+        summary = rescore_table(Path(table_in), Path(table_out), [self.bundle(path) for path in paths],
+                                settings, model_names=names)
+        return summary.report(names, None, unk_penalty, Path(table_out))
