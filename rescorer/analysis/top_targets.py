@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import heapq
 import math
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Sequence
@@ -171,9 +172,11 @@ def _counted_from_1(index: int) -> int:
 
 
 def read_sources_file(path: Path) -> list[str]:
-    """Source phrases, one per line (blank lines skipped, spacing normalised), in file order."""
+    """Source phrases, one per line (blank lines skipped, spacing normalised), in file order;
+    '-' reads them from stdin."""
     try:
-        lines = Path(path).read_bytes().decode("utf-8", "surrogateescape").splitlines()
+        data = sys.stdin.buffer.read() if str(path) == "-" else Path(path).read_bytes()
+        lines = data.decode("utf-8", "surrogateescape").splitlines()
     except OSError as error:
         raise RescorerError(f"{path}: cannot read the sources ({error.strerror or error})") from None
     sources = []

@@ -13,7 +13,7 @@ from typing import Optional
 
 import click
 
-from rescorer.cli.options import (EXISTING_FILE, PICKS, SCORE_COLUMN, column_index, device_option,
+from rescorer.cli.options import (EXISTING_FILE, EXISTING_OR_STDIN, PICKS, SCORE_COLUMN, column_index, device_option,
                                   score_format_option, seed_option, table_output_options)
 from rescorer.cli.reporting import say, signature
 from rescorer.runtime.failure_reports import reports_errors
@@ -65,8 +65,8 @@ def table_text(headers, rows, csv: bool, footnote: str = "") -> str:
               help="Pick only sources of at least this many words (the paper: 4).")
 @click.option("--min-targets", type=click.IntRange(1), default=2, show_default=True,
               help="Pick only sources with at least this many targets (one target ranks first both ways).")
-@click.option("--sources", "sources_path", type=EXISTING_FILE,
-              help="Show these sources, one per line, instead of picking.")
+@click.option("--sources", "sources_path", type=EXISTING_OR_STDIN,
+              help="Show these sources, one per line ('-': stdin), instead of picking.")
 @click.option("-k", "--top", type=click.IntRange(1), default=3, show_default=True, help="Targets per ranking.")
 @seed_option("For --pick random and ties.")
 @table_output_options
@@ -111,7 +111,8 @@ def top_targets_command(table_path: Path, model_path: Optional[Path], column: Op
 @click.command("generate")
 @click.argument("model_path", metavar="MODEL", type=EXISTING_FILE)
 @click.option("--source", "source_phrases", multiple=True, help="A source phrase (repeatable).")
-@click.option("--sources", "sources_path", type=EXISTING_FILE, help="Source phrases, one per line.")
+@click.option("--sources", "sources_path", type=EXISTING_OR_STDIN,
+              help="Source phrases, one per line ('-': stdin).")
 @click.option("--beam", type=click.IntRange(0, MAX_BEAM), default=5, show_default=True,
               help="Beam size K: the K best targets beam search finds (0: no beam search).")
 @click.option("--samples", type=click.IntRange(0, MAX_SAMPLES), default=50, show_default=True,

@@ -10,11 +10,17 @@ from pathlib import Path
 import click
 
 from rescorer.cli.analysis_commands import load_model_on, run_paths
+from rescorer.analysis.figures import ATTENTION_PANEL_INCHES
+from rescorer.analysis.tsne_maps import MAP_INCHES
 from rescorer.cli.options import EXISTING_FILE, PICKS, device_option, figure_options, map_options
 from rescorer.cli.reporting import say
 from rescorer.runtime.failure_reports import reports_errors
 
 __all__ = ["FIGURE_COMMANDS"]
+
+_PANEL = ATTENTION_PANEL_INCHES
+ATTENTION_SIZE = f"each pair's panel is {_PANEL[0]:g} x {_PANEL[1]:g} inches, side by side"
+MAP_SIZE = f"the map is {MAP_INCHES[0]:g} x {MAP_INCHES[1]:g} inches"
 
 
 def _drawn(drawn: dict) -> str:
@@ -26,10 +32,11 @@ def _drawn(drawn: dict) -> str:
 
 @click.command("plot-embeddings")
 @click.argument("model_path", metavar="MODEL", type=EXISTING_FILE)
-@click.option("--side", type=click.Choice(["source", "target"]), default="source", show_default=True)
+@click.option("--side", type=click.Choice(["source", "target"]), default="source", show_default=True,
+              help="Whose embeddings: the encoder's source words or the decoder's target words.")
 @click.option("--words", type=click.IntRange(5), default=500, show_default=True,
               help="The most frequent words of the shortlist.")
-@figure_options
+@figure_options(MAP_SIZE)
 @map_options
 @device_option
 @reports_errors
@@ -55,11 +62,12 @@ def plot_embeddings_command(model_path: Path, side: str, words: int, output: Pat
 @click.argument("table_path", metavar="TABLE", type=EXISTING_FILE)
 @click.option("--phrases", type=click.IntRange(5), default=1000, show_default=True,
               help="Source phrases to map (the paper: 5000).")
-@click.option("--min-words", type=click.IntRange(1), default=4, show_default=True)
+@click.option("--min-words", type=click.IntRange(1), default=4, show_default=True,
+              help="Map only source phrases of at least this many words (the paper: 4).")
 @click.option("--pick", type=click.Choice(PICKS), default="random", show_default=True,
               help="Which sources of TABLE: a seeded random choice (the paper), the most frequent "
                    "or the rarest.")
-@figure_options
+@figure_options(MAP_SIZE)
 @map_options
 @device_option
 @reports_errors
@@ -93,7 +101,7 @@ def plot_phrases_command(model_path: Path, table_path: Path, phrases: int, min_w
 @click.option("--source", "sources", multiple=True, required=True, help="Source phrase (repeat for panels).")
 @click.option("--target", "targets", multiple=True,
               help="Target phrase, one per --source [default: the model's greedy translation].")
-@figure_options
+@figure_options(ATTENTION_SIZE)
 @device_option
 @reports_errors
 def plot_attention_command(model_path: Path, sources: tuple, targets: tuple, output: Path, dpi: int,

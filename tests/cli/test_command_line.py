@@ -51,3 +51,18 @@ def test_shell_completion_completes_commands_and_options():
     assert "plain,score" in complete("sc")
     assert "plain,--unk-penalty" in complete("score", "--unk")
     assert "plain,rescore-nbest" in complete("moses", "resc")
+
+
+def test_source_phrases_can_come_from_stdin(tiny_model_path):
+    args = [RESCORE, "-q", "generate", str(tiny_model_path), "--sources", "-", "--beam", "2",
+            "--samples", "0"]
+    piped = subprocess.run(args, input="the lord\nand he said\n", capture_output=True, text=True)
+    assert piped.returncode == 0, piped.stderr
+    rows = [line.split(" | ")[0].strip("| ") for line in piped.stdout.splitlines()[2:4]]
+    assert rows == ["the lord", "and he said"]
+
+
+def test_each_figure_command_states_its_own_size():
+    assert "18 x 12 inches" in rescore("plot-phrases", "--help").stdout
+    attention = " ".join(rescore("plot-attention", "--help").stdout.split())
+    assert "18 x 12" not in attention and "4.8 x 5.4 inches" in attention
