@@ -50,22 +50,11 @@ from ..tables.starting_weights import (ColumnStats, cached_column_stats, check_l
 from ..tables.system_tables import check_same_pairs, column_indices, system_ini, write_system_tables
 from ..tuning.dev_curve import dev_bleu_curve, read_stop_reason
 from ..tuning.mert_moses import TuningConfig, check_tuned_weights, iterations_run, read_finished_step, tune
+from .reranked_rows import RerankRows, check_rerank_systems, rerank_replicate, reranked_systems
 
-__all__ = ["AblationConfig", "run_ablation"]
+__all__ = ["AblationConfig", "RerankRows", "run_ablation"]
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass
-class RerankRows:
-    """The sentence models of the reranked rows: `add_features` scores an n-best list with them
-    (reranking.AddFeatures), adding the features `new_features`."""
-
-    add_features: Callable
-    new_features: Sequence[str]
-    optimizer: str = "mert"
-    systems: Sequence[str] = ()  # the systems whose lists are reranked; empty: see _reranked_systems
-    scored_with: Sequence[str] = ()  # the models' paths (a rerun with others is refused)
 
 
 @dataclass
@@ -285,59 +274,12 @@ def _run_replicate(spec: SystemSpec, replicate: int, plan: _Plan, config: Ablati
     return result
 
 
-def _rerank_replicate(spec: SystemSpec, replicate: int, config: AblationConfig, moses: MosesInstall,
-                      report: Callable[[str], None]) -> EvalResult:
-    """Replicate r of a system, its n-best lists reranked (nbest/reranking.py), as a result row."""
-    from ..nbest.reranking import RerankConfig, run_rerank
-
-    rep_dir = config.out_dir / spec.slug / f"rep{replicate}"
-    result_path = rep_dir / "rerank" / "rerank.json"
-    if result_path.is_file():
-        return read_result(result_path)
-    seed = config.seed + replicate
-    sets = _resolved_sets(config)
-    rerank = RerankConfig(dev_nbest=None, dev=sets[0], test_nbest=None, test=sets[1],
-                          ini_path=rep_dir / "mert" / "moses.ini", out_dir=rep_dir / "rerank",
-                          nbest_size=config.nbest, base_dir=config.base_dir, threads=config.threads,
-                          decoder_flags=config.decoder_flags, optimizer=config.rerank.optimizer, seeds=(seed,),
-                          test_type=config.test_type, num_samples=config.num_samples,
-                          detokenize_lang=config.detokenize_lang, new_features=config.rerank.new_features,
-                          scored_with=config.rerank.scored_with)
-    table = run_rerank(rerank, moses, config.rerank.add_features,
-                       report=lambda message: report(f"{spec.name} replicate {replicate}: {message}"))
-    result = evaluate_file(rep_dir / "rerank" / f"seed{seed}" / "test.reranked", sets[1].ref_paths,
-                           config.detokenize_lang)
-    weights = json.loads((rep_dir / "rerank" / f"seed{seed}" / "weights.json").read_text())["weights"]
-    result.dev_bleu, result.start, result.dev_bleu_curve = float(table.iloc[1].dev_bleu), "rerank", []
-    result.new_weights = {name: weights.get(f"{name}_0") for name in config.rerank.new_features}
-    write_result(result, result_path)
-    report(f"{spec.name}+rerank replicate {replicate}: test BLEU {result.bleu:.2f}")
-    return result
-
-
-def _reranked_systems(config: AblationConfig) -> Sequence[str]:
-    """The systems `rerank.systems` names; by default Baseline and the systems the ablation was
-    asked for (config.systems), or +RNN when it builds all the fixed ones; none without `rerank`."""
-    if config.rerank is None:
-        return ()
-    return config.rerank.systems or ("Baseline", *(config.systems or ["+RNN"]))
-
-
-def _check_rerank_systems(names: Sequence[str], specs: Sequence[SystemSpec]) -> None:
-    """A system to rerank that the ablation does not build would silently give no row."""
-    built = [spec.name for spec in specs]
-    unknown = [name for name in names if name not in built]
-    if unknown:
-        raise MosesConfigError(f"cannot rerank {', '.join(unknown)}: not a system of this ablation "
-                               f"(its systems: {', '.join(built)})")
-
-
 def run_ablation(config: AblationConfig, moses: MosesInstall,
                  report: Callable[[str], None] = logger.info):
     """Build, tune and evaluate every system; write results.{csv,md}; return the summary."""
     plan = _prepare(config, moses, report)
-    reranked = _reranked_systems(config)
-    _check_rerank_systems(reranked, plan.specs)  # before any tuning: a typo should not cost hours
+    reranked = reranked_systems(config)
+    check_rerank_systems(reranked, plan.specs)  # before any tuning: a typo should not cost hours
     results: dict[str, list[EvalResult]] = {spec.name: [] for spec in plan.specs}
     for replicate in range(1, config.replicates + 1):
         for spec in plan.specs:  # Baseline first: the warm starts need its tuned weights
@@ -345,7 +287,7 @@ def run_ablation(config: AblationConfig, moses: MosesInstall,
     for spec in plan.specs:
         if spec.name in reranked:
             name = "+rerank" if spec.name == "Baseline" else f"{spec.name}+rerank"
-            results[name] = [_rerank_replicate(spec, r, config, moses, report)
+            results[name] = [rerank_replicate(spec, r, config, _resolved_sets(config), moses, report)
                              for r in range(1, config.replicates + 1)]
     refs = read_references([config.base_dir / p for p in config.test.ref_paths])
     # Replicate r of each system is paired with replicate r of Baseline: the R test outputs

@@ -1,0 +1,77 @@
+"""The ablation's reranked rows (+rerank, +<system>+rerank): replicate r's tuned system, its
+n-best lists reranked with sentence models (nbest/reranking.py), scored like every other row."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable, Sequence
+
+from ..errors import MosesConfigError
+from ..evaluation.scores import EvalResult, evaluate_file, read_result, write_result
+from ..ini.moses_install import MosesInstall
+from ..preflight import ParallelSet
+from ..tables.columns import SystemSpec
+
+if TYPE_CHECKING:
+    from .ablation import AblationConfig
+
+__all__ = ["RerankRows", "check_rerank_systems", "rerank_replicate", "reranked_systems"]
+
+
+@dataclass
+class RerankRows:
+    """The sentence models of the reranked rows: `add_features` scores an n-best list with them
+    (reranking.AddFeatures), adding the features `new_features`."""
+
+    add_features: Callable
+    new_features: Sequence[str]
+    optimizer: str = "mert"
+    systems: Sequence[str] = ()  # the systems whose lists are reranked; empty: see reranked_systems
+    scored_with: Sequence[str] = ()  # the models' paths (a rerun with others is refused)
+
+
+def rerank_replicate(spec: SystemSpec, replicate: int, config: AblationConfig, sets: Sequence[ParallelSet],
+                     moses: MosesInstall, report: Callable[[str], None]) -> EvalResult:
+    """Replicate r of a system, its n-best lists reranked (nbest/reranking.py), as a result row."""
+    from ..nbest.reranking import RerankConfig, run_rerank
+
+    rep_dir = config.out_dir / spec.slug / f"rep{replicate}"
+    result_path = rep_dir / "rerank" / "rerank.json"
+    if result_path.is_file():
+        return read_result(result_path)
+    seed = config.seed + replicate
+    rerank = RerankConfig(dev_nbest=None, dev=sets[0], test_nbest=None, test=sets[1],
+                          ini_path=rep_dir / "mert" / "moses.ini", out_dir=rep_dir / "rerank",
+                          nbest_size=config.nbest, base_dir=config.base_dir, threads=config.threads,
+                          decoder_flags=config.decoder_flags, optimizer=config.rerank.optimizer, seeds=(seed,),
+                          test_type=config.test_type, num_samples=config.num_samples,
+                          detokenize_lang=config.detokenize_lang, new_features=config.rerank.new_features,
+                          scored_with=config.rerank.scored_with)
+    table = run_rerank(rerank, moses, config.rerank.add_features,
+                       report=lambda message: report(f"{spec.name} replicate {replicate}: {message}"))
+    result = evaluate_file(rep_dir / "rerank" / f"seed{seed}" / "test.reranked", sets[1].ref_paths,
+                           config.detokenize_lang)
+    weights = json.loads((rep_dir / "rerank" / f"seed{seed}" / "weights.json").read_text())["weights"]
+    result.dev_bleu, result.start, result.dev_bleu_curve = float(table.iloc[1].dev_bleu), "rerank", []
+    result.new_weights = {name: weights.get(f"{name}_0") for name in config.rerank.new_features}
+    write_result(result, result_path)
+    report(f"{spec.name}+rerank replicate {replicate}: test BLEU {result.bleu:.2f}")
+    return result
+
+
+def reranked_systems(config: AblationConfig) -> Sequence[str]:
+    """The systems `rerank.systems` names; by default Baseline and the systems the ablation was
+    asked for (config.systems), or +RNN when it builds all the fixed ones; none without `rerank`."""
+    if config.rerank is None:
+        return ()
+    return config.rerank.systems or ("Baseline", *(config.systems or ["+RNN"]))
+
+
+def check_rerank_systems(names: Sequence[str], specs: Sequence[SystemSpec]) -> None:
+    """A system to rerank that the ablation does not build would silently give no row."""
+    built = [spec.name for spec in specs]
+    unknown = [name for name in names if name not in built]
+    if unknown:
+        raise MosesConfigError(f"cannot rerank {', '.join(unknown)}: not a system of this ablation "
+                               f"(its systems: {', '.join(built)})")
