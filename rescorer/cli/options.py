@@ -22,13 +22,15 @@ from moses_integration.ini.decoder_flags import parse_decoder_flags
 from moses_integration.errors import MosesConfigError
 from moses_integration.preflight import ParallelSet
 from moses_integration.tables.columns import parse_column_names
-from rescorer.data.directions import DIRECTIONS
+from rescorer.cli.record_options import record_options
 from rescorer.errors import ModelSettingError
 from rescorer.io.score_format import SCORE_FORMATS
 from rescorer.models import architecture_names, get_architecture
 from rescorer.models.registry import PRESET_NAMES
-from rescorer.models.settings import SETTINGS, ModelSettings, Setting
-from rescorer.runtime.device import DEVICES, PRECISIONS
+from rescorer.models.settings import MODEL_OPTION_KEYS, SETTINGS, ModelSettings, Setting
+from rescorer.runtime.settings import RuntimeSettings
+from rescorer.scoring.settings import ScoreSettings
+from rescorer.training.settings import TrainSettings
 
 # Path types: what a command reads, what it writes, and where '-' means stdin or stdout.
 EXISTING_FILE = click.Path(path_type=Path, dir_okay=False, exists=True)
@@ -63,15 +65,9 @@ def output_option(help: str, *, dest: str = "output", type=FILE_OR_STDOUT, requi
     return click.option("-o", "--output", dest, type=type, required=required, help=help)
 
 
-device_option = click.option("--device", type=click.Choice(DEVICES), default="auto",
-                             show_default=True, help="Where the model runs.")
-precision_option = click.option(
-    "--precision", type=click.Choice(PRECISIONS), default="auto", show_default=True,
-    help="auto: bf16 autocast on CUDA, fp32 on the CPU. int8 (scoring on the CPU, needs "
-         "torchao): int8 weights and activations; training stays fp32.")
-rank_timeout_option = click.option(
-    "--rank-timeout", type=click.FloatRange(min=0, min_open=True), default=3600, show_default=True,
-    help="Under torchrun: seconds a rank waits for the others before the job fails.")
+device_option = record_options(RuntimeSettings, only=("device",))
+precision_option = record_options(RuntimeSettings, only=("precision",))
+rank_timeout_option = record_options(RuntimeSettings, only=("rank_timeout",))
 
 
 def score_format_option(help: str):
@@ -116,89 +112,13 @@ def column_index(column: int) -> int:
 
 # ---- the main job: run, train and score
 
-device_options = _stacked(device_option, precision_option, rank_timeout_option)
-
-train_options = _stacked(
-    click.option("--shortlist-size", type=click.IntRange(1), default=None,
-                 help="Words per side in the shortlist [default: the preset's, 15000 for small]."),
-    click.option("--src-corpus", type=EXISTING_OR_STDIN,
-                 help="Tokenized source corpus to count the shortlist on."),
-    click.option("--tgt-corpus", type=EXISTING_OR_STDIN,
-                 help="Tokenized target corpus to count the shortlist on."),
-    click.option("--direction", type=click.Choice(DIRECTIONS), default="forward", show_default=True,
-                 help="forward: log p(target | source), the paper's; inverse: log p(source | target), "
-                      "trained on the table with its phrases swapped."),
-    click.option("--pair-weights", type=click.Choice(["unique", "count", "log-count"]), default="unique",
-                 show_default=True,
-                 help="How much each pair counts in training: once (the paper's), by the table's "
-                      "c(pair), or by 1 + ln c(pair)."),
-    click.option("--batch-tokens", type=click.IntRange(1), default=None,
-                 help="Batches of same-length pairs holding about this many tokens, every pair once "
-                      "per epoch [default: 3000, unless --batch-size]."),
-    click.option("--batch-size", type=click.IntRange(1), default=None,
-                 help="Instead of --batch-tokens: this many random pairs per update (Cho et al.: 64)."),
-    click.option("--optimizer", type=click.Choice(["adadelta", "adam"]), default="adam",
-                 show_default=True, help="Cho et al.: adadelta."),
-    click.option("--learning-rate", type=click.FloatRange(min=0, min_open=True), default=None,
-                 help="[default: 1.0 for Adadelta; for Adam 6e-3 with --batch-tokens, 1e-3 with --batch-size]"),
-    click.option("--warmup-updates", type=click.IntRange(0), default=None,
-                 help="Raise the learning rate linearly over the first N updates [default: 100 for "
-                      "Adam with --batch-tokens, else 0]."),
-    click.option("--sampled-softmax", type=click.IntRange(0), default=None,
-                 help="Train the softmax on N sampled words and the gold one instead of the whole "
-                      "shortlist; 0: the whole one [default: 2048 with --batch-tokens, else 0]. "
-                      "Perplexity and scores always use the whole softmax."),
-    click.option("--clip-norm", type=click.FloatRange(min=0, min_open=True), default=1.0,
-                 show_default=True, help="Gradient norm clipping."),
-    click.option("--max-updates", type=click.IntRange(1), default=None,
-                 help="Stop after this many updates (also bounded by --max-epochs)."),
-    click.option("--max-epochs", type=click.FloatRange(min=0, min_open=True), default=10.0,
-                 show_default=True,
-                 help="Bound on passes over the training pairs; early stopping usually ends "
-                      "training before it."),
-    click.option("--max-time", type=click.FloatRange(min=0, min_open=True), default=None,
-                 help="Stop training after this many seconds."),
-    click.option("--valid-pairs", type=click.IntRange(1), default=2000, show_default=True,
-                 help="Held-out pairs for validation perplexity."),
-    click.option("--valid-every", type=click.IntRange(1), default=250, show_default=True),
-    click.option("--patience", type=click.IntRange(1), default=4, show_default=True,
-                 help="Validations without improvement before stopping early."),
-    click.option("--checkpoint-every", type=click.IntRange(1), default=1000, show_default=True),
-    seed_option(),
-    click.option("--resume", is_flag=True,
-                 help="Continue from MODEL.checkpoint (and, when scoring, from the units an "
-                      "interrupted run finished)."),
-    click.option("--cache-dir", type=click.Path(path_type=Path, file_okay=False),
-                 help="Where the encoded pairs go [default: MODEL.cache]."),
-    click.option("--max-pair-length", type=click.IntRange(0), default=50, show_default=True,
-                 help="Leave pairs with more words on either side out of training (counted in "
-                      "the summary; 0: no bound). Scoring still scores every line. With --parallel "
-                      "the default is 80, as Moses' clean-corpus-n is usually run."),
-)
-
-reject_option = click.option(
-    "--reject", "reject_path", type=NEW_FILE,
-    help="Write unparseable lines here verbatim and go on, instead of failing (created only if a "
-         "line is rejected).")
-
-score_options = _stacked(
-    click.option("--unk-penalty/--no-unk-penalty", default=False, show_default=True,
-                 help="Also append the count of target words outside the shortlist (as exp(count))."),
-    click.option("--ensemble", is_flag=True,
-                 help="One column for all the --model models: their mixture log((p1 + ... + pn) / n)."),
-    click.option("--per-word", is_flag=True,
-                 help="After the log p columns, append each divided by its target phrase's word count."),
-    score_format_option("prob: exp(log p) for Moses, which takes logs; log: raw log p."),
-    reject_option,
-    force_option("Replace an existing output, reject file (and model, when training)."),
-    click.option("--chunk-size", type=click.IntRange(1), default=20000, show_default=True,
-                 help="Lines read, sorted and scored together."),
-    click.option("--token-budget", type=click.IntRange(1), default=None,
-                 help="Padded tokens per scoring batch [default: 6000 on the CPU, 131072 on CUDA]."),
-    click.option("--unit-lines", type=click.IntRange(1), default=200_000, show_default=True,
-                 help="Lines per unit of work: a killed run redoes at most one unit (per rank) "
-                      "under --resume; torchrun ranks share the units."),
-)
+# Their declarations are the records' fields (rescorer.records): rescorer/cli/record_options.py
+# makes the options, in field order.
+device_options = record_options(RuntimeSettings)
+train_options = record_options(TrainSettings)
+reject_option = record_options(ScoreSettings, only=("reject_path",))
+score_resume_option = record_options(ScoreSettings, only=("resume",))
+score_options = record_options(ScoreSettings, exclude=("resume",))
 
 
 def _setting_option(setting: Setting):
@@ -215,20 +135,16 @@ def _arch_help() -> str:
 
 # The keys the model options add to a command's options (raw CLI values, as a checkpoint
 # records them for --resume).
-MODEL_KEYS = ("arch", "preset", *(setting.name for setting in SETTINGS))
+MODEL_KEYS = MODEL_OPTION_KEYS
 
 
 def model_settings_from(options: dict) -> ModelSettings:
     """The checked ModelSettings of the model options in `options` (raw CLI values, None when
     not given): a setting the architecture does not take is a one-line usage error (exit 2)."""
-    given = {setting.name: setting.cli_to_config(options[setting.name]) for setting in SETTINGS
-             if options.get(setting.name) is not None}
-    settings = ModelSettings.make(options["arch"], options["preset"], **given)
     try:
-        settings.check()
+        return ModelSettings.from_options(options)
     except ModelSettingError as error:
         raise SettingUsageError(str(error)) from None
-    return settings
 
 
 def model_options(command):
@@ -262,12 +178,15 @@ table_output_options = _stacked(
     force_option(),
 )
 
-figure_options = _stacked(
-    output_option("Figure to write (.png, .pdf or .svg).", type=NEW_FILE, required=True),
-    click.option("--dpi", type=click.IntRange(20, 600), default=100, show_default=True,
-                 help="Pixels per inch (the map is 18 x 12 inches)."),
-    force_option("Replace an existing figure."),
-)
+def figure_options(size: str):
+    """-o, --dpi and --force of a command that draws one figure; `size` says how large it is."""
+    return _stacked(
+        output_option("Figure to write (.png, .pdf or .svg).", type=NEW_FILE, required=True),
+        click.option("--dpi", type=click.IntRange(20, 600), default=100, show_default=True,
+                     help=f"Pixels per inch ({size})."),
+        force_option("Replace an existing figure."),
+    )
+
 
 map_options = _stacked(
     seed_option("t-SNE's seed."),

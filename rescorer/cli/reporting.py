@@ -31,6 +31,10 @@ class Reporter:
 
         return progress_bar(self.quiet, sys.stderr, **kwargs)
 
+    def signature(self, job: str, **settings: object) -> str:
+        """The settings signature line (see `signature`), for the jobs below the command line."""
+        return signature(job, **settings)
+
 
 def _reporter() -> Optional[Any]:
     """The `rescore` group's Reporter, or None when a command runs on its own (in tests)."""

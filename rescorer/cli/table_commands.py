@@ -1,12 +1,10 @@
-"""`rescore [run] | train | score`: the main job and its two halves. They only parse options,
-call the library (training.pipeline, scoring.table_rescoring) and report; torch is imported
-inside the commands."""
+"""`rescore [run] | train | score`: the main job and its two halves. They parse the options,
+build the job's records (rescorer.training.job.TrainJob, rescorer.scoring.job.ScoreJob), call
+the library and report; torch is imported inside the commands."""
 
 from __future__ import annotations
 
-import logging
-import sys
-import time
+import dataclasses
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Optional
@@ -14,11 +12,18 @@ from typing import Optional
 import click
 from click.core import ParameterSource
 
-from rescorer.cli.options import (EXISTING_FILE, EXISTING_OR_STDIN, MODEL_KEYS, NEW_FILE, device_options, force_option,
-                                  model_options, model_settings_from, output_option, reject_option,
-                                  score_options, train_options)
-from rescorer.cli.reporting import Reporter, signature
-from rescorer.runtime.failure_reports import injected_fault, reports_errors
+from rescorer.cli.options import (EXISTING_FILE, EXISTING_OR_STDIN, NEW_FILE, SettingUsageError, device_options,
+                                  force_option, model_options, output_option, reject_option, score_options,
+                                  score_resume_option, train_options)
+from rescorer.cli.record_options import option_spelling, record_from
+from rescorer.cli.reporting import Reporter
+from rescorer.errors import ModelSettingError
+from rescorer.models.settings import MODEL_OPTION_KEYS
+from rescorer.records import SettingError, settings_of
+from rescorer.runtime.failure_reports import reports_errors
+from rescorer.runtime.settings import RuntimeSettings
+from rescorer.scoring.settings import ScoreSettings
+from rescorer.training.settings import TrainSettings
 
 __all__ = ["MAIN_COMMANDS"]
 
@@ -52,47 +57,55 @@ def run_command(reporter: Reporter, phrase_table: Path, output: Optional[Path],
                 model_paths: tuple, **options) -> None:
     """Train on PHRASE_TABLE (unless --model is given), then write it back with the new column."""
     from rescorer.io.path_checks import RunPaths, output_targets, training_targets
+    from rescorer.io.table_reader import SKIP_BAD_LINES
+    from rescorer.runtime.placement import placed
+    from rescorer.scoring.job import output_already_finished
 
     training = not model_paths
-    check_ensemble_size(options["ensemble"], len(model_paths))
+    scoring = score_job_of(phrase_table, output or default_output(phrase_table), model_paths, options)
+    output = scoring.output
     if training:
         require_rereadable(phrase_table)
+        model_paths = (default_model(output if str(output) != "-" else default_output(phrase_table)),)
+        train = train_job_of(phrase_table, None, model_paths[0], options)
+        if scoring.settings.reject_path:  # the scoring pass writes the rejects; training skips them
+            train = dataclasses.replace(train, reject=SKIP_BAD_LINES)
     else:
         refuse_training_options(explicit_options())
-    output = output or default_output(phrase_table)
+    s = scoring.settings
+    writes = output_targets(output, s.reject_path)
     if training:
-        model_paths = (default_model(output if str(output) != "-" else default_output(phrase_table)),)
-    writes = output_targets(output, options["reject_path"])
-    if training:
-        writes += training_targets(model_paths[0], options["cache_dir"], options["resume"])
+        writes += training_targets(model_paths[0], train.settings.cache_dir, train.settings.resume)
     reads = [("phrase table", phrase_table), *(("model", None if training else path) for path in model_paths),
              ("source corpus", options["src_corpus"]), ("target corpus", options["tgt_corpus"])]
-    explicit = explicit_options()
-    with job_ranks(reporter, options["device"], options.pop("rank_timeout"), training) as ranks:
-        if output_already_finished(reporter, ranks, output, options["reject_path"], options["resume"]):
+    with placed(reporter, scoring.runtime, training) as placement:
+        if output_already_finished(reporter, placement.ranks, output, s.reject_path, s.resume):
             return
-        with ranks.main_only(RunPaths(reads, writes, force=options["force"]), "checking the paths"):
-            run_jobs(reporter, ranks, phrase_table, output, model_paths, training, explicit, options)
+        with placement.ranks.main_only(RunPaths(reads, writes, force=s.force), "checking the paths"):
+            run_jobs(reporter, placement, train if training else None,
+                     dataclasses.replace(scoring, model_paths=model_paths))
 
 
-def run_jobs(reporter: Reporter, ranks, phrase_table: Path, output: Path, model_paths: tuple,
-             training: bool, explicit: set, options: dict) -> None:
+def run_jobs(reporter: Reporter, placement, train, scoring) -> None:
     """`rescore TABLE`'s work once its paths are checked: train (unless --model), then score."""
-    from rescorer.io.table_reader import SKIP_BAD_LINES
 
-    check_partial_output(ranks, output, options["resume"], options["force"])
-    if training:
-        from rescorer.data.pair_sources import PhraseTablePairs
+    from rescorer.scoring.job import check_partial_output, score_job
+    from rescorer.training.job import train_job
 
-        train_job(reporter, PhraseTablePairs(phrase_table), model_paths[0], pick(options, TRAIN_KEYS), explicit,
-                  reject=SKIP_BAD_LINES if options["reject_path"] else None, ranks=ranks)
+    s = scoring.settings
+    check_partial_output(placement.ranks, scoring.output, s.resume, s.force)
+    if train is not None:
+        with usage_errors():
+            train_job(train, reporter, placement)
+        scoring = dataclasses.replace(scoring, settings=dataclasses.replace(s, models_retrained=s.resume))
     try:
-        score_job(reporter, phrase_table, output, list(model_paths), ranks=ranks,
-                  models_retrained=training and options["resume"], **pick(options, SCORE_KEYS))
+        with usage_errors():
+            score_job(scoring, reporter, placement)
     except KeyboardInterrupt as interrupt:
-        if training:
-            interrupt.note = (f"the model {model_paths[0]} is saved; {getattr(interrupt, 'note', '')}"
-                              f"; `rescore score {phrase_table} --model {model_paths[0]}` scores "
+        if train is not None:
+            model = train.model_path
+            interrupt.note = (f"the model {model} is saved; {getattr(interrupt, 'note', '')}"
+                              f"; `rescore score {scoring.table_path} --model {model}` scores "
                               f"without training again")
         raise
 
@@ -117,25 +130,26 @@ def train_command(reporter: Reporter, phrase_table: Optional[Path], parallel: Op
     parallel corpus (--parallel SRC TGT)."""
     from rescorer.io.atomic_output import AtomicOutput, committed_together
     from rescorer.io.path_checks import RunPaths, output_targets, training_targets
+    from rescorer.runtime.placement import placed
+    from rescorer.training.job import train_job
 
-    explicit = explicit_options()
-    source = training_source(phrase_table, parallel, explicit, options)
-    if options["precision"] == "int8":
+    job = train_job_of(phrase_table, parallel, model_path, options)
+    if job.runtime.precision == "int8":
         raise click.UsageError("--precision int8 is for scoring (rescore score, rescore run); "
                                "train in fp32 or bf16")
-    writes = output_targets(None, reject_path) + training_targets(model_path, options["cache_dir"],
-                                                                   options["resume"])
+    writes = output_targets(None, reject_path) + training_targets(model_path, job.settings.cache_dir,
+                                                                   job.settings.resume)
     if parallel:
         reads = [("source side of the corpus", parallel[0]), ("target side of the corpus", parallel[1])]
     else:
-        reads = [("phrase table", phrase_table), ("source corpus", options["src_corpus"]),
-                 ("target corpus", options["tgt_corpus"])]
-    with job_ranks(reporter, options["device"], options.pop("rank_timeout")) as ranks, \
-            ranks.main_only(RunPaths(reads, writes, force=force), "checking the paths"):
+        reads = [("phrase table", phrase_table), ("source corpus", job.settings.src_corpus),
+                 ("target corpus", job.settings.tgt_corpus)]
+    with placed(reporter, job.runtime) as placement, \
+            placement.ranks.main_only(RunPaths(reads, writes, force=force), "checking the paths"):
         rejects = (AtomicOutput(reject_path, force=force, only_if_written=True)
-                   if reject_path and ranks.is_main else None)
-        with committed_together(rejects):
-            train_job(reporter, source, model_path, options, explicit, reject=rejects, ranks=ranks)
+                   if reject_path and placement.ranks.is_main else None)
+        with committed_together(rejects), usage_errors():
+            train_job(dataclasses.replace(job, reject=rejects), reporter, placement)
         if rejects is not None and rejects.lines_written:
             reporter.say(f"{rejects.lines_written} bad lines rejected to {reject_path}")
 
@@ -145,8 +159,7 @@ def train_command(reporter: Reporter, phrase_table: Optional[Path], parallel: Op
 @click.option("--model", "model_paths", type=EXISTING_OR_STDIN, required=True, multiple=True,
               help="Model file; repeat it for one column per model, in the order given.")
 @output_option("Output table ('-' for stdout) [default: NAME.rnn.gz beside the input].")
-@click.option("--resume", is_flag=True,
-              help="Continue an interrupted run from the units it finished (kept in .OUT.partial/).")
+@score_resume_option
 @score_options
 @device_options
 @click.pass_obj
@@ -156,26 +169,41 @@ def score_command(reporter: Reporter, phrase_table: Path, model_paths: tuple,
     """Write PHRASE_TABLE back with each model's log p(target | source) (log p(source | target) for
     an inverse model) appended to every line's scores (then the word penalty with --unk-penalty)."""
     from rescorer.io.path_checks import RunPaths, output_targets
+    from rescorer.runtime.placement import placed
+    from rescorer.scoring.job import check_partial_output, output_already_finished, score_job
 
-    check_ensemble_size(options["ensemble"], len(model_paths))
-    output = output or default_output(phrase_table)
+    job = score_job_of(phrase_table, output or default_output(phrase_table), model_paths, options)
+    s = job.settings
     reads = [("phrase table", phrase_table), *(("model", path) for path in model_paths)]
-    with job_ranks(reporter, options["device"], options.pop("rank_timeout"), training=False) as ranks:
-        if output_already_finished(reporter, ranks, output, options["reject_path"], options["resume"]):
+    with placed(reporter, job.runtime, training=False) as placement:
+        if output_already_finished(reporter, placement.ranks, job.output, s.reject_path, s.resume):
             return
-        with ranks.main_only(RunPaths(reads, output_targets(output, options["reject_path"]),
-                                      force=options["force"]), "checking the paths"):
-            check_partial_output(ranks, output, options["resume"], options["force"])
-            score_job(reporter, phrase_table, output, list(model_paths), ranks=ranks, **options)
+        with placement.ranks.main_only(RunPaths(reads, output_targets(job.output, s.reject_path),
+                                                force=s.force), "checking the paths"):
+            check_partial_output(placement.ranks, job.output, s.resume, s.force)
+            with usage_errors():
+                score_job(job, reporter, placement)
 
 
-TRAIN_KEYS = (*MODEL_KEYS, "shortlist_size", "src_corpus", "tgt_corpus", "direction", "pair_weights", "batch_tokens",
-              "batch_size", "optimizer", "learning_rate", "warmup_updates", "sampled_softmax", "clip_norm",
-              "max_updates", "max_epochs", "max_time", "valid_pairs", "valid_every", "patience",
-              "checkpoint_every", "seed", "resume", "cache_dir", "device", "precision", "max_pair_length")
-SCORE_KEYS = ("unk_penalty", "ensemble", "per_word", "score_format", "reject_path", "force", "chunk_size",
-              "token_budget",
-              "unit_lines", "resume", "device", "precision")
+def score_job_of(phrase_table: Path, output: Path, model_paths: tuple, options: dict):
+    """The ScoreJob of `rescore score`'s (or `rescore TABLE`'s) options."""
+    from rescorer.scoring.job import ScoreJob, check_ensemble_size
+
+    with usage_errors():
+        check_ensemble_size(options["ensemble"], len(model_paths))
+    return ScoreJob(phrase_table, output, tuple(model_paths), record_from(ScoreSettings, options),
+                    record_from(RuntimeSettings, options))
+
+
+def train_job_of(phrase_table: Optional[Path], parallel: Optional[tuple], model_path: Path, options: dict):
+    """The TrainJob of `rescore train`'s (or `rescore TABLE`'s) options."""
+    from rescorer.training.job import TrainJob
+
+    explicit = explicit_options()
+    source = training_source(phrase_table, parallel, explicit, options)
+    model_given = {key: options[key] for key in MODEL_OPTION_KEYS}
+    return TrainJob(source, model_path, model_given, record_from(TrainSettings, options),
+                    record_from(RuntimeSettings, options), frozenset(explicit))
 
 
 CORPUS_MAX_LENGTH = 80  # words per side, as Moses' clean-corpus-n.perl is usually run
@@ -191,8 +219,9 @@ def training_source(phrase_table: Optional[Path], parallel: Optional[tuple], exp
     if phrase_table is not None:
         require_rereadable(phrase_table)
         return PhraseTablePairs(phrase_table)
-    for name, flag in (("src_corpus", "--src-corpus"), ("tgt_corpus", "--tgt-corpus")):
+    for name in ("src_corpus", "tgt_corpus"):
         if options[name] is not None:
+            flag = option_spelling(TrainSettings, name)
             raise click.UsageError(f"{flag}: with --parallel the shortlists are counted on the corpus itself; "
                                    f"drop {flag}")
     if options["pair_weights"] != "unique":
@@ -208,7 +237,9 @@ def training_source(phrase_table: Optional[Path], parallel: Optional[tuple], exp
 def refuse_training_options(explicit: set) -> None:
     """With --model nothing is trained: an option that describes the model to train (or how to
     train it) would be silently ignored, so it is refused in one line instead."""
-    ignored = [name for name in TRAIN_KEYS if name in explicit and name not in SCORE_KEYS]
+    scoring = {field.name for field, _ in settings_of(ScoreSettings)}
+    training = (*MODEL_OPTION_KEYS, *(field.name for field, _ in settings_of(TrainSettings)))
+    ignored = [name for name in training if name in explicit and name not in scoring]
     if ignored:
         params = {param.name: param for param in click.get_current_context().command.params}
         shown = ", ".join(params[name].opts[-1] for name in ignored)
@@ -227,56 +258,14 @@ def require_rereadable(phrase_table: Path) -> None:
 
 
 @contextmanager
-def job_ranks(reporter: Reporter, device: str, rank_timeout: float, training: bool = True):
-    """This process's place in a torchrun job (a world of one without torchrun). Only rank 0
-    reports; a failure on any rank fails them all, reported once by rank 0."""
-    from rescorer.runtime.device import resolve_device
-    from rescorer.runtime.distributed import join, leave
-
-    ranks = join(resolve_device(device).type, rank_timeout, gradients=training)
-    if not ranks.is_main:
-        reporter.quiet = True
-        logging.getLogger().setLevel(logging.ERROR)
-    with ranks.together():
-        yield ranks
-    leave(ranks)
-
-
-def output_already_finished(reporter: Reporter, ranks, output: Path, reject_path: Optional[Path],
-                            resume: bool) -> bool:
-    """A run stopped after putting OUT in place but before removing .OUT.partial/ had finished:
-    the directory is removed (saying so), and under --resume nothing is left to do. The check
-    holds the output's locks, as the run that left it no longer does."""
-    import dataclasses
-
-    from rescorer.io.path_checks import RunPaths, is_stream, output_targets
-    from rescorer.io.unit_journal import partial_dir, remove_finished_leftover
-
-    if is_stream(output) or not (partial_dir(output).is_dir() and Path(output).is_file()):
-        return False
-
-    def remove() -> Optional[str]:
-        targets = [dataclasses.replace(target, may_exist=True)
-                   for target in output_targets(output, reject_path)]
-        with RunPaths([], targets, force=False):
-            return remove_finished_leftover(output)
-
-    removed = ranks.on_main(remove, "checking the paths")
-    if removed:
-        reporter.say(removed)
-    if removed and resume:
-        reporter.say(f"{output} is complete: nothing to resume")
-        return True
-    return False
-
-
-def check_partial_output(ranks, output: Path, resume: bool, force: bool) -> None:
-    """Before any long work: an interrupted scoring left beside OUT needs --resume or --force."""
-    from rescorer.io.path_checks import is_stream
-    from rescorer.io.unit_journal import check_leftover
-
-    if not is_stream(output):
-        ranks.on_main(lambda: check_leftover(output, resume, force), "checking the paths")
+def usage_errors():
+    """Settings that do not go together, found by the library, are usage errors (exit 2)."""
+    try:
+        yield
+    except ModelSettingError as error:
+        raise SettingUsageError(str(error)) from None
+    except SettingError as error:
+        raise click.UsageError(str(error)) from None
 
 
 def explicit_options() -> set:
@@ -284,224 +273,6 @@ def explicit_options() -> set:
     ctx = click.get_current_context()
     return {name for name in ctx.params
             if ctx.get_parameter_source(name) not in (ParameterSource.DEFAULT, None)}
-
-
-def pick(options: dict, keys: tuple) -> dict:
-    return {key: options[key] for key in keys}
-
-
-def batching(batch_size: Optional[int], batch_tokens: Optional[int]) -> tuple:
-    """(batch_size, batch_tokens) for TrainSettings: one way to batch, token batches by default."""
-    from rescorer.training.trainer import DEFAULT_BATCH_TOKENS
-
-    if batch_size is not None and batch_tokens is not None:
-        raise click.UsageError("--batch-size (random pairs, the paper's) and --batch-tokens (length-sorted "
-                               "batches) are two ways to batch: give one")
-    return batch_size, (None if batch_size is not None else batch_tokens or DEFAULT_BATCH_TOKENS)
-
-
-def train_job(reporter: Reporter, source, model_path: Path, options: dict,
-              explicit: set, reject=None, ranks=None) -> None:
-    """Train on `source` (rescorer.data.pair_sources: a table or a parallel corpus); under
-    --resume the options left at their defaults are the checkpoint's, and the settings line
-    shows what is really used."""
-    from rescorer.io.file_names import checkpoint_path_for
-    from rescorer.models.model_files import read_model_file
-    from rescorer.runtime.device import resolve_device, resolve_precision
-    from rescorer.runtime.distributed import SINGLE, rank_device
-    from rescorer.training.budget import SpeedProbe, describe_limit
-    from rescorer.training.distributed_trainer import check_batch_size
-    from rescorer.training.pipeline import train_on_table
-    from rescorer.training.resume import merge_resumed_options, recordable_options
-    from rescorer.training.trainer import TrainSettings
-
-    payload = None
-    if options["resume"]:
-        checkpoint = checkpoint_path_for(model_path)
-        if not checkpoint.is_file():
-            raise click.ClickException(f"{checkpoint}: no checkpoint to resume from")
-        payload = read_model_file(checkpoint)
-        options = merge_resumed_options(options, explicit,
-                                        payload.get("training", {}).get("options", {}))
-    o = options
-    model_settings = model_settings_from(o)
-    ranks = ranks or SINGLE
-    batch_size, batch_tokens = batching(o["batch_size"], o["batch_tokens"])
-    if ranks.is_distributed and batch_size is not None:
-        check_batch_size(batch_size, ranks)
-    torch_device = rank_device(ranks, resolve_device(o["device"]))
-    precision = resolve_precision(o["precision"], torch_device)
-    if precision == "int8":  # `rescore run --precision int8`: int8 scores a model trained in fp32
-        precision = "fp32"
-    warn_if_emulated(reporter, precision, torch_device)
-    settings = TrainSettings(batch_size=batch_size, batch_tokens=batch_tokens, optimizer=o["optimizer"],
-                             learning_rate=o["learning_rate"], warmup_updates=o["warmup_updates"],
-                             sampled_softmax=o["sampled_softmax"], pair_weights=o["pair_weights"],
-                             clip_norm=o["clip_norm"],
-                             max_updates=o["max_updates"], max_epochs=o["max_epochs"],
-                             max_seconds=o["max_time"],
-                             valid_pairs=o["valid_pairs"], valid_every=o["valid_every"],
-                             patience=o["patience"], checkpoint_every=o["checkpoint_every"],
-                             seed=o["seed"], max_pair_length=o["max_pair_length"] or None)
-    used = settings.resolved()
-    signature("train", **model_settings.describe(), direction=o["direction"], pairs=o["pair_weights"],
-              optimizer=o["optimizer"],
-              lr=f"{used.learning_rate:g}",
-              batch=f"{batch_tokens} tokens" if batch_tokens else f"{batch_size} pairs",
-              warmup=used.warmup_updates, softmax=f"sampled {used.sampled_softmax}" if used.sampled_softmax
-              else "full", max_updates=o["max_updates"] or "-",
-              max_epochs=o["max_epochs"] or "-", patience=o["patience"], seed=o["seed"],
-              resume="yes" if o["resume"] else "no", device=torch_device.type,
-              precision=precision, **({"ranks": ranks.world_size} if ranks.is_distributed else {}))
-    started = time.perf_counter()
-    bars = {}
-    probe = [None]  # the SpeedProbe, made at the first update (when the update limit is known)
-
-    def on_pass(what: str) -> None:  # each pass over the table counts its own lines
-        if "lines" in bars:
-            bars["lines"].close()
-        bars["lines"] = reporter.bar(desc=f"reading {source.kind} ({what})", unit=" lines", unit_scale=True)
-
-    def on_update(state, ppl):
-        if "updates" not in bars:  # reading is over once updates start
-            if "lines" in bars:
-                bars.pop("lines").close()
-            bars["updates"] = reporter.bar(desc="training", total=state.update_limit, unit=" upd",
-                                           initial=state.updates - 1)
-            limit = describe_limit(state.update_limit, o["max_updates"], o["max_epochs"])
-            time_left = None if o["max_time"] is None else max(o["max_time"] - state.seconds, 0.0)
-            probe[0] = SpeedProbe(state.update_limit, limit, o["valid_every"], o["valid_pairs"],
-                                  state.train_pairs / max(state.updates, 1), torch_device.type, time_left)
-        estimate = probe[0].update(state.updates)
-        if estimate and probe[0].reachable < bars["updates"].total:  # --max-time ends it sooner
-            bars["updates"].total = probe[0].reachable
-        if estimate and not reporter.quiet:
-            from rescorer.runtime.progress import LogLineBar
-
-            if isinstance(bars["updates"], LogLineBar):  # whole lines: no bar to clear first
-                reporter.say(estimate)
-            else:
-                bars["updates"].write(estimate, file=sys.stderr)
-        bar = bars["updates"]
-        bar.n = state.updates
-        postfix = {"best_valid_ppl": f"{state.best_valid_ppl:.2f}"}
-        if ppl is not None:
-            postfix["valid_ppl"] = f"{ppl:.2f}"
-        bar.set_postfix(postfix, refresh=False)
-        bar.refresh()
-
-    try:
-        report = train_on_table(
-            source, model_path, model=model_settings, settings=settings,
-            shortlist_size=o["shortlist_size"], src_corpus=o["src_corpus"], tgt_corpus=o["tgt_corpus"],
-            device=torch_device, precision=precision, resume=o["resume"], cache_dir=o["cache_dir"],
-            progress=lambda lines: bars["lines"].update(lines), on_pass=on_pass, on_update=on_update,
-            reject=reject, options=recordable_options(options), checkpoint_payload=payload,
-            ranks=ranks, direction=o["direction"])
-    finally:
-        for bar in bars.values():
-            bar.close()
-    state = report.state
-    if report.vocabularies is not None:
-        vocab = report.vocabularies
-        reporter.say(f"shortlists from {vocab.counted_from}: {len(vocab.src_vocab) - 3} source, "
-                     f"{len(vocab.tgt_vocab) - 3} target words; token coverage "
-                     f"{vocab.src_coverage.ratio:.1%} source, {vocab.tgt_coverage.ratio:.1%} target")
-    elapsed = time.perf_counter() - started
-    left_out = (f"; {report.too_long} longer than {o['max_pair_length']} words left out"
-                if report.too_long else "")
-    reporter.say(f"trained on {report.num_pairs - report.valid_pairs} pairs ({report.valid_pairs} held out"
-                 f"{left_out}): "
-                 f"{state.updates} updates, stopped: {state.stopped_because}; "
-                 f"valid perplexity {state.best_valid_ppl:.2f} (update {state.best_update}), "
-                 f"unigram {report.unigram_ppl:.2f}; {state.train_tokens / max(state.seconds, 1e-9):.0f} "
-                 f"target tokens/s; {elapsed:.1f} s; model {model_path}")
-    kept = kept_for_more_training(source, model_path, o["cache_dir"])
-    if kept:
-        reporter.say(kept)
-
-
-def warn_if_emulated(reporter: Reporter, precision: str, device) -> None:
-    """Before a long run: bf16 or int8 on a CPU without instructions for them is slower than fp32."""
-    from rescorer.runtime.cpu_features import cpu_features, slow_precision_warning
-
-    warning = slow_precision_warning(precision, device.type, cpu_features())
-    if warning:
-        reporter.say(warning)
-
-
-def kept_for_more_training(source, model_path: Path, cache_dir: Optional[Path]) -> str:
-    """What training leaves beside the model and why, so that a user can reclaim the space."""
-    from rescorer.io.file_names import checkpoint_path_for
-
-    kept = [path for path in (checkpoint_path_for(model_path),
-                              cache_dir or model_path.with_name(model_path.name + ".cache"))
-            if path.exists()]
-    if not kept:
-        return ""
-    sizes = ", ".join(f"{path} ({_megabytes(path)})" for path in kept)
-    return (f"kept for more training (`rescore train {source.command_args()} -o {model_path} --resume "
-            f"--max-updates N`): {sizes}; when done, `rm -r {' '.join(map(str, kept))}`")
-
-
-def _megabytes(path: Path) -> str:
-    files = [path] if path.is_file() else [p for p in path.rglob("*") if p.is_file()]
-    return f"{sum(p.stat().st_size for p in files) / 1e6:.1f} MB"
-
-
-def score_job(reporter: Reporter, phrase_table: Path, output: Path, model_paths: list, *,
-              device: str, ranks, **options) -> None:
-    """Score with every model; `options` are the score options, as ScoreSettings takes them."""
-    from rescorer.models.model_files import load_model
-    from rescorer.runtime.device import resolve_device, resolve_precision
-    from rescorer.runtime.distributed import rank_device
-    from rescorer.scoring.batch_scoring import default_token_budget
-    from rescorer.scoring.settings import ScoreSettings
-    from rescorer.scoring.table_rescoring import rescore_table
-
-    torch_device = rank_device(ranks, resolve_device(device))
-    settings = ScoreSettings(**{**options, "precision": resolve_precision(options["precision"],
-                                                                          torch_device)})
-    warn_if_emulated(reporter, settings.precision, torch_device)
-    bundles = [load_model(path, torch_device) for path in model_paths]
-    check_ensemble(settings.ensemble, bundles, model_paths)
-    if settings.precision == "int8":
-        from rescorer.models.quantization import quantize_int8
-
-        for bundle in bundles:
-            quantize_int8(bundle.model)
-    names = [path.name for path in model_paths]
-    s = settings
-    signature("score", model=",".join(f"{name}({bundle.config.arch})"
-                                      for name, bundle in zip(names, bundles)),
-              format=s.score_format, unk_penalty="yes" if s.unk_penalty else "no",
-              columns=("ensemble" if s.ensemble else "per-model") + (",per-word" if s.per_word else ""),
-              budget=s.token_budget or default_token_budget(torch_device), chunk=s.chunk_size,
-              unit=s.unit_lines, device=torch_device.type, precision=s.precision,
-              resume="yes" if s.resume else "no",
-              **({"ranks": ranks.world_size} if ranks.is_distributed else {}))
-    with reporter.bar(desc="scoring", unit=" lines", unit_scale=True) as bar:
-        summary = rescore_table(phrase_table, output, bundles, settings, progress=bar.update,
-                                ranks=ranks, model_names=names)
-    reporter.say(summary.report(names, s.reject_path, s.unk_penalty, output))
-    injected_fault("after-summary")
-
-
-def check_ensemble_size(ensemble: bool, models: int) -> None:
-    if ensemble and models < 2:
-        raise click.UsageError("--ensemble mixes several models into one column: give --model two or more times")
-
-
-def check_ensemble(ensemble: bool, bundles: list, model_paths: list) -> None:
-    """An ensemble mixes distributions over the same thing: two or more models of one direction."""
-    if not ensemble:
-        return
-    check_ensemble_size(ensemble, len(bundles))
-    directions = {bundle.direction for bundle in bundles}
-    if len(directions) > 1:
-        named = ", ".join(f"{path.name} ({bundle.direction})" for path, bundle in zip(model_paths, bundles))
-        raise click.UsageError(f"--ensemble mixes models of one direction, not {named}: score the "
-                               f"directions as columns of their own (drop --ensemble)")
 
 
 MAIN_COMMANDS = (run_command, train_command, score_command)

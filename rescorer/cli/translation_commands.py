@@ -9,7 +9,11 @@ from typing import Optional
 import click
 
 from rescorer.cli.options import ANY_PATH, EXISTING_FILE, device_option, force_option, output_option
+from rescorer.cli.record_options import record_from, record_options
 from rescorer.cli.reporting import Reporter, signature
+from rescorer.records import signature_items
+from rescorer.runtime.settings import RuntimeSettings
+from rescorer.scoring.settings import TranslateSettings
 from rescorer.runtime.failure_reports import reports_errors
 
 __all__ = ["TRANSLATION_COMMANDS"]
@@ -20,45 +24,33 @@ __all__ = ["TRANSLATION_COMMANDS"]
 @click.option("--input", "input_path", type=EXISTING_FILE, required=True,
               help="Tokenized sentences, one per line (gzip allowed), in the model's source language.")
 @output_option("1-best translations, one line per input line ('.gz': gzipped).", type=ANY_PATH, required=True)
-@click.option("--beam", type=click.IntRange(1), default=5, show_default=True, help="Beam size K (1: greedy).")
-@click.option("--nbest", type=click.IntRange(1), default=1, show_default=True,
-              help="Hypotheses per sentence written to --nbest-out (at most --beam).")
+@record_options(TranslateSettings, only=("beam", "nbest"))
 @click.option("--nbest-out", "nbest_path", type=ANY_PATH, default=None,
               help="Also write the n best as a Moses n-best list: id ||| words ||| RNN= log p ||| score.")
-@click.option("--length-penalty", "alpha", type=click.FloatRange(0), default=0.6, show_default=True,
-              help="alpha of Wu et al. (2016): hypotheses are ranked by log p / ((5 + |y|) / 6)^alpha; "
-                   "0 ranks by log p, which prefers short outputs.")
-@click.option("--batch-size", type=click.IntRange(1), default=32, show_default=True,
-              help="Sentences decoded together.")
-@click.option("--max-length-ratio", type=click.FloatRange(0, min_open=True), default=2.0, show_default=True,
-              help="A translation has at most ratio * source words + 10 words.")
+@record_options(TranslateSettings, only=("alpha", "batch_size", "length_ratio"))
 @device_option
 @force_option("Replace existing outputs.")
 @click.pass_obj
 @reports_errors
-def translate_command(reporter: Reporter, model_path: Path, input_path: Path, output: Path, beam: int,
-                      nbest: int, nbest_path: Optional[Path], alpha: float, batch_size: int,
-                      max_length_ratio: float, device: str, force: bool) -> None:
+def translate_command(reporter: Reporter, model_path: Path, input_path: Path, output: Path,
+                      nbest_path: Optional[Path], force: bool, **options) -> None:
     """Translate every line of --input with MODEL's beam search."""
     from rescorer.io.path_checks import RunPaths, Target
     from rescorer.models.model_files import load_model
     from rescorer.runtime.device import autocast, resolve_device, resolve_precision
-    from rescorer.scoring.translation import SearchSettings, translate_file
+    from rescorer.scoring.translation import translate_file
 
-    if nbest > beam:
-        raise click.UsageError(f"--nbest {nbest} is more than the beam keeps (--beam {beam})")
-    if nbest > 1 and nbest_path is None:
+    settings = record_from(TranslateSettings, options)
+    runtime = record_from(RuntimeSettings, options)
+    if settings.nbest > 1 and nbest_path is None:
         raise click.UsageError("--nbest writes to --nbest-out: give the n-best list's file")
     targets = [Target(output, "output")] + ([Target(nbest_path, "n-best list")] if nbest_path else [])
     with RunPaths([("model", model_path), ("input", input_path)], targets, force=force):
-        torch_device = resolve_device(device)
+        torch_device = resolve_device(runtime.device)
         bundle = load_model(model_path, torch_device)
-        precision = resolve_precision("auto", torch_device)
-        settings = SearchSettings(beam=beam, nbest=nbest, alpha=alpha, batch_size=batch_size,
-                                  length_ratio=max_length_ratio)
+        precision = resolve_precision(runtime.precision, torch_device)
         signature("translate", model=f"{model_path.name}({bundle.config.arch})", direction=bundle.direction,
-                  beam=beam, nbest=nbest, length_penalty=alpha, batch=batch_size, device=torch_device.type,
-                  precision=precision)
+                  **signature_items(settings), device=torch_device.type, precision=precision)
         with reporter.bar(desc="translating", unit=" sentences") as bar, autocast(torch_device, precision):
             summary = translate_file(bundle, input_path, output, settings, torch_device, nbest_path,
                                      force=force, progress=bar.update)

@@ -59,6 +59,8 @@ SETTINGS = (
             help="luong: feed the attentional state h~_{t-1} to the next step [default: on]."),
 )
 SETTINGS_BY_NAME = {setting.name: setting for setting in SETTINGS}
+# The model options' names (raw values, None when not given), as a checkpoint records them.
+MODEL_OPTION_KEYS = ("arch", "preset", *SETTINGS_BY_NAME)
 COMMON = ("cell", "encoder_layers", "bidirectional", "reverse_source", "reset_after")
 COMMON_DEFAULTS = dict(cell="gru", encoder_layers=1, bidirectional=False, reverse_source=False,
                        reset_after=False)
@@ -88,6 +90,16 @@ class ModelSettings:
         if unknown:
             raise ModelSettingError(f"unknown model settings {unknown}; valid: {', '.join(SETTINGS_BY_NAME)}")
         return cls(arch, preset, tuple((k, v) for k, v in given.items() if v is not None))
+
+    @classmethod
+    def from_options(cls, options: dict) -> "ModelSettings":
+        """The checked settings of the raw model options (MODEL_OPTION_KEYS, None when not given);
+        a setting the architecture does not take is a ModelSettingError naming the ones it does."""
+        given = {setting.name: setting.cli_to_config(options[setting.name]) for setting in SETTINGS
+                 if options.get(setting.name) is not None}
+        settings = cls.make(options["arch"], options["preset"], **given)
+        settings.check()
+        return settings
 
     def values(self) -> dict:
         """Every ModelConfig field but the vocabulary sizes."""

@@ -8,8 +8,7 @@ import torch
 
 from rescorer.errors import RescorerError
 
-DEVICES = ("auto", "cpu", "cuda")
-PRECISIONS = ("auto", "fp32", "bf16", "int8")  # int8: scoring on the CPU (rescorer.models.quantization)
+from rescorer.runtime.settings import DEVICES, PRECISIONS  # noqa: F401  (declared with the record)
 
 
 def resolve_device(name: str = "auto") -> torch.device:

@@ -1,5 +1,7 @@
 """How a table is scored and written, in one record, as TrainSettings is for training: what
-`rescore score` takes besides the table, the output and the models."""
+`rescore score` takes besides the table, the output, the models and where it runs. Its fields
+declare their options (rescorer/cli/record_options.py builds them) and what a resumable run
+records (`unit_record`)."""
 
 from __future__ import annotations
 
@@ -8,32 +10,52 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
 
-from rescorer.errors import RescorerError
 from rescorer.io.score_format import SCORE_FORMATS, format_log_scores, format_moses_scores
 from rescorer.io.unit_journal import DEFAULT_UNIT_LINES
+from rescorer.records import (COUNT, FILE_TO_WRITE, FLAG, NONNEGATIVE_FLOAT, NOT_RECORDED, POSITIVE_FLOAT,
+                              POSITIVE_INT, TEXT, SettingError, check_record, choice, recorded_values, setting)
 
-__all__ = ["ScoreSettings"]
+__all__ = ["ScoreSettings", "TranslateSettings"]
 
 
 @dataclass(frozen=True)
 class ScoreSettings:
-    score_format: str = "prob"  # prob: exp(log p), for Moses, which takes logs; log: raw log p
-    unk_penalty: bool = False  # also append the count of target words outside the shortlist
-    ensemble: bool = False  # one column for all the models: their mixture log((p_1 + ... + p_n) / n)
-    per_word: bool = False  # append each log p column again, divided by its target's word count
-    chunk_size: int = 20000  # lines read, sorted and scored together
-    token_budget: Optional[int] = None  # padded tokens per batch; None: the device's default
-    unit_lines: int = DEFAULT_UNIT_LINES  # lines per unit of a resumable run
-    precision: str = "fp32"
-    force: bool = False  # replace an existing output and reject file
-    resume: bool = False  # continue from the units an interrupted run finished
-    reject_path: Optional[Path] = None  # bad lines go here; without it the first is an error
-    models_retrained: bool = False  # `rescore TABLE --resume` trained on: older units are redone
+    unk_penalty: bool = setting(False, FLAG, "Also append the count of target words outside the shortlist "
+                                             "(as exp(count)).", option="--unk-penalty/--no-unk-penalty")
+    ensemble: bool = setting(False, FLAG, "One column for all the --model models: their mixture "
+                                          "log((p1 + ... + pn) / n).",
+                             option="--ensemble", show_default=False, omitted_at_default=True)
+    per_word: bool = setting(False, FLAG, "After the log p columns, append each divided by its target "
+                                          "phrase's word count.",
+                             option="--per-word", show_default=False, omitted_at_default=True)
+    score_format: str = setting("prob", choice(*SCORE_FORMATS),
+                                "prob: exp(log p) for Moses, which takes logs; log: raw log p.",
+                                option="--score-format")
+    # Bad lines go here; without it the first is an error. A resumable run records it: the
+    # finished units hold their rejected lines for it, and a resume without it would drop them.
+    reject_path: Optional[Path] = setting(
+        None, FILE_TO_WRITE, "Write unparseable lines here verbatim and go on, instead of failing (created "
+                             "only if a line is rejected).", option="--reject", show_default=False,
+        legacy_names=("reject",))
+    force: bool = setting(False, FLAG, "Replace an existing output, reject file (and model, when training).",
+                          option="--force/--no-force", show_default=False, resume=NOT_RECORDED, signature=False)
+    chunk_size: int = setting(20000, POSITIVE_INT, "Lines read, sorted and scored together.",
+                              option="--chunk-size")
+    token_budget: Optional[int] = setting(
+        None, POSITIVE_INT, "Padded tokens per scoring batch [default: 6000 on the CPU, 131072 on CUDA].",
+        option="--token-budget", show_default=False)
+    unit_lines: int = setting(DEFAULT_UNIT_LINES, POSITIVE_INT,
+                              "Lines per unit of work: a killed run redoes at most one unit (per rank) under "
+                              "--resume; torchrun ranks share the units.", option="--unit-lines")
+    resume: bool = setting(False, FLAG, "Continue an interrupted run from the units it finished (kept in "
+                                        ".OUT.partial/).", option="--resume", show_default=False,
+                           resume=NOT_RECORDED)
+    precision: str = setting("fp32", TEXT)  # the resolved precision (RuntimeSettings holds the asked one)
+    # `rescore TABLE --resume` trained on: older units are redone
+    models_retrained: bool = setting(False, FLAG, resume=NOT_RECORDED, signature=False)
 
     def __post_init__(self) -> None:
-        if self.score_format not in SCORE_FORMATS:
-            raise RescorerError(f"unknown score format {self.score_format!r}; valid: "
-                                f"{', '.join(SCORE_FORMATS)}")
+        check_record(self)
 
     def format_scores(self) -> Callable:
         """The function that writes a column of log p as this format asks."""
@@ -44,13 +66,34 @@ class ScoreSettings:
         return dataclasses.replace(self, token_budget=self.token_budget or default)
 
     def unit_record(self, device_type: str) -> dict:
-        """What a resumable run records, so that a resume with other settings is refused. The
-        reject file is one of them: the finished units hold their rejected lines for it, and a
-        resume without it would drop them."""
-        return {"unit_lines": self.unit_lines, "score_format": self.score_format,
-                "unk_penalty": self.unk_penalty, "chunk_size": self.chunk_size,
-                **({"ensemble": True} if self.ensemble else {}),  # absent: the bytes of a run before
-                **({"per_word": True} if self.per_word else {}),
-                "token_budget": self.token_budget, "precision": self.precision,
-                "device": device_type,
-                "reject": None if self.reject_path is None else str(Path(self.reject_path).resolve())}
+        """What a resumable run records, so that a resume with other settings is refused: the
+        recorded fields, under the names journals have always used (a run interrupted by an older
+        rescorer resumes), paths resolved."""
+        def journal_value(declared, value):
+            return str(Path(value).resolve()) if declared.kind.base == "path" and value is not None else value
+
+        return {**recorded_values(self, key=lambda field, declared: (declared.legacy_names or (field.name,))[0],
+                                  value=journal_value),
+                "device": device_type}
+
+
+@dataclass(frozen=True)
+class TranslateSettings:
+    """How `rescore translate` searches: its beam search's settings (rescorer.scoring.translation)."""
+
+    beam: int = setting(5, POSITIVE_INT, "Beam size K (1: greedy).", option="--beam")
+    nbest: int = setting(1, POSITIVE_INT, "Hypotheses per sentence written to --nbest-out (at most --beam).",
+                         option="--nbest")
+    alpha: float = setting(0.6, NONNEGATIVE_FLOAT,
+                           "alpha of Wu et al. (2016): hypotheses are ranked by log p / ((5 + |y|) / 6)^alpha; "
+                           "0 ranks by log p, which prefers short outputs.", option="--length-penalty")
+    batch_size: int = setting(32, POSITIVE_INT, "Sentences decoded together.", option="--batch-size")
+    # a translation has at most length_ratio * source words + length_slack words
+    length_ratio: float = setting(2.0, POSITIVE_FLOAT, "A translation has at most ratio * source words + 10 words.",
+                                  option="--max-length-ratio")
+    length_slack: int = setting(10, COUNT)
+
+    def __post_init__(self) -> None:
+        check_record(self)
+        if self.nbest > self.beam:
+            raise SettingError(f"--nbest {self.nbest} is more than the beam keeps (--beam {self.beam})")

@@ -21,18 +21,12 @@ from rescorer.io.compression import decompressing_reader
 from rescorer.models.batch_search import Translation, batch_beam_search
 from rescorer.models.model_files import ModelBundle
 from rescorer.runtime.progress import Progress, no_progress
+from rescorer.scoring.settings import TranslateSettings
 
-__all__ = ["SearchSettings", "TranslationSummary", "translate_file", "max_output_length"]
+__all__ = ["SearchSettings", "TranslateSettings", "TranslationSummary", "translate_file", "max_output_length"]
 
 
-@dataclass(frozen=True)
-class SearchSettings:
-    beam: int = 5
-    nbest: int = 1  # hypotheses per sentence in the n-best list
-    alpha: float = 0.6  # length penalty (Wu et al. 2016); 0 ranks by log p alone
-    batch_size: int = 32  # sentences decoded together
-    length_ratio: float = 2.0  # a translation has at most ratio * source words + length_slack
-    length_slack: int = 10
+SearchSettings = TranslateSettings  # the record (rescorer.scoring.settings), by the name the search knows
 
 
 @dataclass

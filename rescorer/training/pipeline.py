@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional, Union
 
@@ -21,7 +21,7 @@ from rescorer.models import ModelSettings, PhraseScorer, build_model
 from rescorer.models.model_files import ModelBundle, bundle_from_payload, read_model_file, save_model
 from rescorer.runtime.distributed import SINGLE, Ranks
 from rescorer.runtime.progress import Progress, no_progress
-from rescorer.training.resume import check_resume
+from rescorer.training.resume import check_resume, recorded_training
 from rescorer.training.trainer import Trainer, TrainSettings, TrainState, unigram_perplexity
 
 
@@ -132,43 +132,53 @@ class TrainReport:
     too_long: int = 0  # pairs left out of training by the length bound
 
 
+@dataclass
+class TrainingRun:
+    """What one training run works with besides its settings: where it runs, what it reports to,
+    where bad lines go, and what it starts from under --resume."""
+
+    device: torch.device = field(default_factory=lambda: torch.device("cpu"))
+    precision: str = "fp32"
+    progress: Progress = no_progress  # told how many lines each pass over the table has read
+    on_pass: Callable[[str], None] = lambda what: None  # told which pass the lines count
+    on_update: Optional[Callable] = None  # (TrainState, valid perplexity or None) after each update
+    reject: Optional[RejectSink] = None
+    model_options: Optional[dict] = None  # the raw model options, recorded in the model file
+    checkpoint_payload: Optional[dict] = None  # the checkpoint, when the caller has read it already
+    ranks: Ranks = field(default_factory=lambda: SINGLE)
+
+
 def train_on_table(table_path: Union[Path, PairSource], model_path: Path, *, preset: str = "small",
-                   model: Optional[ModelSettings] = None,
-                   settings: Optional[TrainSettings] = None, shortlist_size: Optional[int] = None,
-                   src_corpus: Optional[Path] = None, tgt_corpus: Optional[Path] = None,
-                   device: torch.device = torch.device("cpu"), precision: str = "fp32",
-                   resume: bool = False, cache_dir: Optional[Path] = None,
-                   progress: Progress = no_progress, on_pass: Callable[[str], None] = lambda what: None,
-                   on_update=None, reject: Optional[RejectSink] = None,
-                   options: Optional[dict] = None,
-                   checkpoint_payload: Optional[dict] = None, ranks: Ranks = SINGLE,
-                   direction: str = "forward") -> TrainReport:
+                   model: Optional[ModelSettings] = None, settings: Optional[TrainSettings] = None,
+                   run: Optional[TrainingRun] = None) -> TrainReport:
     """Train a model on the table's unique pairs (or a parallel corpus's sentence pairs, given as a
     rescorer.data.pair_sources.ParallelCorpusPairs) and save the best one at `model_path`: a
-    model of log p(target | source), or of log p(source | target) with `direction` inverse.
+    model of log p(target | source), or of log p(source | target) with `settings.direction` inverse.
 
     `model` gives the architecture, preset and settings (default: cho2014 at `preset`). A
     checkpoint with optimizer state is kept beside the model (`<model>.checkpoint`) for
-    `resume`, which refuses settings that contradict the checkpoint's (`rescorer.training.resume`).
-    `on_pass` is told which pass over the table (or corpora) the `progress` lines count. A bad
-    table line stops the run before training (reject None) or goes to `reject`. `options` (the
-    command line's) are recorded in the model file. An interrupt (KeyboardInterrupt) leaves
-    with `.note` saying what was kept. With several `ranks` (torchrun), rank 0 reads the table
-    and builds the pair cache while the others wait, then all train together
-    (`rescorer.training.distributed_trainer`); rank 0 alone writes the checkpoint and the model.
+    `settings.resume`, which refuses settings that contradict the checkpoint's
+    (`rescorer.training.resume`). `run.on_pass` is told which pass over the table (or corpora) the
+    `run.progress` lines count. A bad table line stops the run before training (reject None) or
+    goes to `run.reject`. An interrupt (KeyboardInterrupt) leaves with `.note` saying what was
+    kept. With several `run.ranks` (torchrun), rank 0 reads the table and builds the pair cache
+    while the others wait, then all train together (`rescorer.training.distributed_trainer`);
+    rank 0 alone writes the checkpoint and the model.
     """
     settings = settings or TrainSettings()
+    run = run or TrainingRun()
     model = model or ModelSettings.make(preset=preset)
+    ranks, direction = run.ranks, settings.direction
     checkpoint = checkpoint_path_for(model_path)
-    cache_dir = cache_dir or model_path.with_name(model_path.name + ".cache")
-    rejects = _RejectsOnce(reject)
+    cache_dir = settings.cache_dir or model_path.with_name(model_path.name + ".cache")
+    rejects = _RejectsOnce(run.reject)
     vocabularies = None
     trainer = None
     try:
-        if resume:
+        if settings.resume:
             if not checkpoint.is_file():
                 raise RescorerError(f"{checkpoint}: no checkpoint to resume from")
-            payload = checkpoint_payload or read_model_file(checkpoint)  # read once
+            payload = run.checkpoint_payload or read_model_file(checkpoint)  # read once
             bundle = bundle_from_payload(payload, checkpoint)
             if bundle.direction != direction:
                 raise RescorerError(f"{checkpoint}: --resume asks for direction {direction}, the checkpoint "
@@ -177,28 +187,28 @@ def train_on_table(table_path: Union[Path, PairSource], model_path: Path, *, pre
             asked = model.config(len(bundle.src_vocab), len(bundle.tgt_vocab))
             check_resume(checkpoint, payload, bundle.config.to_dict(), asked.to_dict(), settings,
                          table_identity(table_path))
-            if options is not None:  # what this run used (a changed --max-updates, say)
-                bundle.training["options"] = options
+            bundle.training["model_options"] = (run.model_options if run.model_options is not None
+                                                else recorded_training(bundle.training)[1])
             bundle.model.train()
         else:
             model.check()  # before the table is read
             torch.manual_seed(settings.seed)
-            size = shortlist_size or model.shortlist_size
-            on_pass("counting words")
+            size = settings.shortlist_size or model.shortlist_size
+            src_corpus, tgt_corpus = settings.src_corpus, settings.tgt_corpus
+            run.on_pass("counting words")
             vocabularies = ranks.on_main(
-                lambda: build_vocabularies(table_path, size, src_corpus, tgt_corpus, progress,
+                lambda: build_vocabularies(table_path, size, src_corpus, tgt_corpus, run.progress,
                                            rejects.next_pass() if src_corpus is None else None,
                                            direction),
                 "reading the table's words")
             bundle = ModelBundle(new_model(model, vocabularies.src_vocab, vocabularies.tgt_vocab),
                                  vocabularies.src_vocab, vocabularies.tgt_vocab, direction=direction)
-            if options is not None:
-                bundle.training = {"options": options}
+            bundle.training = {"model_options": run.model_options or {}}
         with_counts = settings.pair_weights != "unique"
 
         def build_cache() -> None:  # on rank 0; the others open it once it is built
-            on_pass("encoding pairs")
-            encode_table(table_path, bundle.src_vocab, bundle.tgt_vocab, cache_dir, progress,
+            run.on_pass("encoding pairs")
+            encode_table(table_path, bundle.src_vocab, bundle.tgt_vocab, cache_dir, run.progress,
                          rejects.next_pass(), settings.max_pair_length, direction, with_counts)
 
         ranks.on_main(build_cache, "encoding the pairs")
@@ -207,11 +217,11 @@ def train_on_table(table_path: Union[Path, PairSource], model_path: Path, *, pre
         if ranks.is_distributed:
             from rescorer.training.distributed_trainer import DistributedTrainer
 
-            trainer = DistributedTrainer(bundle, cache, settings, device, precision, checkpoint,
-                                         on_update, ranks=ranks)
+            trainer = DistributedTrainer(bundle, cache, settings, run.device, run.precision, checkpoint,
+                                         run.on_update, ranks=ranks)
         else:
-            trainer = Trainer(bundle, cache, settings, device, precision, checkpoint, on_update)
-        if resume:
+            trainer = Trainer(bundle, cache, settings, run.device, run.precision, checkpoint, run.on_update)
+        if settings.resume:
             trainer.resume(payload, checkpoint)
         unigram = unigram_perplexity(cache, trainer.split, len(bundle.tgt_vocab))
         state = trainer.train()

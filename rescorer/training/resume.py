@@ -1,67 +1,80 @@
 """`--resume` continues the run a checkpoint holds, and nothing else.
 
-A checkpoint records the options it was trained with. On resume, an option left at its default
-takes the checkpoint's value; an option given on the command line must agree with it, except the
-few that only say how long or how often (CHANGEABLE). The comparison is key by key over the
-model config (every size and architecture setting, whatever the model) and the training
-settings, so a setting added later is covered without code here. Differences are refused in
-one line that lists them all.
+A checkpoint records its training settings by field name (TrainSettings.stored, with a format
+version) and its raw model options. On resume, a setting not given on the command line takes
+the checkpoint's value; one given must agree with it, except the fields declared MAY_CHANGE
+(how long, how often). The comparison is key by key over the model config (every size and
+architecture setting, whatever the model) and the recorded training fields, so a field added to
+TrainSettings is covered without code here. Differences are refused in one line that lists them
+all. A checkpoint written before the stored format (raw option names under `options`, resolved
+settings under `settings`) is upgraded on read (`recorded_training`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import asdict
 from pathlib import Path
 from typing import Iterable
 
 from rescorer.errors import RescorerError
-from rescorer.training.trainer import resolve_defaults
+from rescorer.models.settings import MODEL_OPTION_KEYS
+from rescorer.records import MAY_CHANGE, MUST_MATCH, from_stored, settings_of
+from rescorer.training.settings import TRAIN_SETTINGS_FORMAT, TrainSettings, resolve_defaults
 
-__all__ = ["CHANGEABLE_SETTINGS", "NOT_RECORDED", "effective_settings", "recordable_options", "merge_resumed_options",
-           "resume_differences", "check_resume"]
+__all__ = ["CHANGEABLE_SETTINGS", "recorded_training", "resumed_settings", "resumed_model_options",
+           "effective_settings", "resume_differences", "check_resume"]
 
 # Training settings a resumed run may change: when to stop and how often to validate or save.
-# The batches drawn at update u depend only on (seed, u), so none of these changes the weights
-# of the updates both runs make.
-CHANGEABLE_SETTINGS = ("max_updates", "max_epochs", "max_seconds", "patience", "checkpoint_every", "valid_every")
-# Options that are about this run only: where it runs and what it writes.
-NOT_RECORDED = ("resume", "device", "precision", "cache_dir", "force", "reject_path")
+CHANGEABLE_SETTINGS = tuple(field.name for field, declared in settings_of(TrainSettings)
+                            if declared.resume == MAY_CHANGE)
+_COMPARED = tuple(field.name for field, declared in settings_of(TrainSettings) if declared.resume == MUST_MATCH)
+# What checkpoints written before a setting existed trained with: no length bound; random pairs
+# (with their defaults) before token batches; unique pairs before pair weights.
+_BEFORE_THE_SETTING = {"max_pair_length": None, "batch_tokens": None, "pair_weights": "unique"}
 
 
-def recordable_options(options: dict) -> dict:
-    """The options a checkpoint records: plain values (paths as their names' text)."""
-    return {key: (str(value) if isinstance(value, Path) else value)
-            for key, value in options.items() if key not in NOT_RECORDED}
+def recorded_training(training: dict) -> tuple[dict, dict]:
+    """(training fields by field name, raw model options) that a checkpoint's `training` record
+    holds, a file of the older format (raw option names) upgraded."""
+    settings = training.get("settings", {})
+    if "format" in settings:
+        if settings["format"] != TRAIN_SETTINGS_FORMAT:
+            raise RescorerError(f"training settings of format {settings['format']}: this rescorer reads "
+                                f"format {TRAIN_SETTINGS_FORMAT}")
+        return from_stored(TrainSettings, settings["fields"]), dict(training.get("model_options", {}))
+    options = training.get("options", {})
+    fields = {**{field.name: field.default for field, declared in settings_of(TrainSettings) if declared.recorded},
+              **_BEFORE_THE_SETTING, **from_stored(TrainSettings, options), **from_stored(TrainSettings, settings)}
+    return fields, {key: options[key] for key in MODEL_OPTION_KEYS if key in options}
 
 
-def merge_resumed_options(given: dict, explicit: Iterable[str], recorded: dict) -> dict:
-    """Options for a resumed run: the ones given on the command line, else the checkpoint's."""
+def resumed_settings(settings: TrainSettings, explicit: Iterable[str], recorded: dict) -> TrainSettings:
+    """Settings for a resumed run: the ones given on the command line, else the checkpoint's."""
     explicit = set(explicit)
-    merged = dict(given)
-    for key, value in recorded.items():
-        if key in merged and key not in explicit:
-            is_path = isinstance(given[key], Path) or key.endswith(("corpus", "_path"))
-            merged[key] = Path(value) if is_path and value is not None else value
-    return merged
+    return dataclasses.replace(settings, **{key: value for key, value in recorded.items() if key not in explicit})
+
+
+def resumed_model_options(given: dict, explicit: Iterable[str], recorded: dict) -> dict:
+    """Raw model options for a resumed run: the ones given on the command line, else the checkpoint's."""
+    explicit = set(explicit)
+    return {**given, **{key: value for key, value in recorded.items() if key in given and key not in explicit}}
 
 
 def effective_settings(settings: dict) -> dict:
     """Settings as training used them. A checkpoint from before the length bound had none; one
     from before token batches drew random pairs (and its defaults were those of random pairs)."""
-    return resolve_defaults({"max_pair_length": None, "batch_tokens": None, "pair_weights": "unique",
-                             **settings})
+    return resolve_defaults({**_BEFORE_THE_SETTING, **settings})
 
 
 def _name(key: str) -> str:
     return key.replace("_", "-")
 
 
-def _differences(section: str, recorded: dict, asked: dict, skip: Iterable[str] = ()) -> list[str]:
+def _differences(section: str, recorded: dict, asked: dict, keys: Iterable[str]) -> list[str]:
     missing = object()
     lines = []
-    for key in sorted(set(recorded) | set(asked)):
-        if key in skip:
-            continue
+    for key in sorted(keys):
         old, new = recorded.get(key, missing), asked.get(key, missing)
         if old != new:
             show = lambda value: "unset" if value is missing else repr(value)  # noqa: E731
@@ -69,17 +82,22 @@ def _differences(section: str, recorded: dict, asked: dict, skip: Iterable[str] 
     return lines
 
 
+def _plain(values: dict) -> dict:
+    return {key: str(value) if isinstance(value, Path) else value for key, value in values.items()}
+
+
 def resume_differences(payload: dict, recorded_config: dict, asked_config: dict,
-                       asked_settings: object, table: dict) -> list[str]:
+                       asked_settings: TrainSettings, table: dict) -> list[str]:
     """What this run asks for that the checkpoint was not trained with, one item per key.
 
     `recorded_config` is the checkpoint's model config as loaded (a version-1 file's upgraded,
     every setting filled in), so that it compares key by key with `asked_config`.
     """
     training = payload.get("training", {})
-    differences = _differences("model ", recorded_config, asked_config)
-    differences += _differences("", effective_settings(training.get("settings", {})),
-                                effective_settings(asdict(asked_settings)), CHANGEABLE_SETTINGS)
+    differences = _differences("model ", recorded_config, asked_config, set(recorded_config) | set(asked_config))
+    recorded, _ = recorded_training(training)
+    differences += _differences("", _plain(effective_settings(recorded)),
+                                _plain(effective_settings(asdict(asked_settings))), _COMPARED)
     for key in ("table_name", "table_bytes", "corpus_source_name", "corpus_source_bytes",
                 "corpus_target_name", "corpus_target_bytes"):
         if key in training and training[key] != table.get(key):
@@ -87,13 +105,19 @@ def resume_differences(payload: dict, recorded_config: dict, asked_config: dict,
     return differences
 
 
+def _changeable() -> str:
+    names = ", ".join(map(_name, CHANGEABLE_SETTINGS))
+    renamed = [f"{declared.option} for {_name(field.name)}" for field, declared in settings_of(TrainSettings)
+               if field.name in CHANGEABLE_SETTINGS and declared.option and declared.option != "--" + _name(field.name)]
+    return names + (f" ({'; '.join(renamed)})" if renamed else "")
+
+
 def check_resume(checkpoint: Path, payload: dict, recorded_config: dict, asked_config: dict,
-                 asked_settings: object, table: dict) -> None:
+                 asked_settings: TrainSettings, table: dict) -> None:
     """Refuse, in one line listing every difference, a resume that contradicts the checkpoint."""
     differences = resume_differences(payload, recorded_config, asked_config, asked_settings, table)
     if differences:
         raise RescorerError(
             f"{checkpoint}: --resume asks for other settings than the checkpoint was trained with: "
-            f"{'; '.join(differences)}. Only {', '.join(map(_name, CHANGEABLE_SETTINGS))} may change "
-            f"(--max-time for max-seconds): drop the other options, or start over without --resume "
-            f"(with --force)")
+            f"{'; '.join(differences)}. Only {_changeable()} may change: drop the other options, or start "
+            f"over without --resume (with --force)")

@@ -27,64 +27,14 @@ from rescorer.errors import RescorerError
 from rescorer.models.model_files import ModelBundle, save_model
 from rescorer.runtime.device import autocast
 from rescorer.training.batch_schedule import make_schedule
-from rescorer.training.budget import DEFAULT_MAX_EPOCHS, update_limit
+from rescorer.training.budget import update_limit
+# The settings record and its defaults live in the torch-free rescorer.training.settings.
+from rescorer.training.settings import (DEFAULT_BATCH_TOKENS, OPTIMIZERS, PAIR_WEIGHTS,  # noqa: F401
+                                        TOKEN_BATCH_ADAM, TOKEN_BATCH_SAMPLED_WORDS, TrainSettings,
+                                        resolve_defaults)
 from rescorer.training.word_sampler import WordSampler
 
 log = logging.getLogger(__name__)
-OPTIMIZERS = ("adadelta", "adam")
-DEFAULT_BATCH_TOKENS = 3000  # benchmarks/time_to_quality.py: the shortest time to a good model
-# With token batches, Adam's defaults are those the same benchmark chose; with the paper's random
-# pairs every default stays what it was (Adadelta at 1.0, Adam at 1e-3, no warm-up, full softmax).
-TOKEN_BATCH_ADAM = {"learning_rate": 6e-3, "warmup_updates": 100}
-TOKEN_BATCH_SAMPLED_WORDS = 2048
-
-
-def resolve_defaults(settings: dict) -> dict:
-    """The settings with those left None filled in, as training uses them: by the optimizer and
-    the batches (see TOKEN_BATCH_ADAM). A checkpoint records the filled-in values."""
-    values = dict(settings)
-    token_adam = values.get("optimizer") == "adam" and values.get("batch_tokens") is not None
-    if values.get("learning_rate") is None:
-        values["learning_rate"] = (TOKEN_BATCH_ADAM["learning_rate"] if token_adam else
-                                   {"adadelta": 1.0, "adam": 1e-3}.get(values.get("optimizer")))
-    if values.get("warmup_updates") is None:
-        values["warmup_updates"] = TOKEN_BATCH_ADAM["warmup_updates"] if token_adam else 0
-    if values.get("sampled_softmax") is None:
-        values["sampled_softmax"] = TOKEN_BATCH_SAMPLED_WORDS if values.get("batch_tokens") is not None else 0
-    return values
-
-
-@dataclass
-class TrainSettings:
-    batch_size: Optional[int] = None  # random pairs per update when batch_tokens is None (the paper: 64)
-    batch_tokens: Optional[int] = DEFAULT_BATCH_TOKENS  # tokens per length-sorted batch (batch_schedule)
-    optimizer: str = "adam"
-    # None, for these three: the default of the optimizer and batches (resolve_defaults)
-    learning_rate: Optional[float] = None
-    warmup_updates: Optional[int] = None  # the learning rate rises linearly over these first updates
-    sampled_softmax: Optional[int] = None  # words drawn per update for a sampled softmax; 0: the full one
-    clip_norm: float = 1.0
-    max_updates: Optional[int] = None  # None: only the epoch bound
-    max_epochs: Optional[float] = DEFAULT_MAX_EPOCHS  # None: only max_updates
-    max_seconds: Optional[float] = None
-    valid_pairs: int = 2000
-    valid_every: int = 250
-    patience: int = 4  # validations without improvement before stopping
-    checkpoint_every: int = 1000
-    seed: int = 1
-    # Pairs with more words on either side are left out of training (the table's phrases are
-    # 7 words at most by Moses' default; a 10,000-word target made each update take minutes).
-    # None: no bound. The scorer still scores every line.
-    max_pair_length: Optional[int] = 50
-    # How much each pair counts in the loss: `unique`, each pair once (the paper: frequencies
-    # ignored); `count`, by the table's c(pair); `log-count`, by 1 + ln c(pair).
-    pair_weights: str = "unique"
-
-    def resolved(self) -> "TrainSettings":
-        """These settings with every None default filled in (resolve_defaults)."""
-        return TrainSettings(**resolve_defaults(asdict(self)))
-
-
 @dataclass
 class TrainState:
     """What a checkpoint must remember to resume, and what the model file reports."""
@@ -140,9 +90,6 @@ class PairSplit:
             draw = rng.integers(0, self.num_pairs, size=2 * batch_size)
             picked = np.concatenate([picked, draw[~heldout_mask(draw, self.seed, self.fraction)]])
         return picked[:batch_size]
-
-
-PAIR_WEIGHTS = ("unique", "count", "log-count")
 
 
 def pair_weights(cache: PairCache, kind: str) -> Optional[np.ndarray]:
@@ -258,8 +205,8 @@ class Trainer:
         self.checkpoint_update = self.state.updates
 
     def training_record(self) -> dict:
-        return {"options": self.bundle.training.get("options", {}),
-                "settings": asdict(self.settings), "state": asdict(self.state),
+        return {"model_options": self.bundle.training.get("model_options", {}),
+                "settings": self.settings.stored(), "state": asdict(self.state),
                 "num_pairs": self.cache.num_pairs, "valid_pairs": len(self.split.valid),
                 **{k: v for k, v in self.cache.meta.items() if k.startswith(("table", "corpus"))}}
 

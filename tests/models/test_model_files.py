@@ -38,7 +38,7 @@ def test_file_holds_everything_as_plain_data(tiny_model_path):
     state = payload["training"]["state"]
     assert state["updates"] == 60 and state["best_valid_ppl"] > 1
     assert payload["training"]["table_name"] == "phrase-table.gz"
-    assert payload["training"]["settings"]["seed"] == 3
+    assert payload["training"]["settings"]["fields"]["seed"] == 3
     assert "optimizer" not in payload  # the release file; optimizer state stays in the checkpoint
 
 

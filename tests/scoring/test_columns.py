@@ -54,7 +54,7 @@ def test_per_word_follows_every_model_column(tiny_model_path, second_model, exam
         assert (first_per_word, second_per_word) == pytest.approx((first / words, second / words), rel=1e-5)
         unknown = math.log(penalty)  # exp(count of unknown target words): the penalty stays last
         assert unknown == pytest.approx(round(unknown), abs=1e-5) and 0 <= round(unknown) <= words
-    assert "columns:per-model,per-word" in result.stderr
+    assert "|ensemble:no|per-word:yes|" in result.stderr
 
 
 def test_an_ensemble_needs_two_models_before_any_work(tiny_model_path, example_table, tmp_path):

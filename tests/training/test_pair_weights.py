@@ -14,6 +14,7 @@ from rescorer.models import ModelSettings
 from rescorer.models.model_files import ModelBundle, read_model_file
 from rescorer.training.pipeline import build_vocabularies, encode_table, new_model
 from rescorer.training.trainer import Trainer, TrainSettings, batch_tensors
+from rescorer.training.resume import recorded_training
 from tests.helpers import first_lines, gz_lines, invoke
 
 
@@ -67,7 +68,7 @@ def test_training_records_the_weights_and_resume_keeps_them(table, tmp_path):
     args = ["-q", "train", table, "-o", model, "--preset", "tiny", "--valid-pairs", "50", "--checkpoint-every", "3"]
     result = invoke(main, *args, "--pair-weights", "log-count", "--max-updates", "3", catch_exceptions=True)
     assert result.exit_code == 0, result.output
-    assert read_model_file(model)["training"]["settings"]["pair_weights"] == "log-count"
+    assert recorded_training(read_model_file(model)["training"])[0]["pair_weights"] == "log-count"
     result = invoke(main, *args, "--pair-weights", "unique", "--max-updates", "6", "--resume",
                     catch_exceptions=True)
     assert result.exit_code == 1 and "pair-weights 'log-count' (checkpoint) vs 'unique' (now)" in result.output

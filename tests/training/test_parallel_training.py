@@ -8,6 +8,7 @@ import torch
 
 from rescorer.models.model_files import load_model, read_model_file
 from rescorer.scoring.batch_scoring import score_pairs
+from rescorer.training.resume import recorded_training
 from tests.helpers import SHARED, first_lines, rescore
 
 CORPUS = SHARED / "data" / "bible-en-fr" / "corpus"
@@ -54,7 +55,7 @@ def test_the_default_length_bound_is_80_words(tmp_path, sides):
     run = rescore("train", "--parallel", *sides, "-o", tmp_path / "m.pt", *TINY, "--max-updates", "2")
     assert run.returncode == 0, run.stderr
     assert "longer than" not in run.stderr  # the bible corpus was cleaned to 80 words a side
-    assert read_model_file(tmp_path / "m.pt")["training"]["settings"]["max_pair_length"] == 80
+    assert recorded_training(read_model_file(tmp_path / "m.pt")["training"])[0]["max_pair_length"] == 80
 
 
 def test_an_empty_side_stops_training_or_goes_to_the_rejects(tmp_path, sides):

@@ -80,8 +80,8 @@ def test_resumed_training_equals_uninterrupted(example_table, tmp_path, recipe):
     resumed = tmp_path / "resumed.pt"
     train_on_table(example_table, resumed, preset="tiny",
                    settings=TrainSettings(max_updates=10, **settings))
-    train_on_table(example_table, resumed, preset="tiny", resume=True,
-                   settings=TrainSettings(max_updates=20, **settings))
+    train_on_table(example_table, resumed, preset="tiny",
+                   settings=TrainSettings(max_updates=20, resume=True, **settings))
     a = read_model_file(checkpoint_path_for(straight))
     b = read_model_file(checkpoint_path_for(resumed))
     assert a["training"]["state"]["updates"] == b["training"]["state"]["updates"] == 20

@@ -1,0 +1,83 @@
+"""Click options made from a settings record's fields (rescorer.records), and the record made
+back from click's values: a field's option, type, default, help and flag form are declared once,
+on the field."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from pathlib import Path
+from typing import Iterable, Optional
+
+import click
+
+from rescorer.records import Kind, SettingError, settings_of
+
+__all__ = ["record_options", "record_from", "option_spelling", "FiniteFloatRange"]
+
+
+class FiniteFloatRange(click.FloatRange):
+    """click's FloatRange (same help), refusing nan and inf."""
+
+    def convert(self, value, param, ctx):
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"expected a finite number, found {value}", param, ctx)
+        return number
+
+
+def click_type(kind: Kind):
+    if kind.base == "int":
+        return int if kind.minimum is None else click.IntRange(int(kind.minimum), min_open=kind.min_open)
+    if kind.base == "float":
+        return FiniteFloatRange(min=kind.minimum, min_open=kind.min_open)
+    if kind.base == "choice":
+        return click.Choice(kind.choices)
+    if kind.base == "path":
+        return click.Path(path_type=Path, exists=kind.exists, allow_dash=kind.allow_dash,
+                          file_okay=kind.file_okay, dir_okay=kind.dir_okay)
+    return None
+
+
+def _option(field: dataclasses.Field, declared):
+    extra = {"show_default": True} if declared.show_default else {}
+    if declared.kind.base == "flag":
+        if "/" in declared.option:  # --x/--no-x
+            return click.option(declared.option, field.name, default=field.default, help=declared.help, **extra)
+        return click.option(declared.option, field.name, is_flag=True, help=declared.help, **extra)
+    return click.option(declared.option, field.name, type=click_type(declared.kind), default=field.default,
+                        help=declared.help, **extra)
+
+
+def record_options(record_type, only: Optional[Iterable[str]] = None, exclude: Iterable[str] = ()):
+    """A decorator adding the options of `record_type`'s fields (those that declare one), in field
+    order; `only`/`exclude` pick fields by name (two commands' records may share an option)."""
+    only = None if only is None else tuple(only)
+    fields = [(field, declared) for field, declared in settings_of(record_type)
+              if declared.option and field.name not in exclude and (only is None or field.name in only)]
+    if only is not None:
+        fields.sort(key=lambda item: only.index(item[0].name))
+
+    def decorate(command):
+        for field, declared in reversed(fields):
+            command = _option(field, declared)(command)
+        return command
+    return decorate
+
+
+def record_from(record_type, values: dict, **extra):
+    """The record of the fields `values` (click's keyword arguments) holds, plus `extra`; settings
+    that do not go together are a usage error."""
+    names = {field.name for field in dataclasses.fields(record_type)}
+    try:
+        return record_type(**{**{k: v for k, v in values.items() if k in names}, **extra})
+    except SettingError as error:
+        raise click.UsageError(str(error)) from None
+
+
+def option_spelling(record_type, name: str) -> str:
+    """How the command line spells a field's option: --max-time for max_seconds."""
+    for field, declared in settings_of(record_type):
+        if field.name == name and declared.option:
+            return declared.option.split("/")[0]
+    return "--" + name.replace("_", "-")

@@ -1,0 +1,110 @@
+"""`rescore score`'s job below the command line: one record in (ScoreJob), the settings
+signature and the summary out through a reporter (see rescorer.training.job), and the checks
+of what an interrupted run left beside the output."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+from rescorer.records import SettingError, signature_items
+from rescorer.runtime.failure_reports import injected_fault
+from rescorer.runtime.placement import Placement, warn_if_emulated
+from rescorer.runtime.settings import RuntimeSettings
+from rescorer.scoring.settings import ScoreSettings
+
+__all__ = ["ScoreJob", "score_job", "check_ensemble_size", "output_already_finished", "check_partial_output"]
+
+
+@dataclass(frozen=True)
+class ScoreJob:
+    """Everything one scoring run is asked for."""
+
+    table_path: Path
+    output: Path
+    model_paths: tuple
+    settings: ScoreSettings
+    runtime: RuntimeSettings
+
+
+def score_job(job: ScoreJob, reporter, placement: Placement) -> None:
+    """Score with every model, one column each (or their ensemble's)."""
+    from rescorer.models.model_files import load_model
+    from rescorer.runtime.device import resolve_precision
+    from rescorer.scoring.batch_scoring import default_token_budget
+    from rescorer.scoring.table_rescoring import rescore_table
+
+    device, ranks = placement.device, placement.ranks
+    settings = dataclasses.replace(job.settings, precision=resolve_precision(job.runtime.precision, device))
+    warn_if_emulated(reporter, settings.precision, device)
+    model_paths = [Path(path) for path in job.model_paths]
+    bundles = [load_model(path, device) for path in model_paths]
+    check_ensemble(settings.ensemble, bundles, model_paths)
+    if settings.precision == "int8":
+        from rescorer.models.quantization import quantize_int8
+
+        for bundle in bundles:
+            quantize_int8(bundle.model)
+    names = [path.name for path in model_paths]
+    shown = settings.with_token_budget(default_token_budget(device))
+    reporter.signature("score", model=",".join(f"{name}({bundle.config.arch})" for name, bundle in zip(names, bundles)),
+                       **signature_items(shown), device=device.type,
+                       **({"ranks": ranks.world_size} if ranks.is_distributed else {}))
+    with reporter.bar(desc="scoring", unit=" lines", unit_scale=True) as bar:
+        summary = rescore_table(job.table_path, job.output, bundles, settings, progress=bar.update,
+                                ranks=ranks, model_names=names)
+    reporter.say(summary.report(names, settings.reject_path, settings.unk_penalty, job.output))
+    injected_fault("after-summary")
+
+
+def check_ensemble_size(ensemble: bool, models: int) -> None:
+    if ensemble and models < 2:
+        raise SettingError("--ensemble mixes several models into one column: give --model two or more times")
+
+
+def check_ensemble(ensemble: bool, bundles: list, model_paths: list) -> None:
+    """An ensemble mixes distributions over the same thing: two or more models of one direction."""
+    if not ensemble:
+        return
+    check_ensemble_size(ensemble, len(bundles))
+    directions = {bundle.direction for bundle in bundles}
+    if len(directions) > 1:
+        named = ", ".join(f"{path.name} ({bundle.direction})" for path, bundle in zip(model_paths, bundles))
+        raise SettingError(f"--ensemble mixes models of one direction, not {named}: score the "
+                           f"directions as columns of their own (drop --ensemble)")
+
+
+def output_already_finished(reporter, ranks, output: Path, reject_path: Optional[Path], resume: bool) -> bool:
+    """A run stopped after putting OUT in place but before removing .OUT.partial/ had finished:
+    the directory is removed (saying so), and under --resume nothing is left to do. The check
+    holds the output's locks, as the run that left it no longer does."""
+    from rescorer.io.path_checks import RunPaths, is_stream, output_targets
+    from rescorer.io.unit_journal import partial_dir, remove_finished_leftover
+
+    if is_stream(output) or not (partial_dir(output).is_dir() and Path(output).is_file()):
+        return False
+
+    def remove() -> Optional[str]:
+        targets = [dataclasses.replace(target, may_exist=True)
+                   for target in output_targets(output, reject_path)]
+        with RunPaths([], targets, force=False):
+            return remove_finished_leftover(output)
+
+    removed = ranks.on_main(remove, "checking the paths")
+    if removed:
+        reporter.say(removed)
+    if removed and resume:
+        reporter.say(f"{output} is complete: nothing to resume")
+        return True
+    return False
+
+
+def check_partial_output(ranks, output: Path, resume: bool, force: bool) -> None:
+    """Before any long work: an interrupted scoring left beside OUT needs --resume or --force."""
+    from rescorer.io.path_checks import is_stream
+    from rescorer.io.unit_journal import check_leftover
+
+    if not is_stream(output):
+        ranks.on_main(lambda: check_leftover(output, resume, force), "checking the paths")

@@ -1,0 +1,174 @@
+"""`rescore train`'s job below the command line: one record in (TrainJob), the settings
+signature, progress bars and the summary out through a reporter (an object with `say`, `bar`,
+`signature` and `quiet`, as rescorer/cli/reporting.py's Reporter has)."""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+from rescorer.data.pair_sources import PairSource
+from rescorer.errors import RescorerError
+from rescorer.io.file_names import checkpoint_path_for
+from rescorer.io.table_reader import RejectSink
+from rescorer.models.settings import MODEL_OPTION_KEYS, ModelSettings
+from rescorer.records import signature_items
+from rescorer.runtime.placement import Placement, warn_if_emulated
+from rescorer.runtime.settings import RuntimeSettings
+from rescorer.training.settings import TrainSettings
+
+__all__ = ["TrainJob", "train_job", "TrainingProgress", "kept_for_more_training"]
+
+
+@dataclass(frozen=True)
+class TrainJob:
+    """Everything one training run is asked for."""
+
+    source: PairSource  # a phrase table or a parallel corpus (rescorer.data.pair_sources)
+    model_path: Path
+    model_options: dict  # the raw model options (MODEL_OPTION_KEYS), None where not given
+    settings: TrainSettings
+    runtime: RuntimeSettings
+    explicit: frozenset = frozenset()  # names given on the command line: under --resume the others
+    reject: Optional[RejectSink] = None  # are the checkpoint's
+
+
+def resumed(job: TrainJob) -> tuple[TrainSettings, dict, Optional[dict]]:
+    """(settings, raw model options, checkpoint): under --resume, what the command line left at
+    its defaults is the checkpoint's."""
+    if not job.settings.resume:
+        return job.settings, job.model_options, None
+    from rescorer.models.model_files import read_model_file
+    from rescorer.training.resume import recorded_training, resumed_model_options, resumed_settings
+
+    checkpoint = checkpoint_path_for(job.model_path)
+    if not checkpoint.is_file():
+        raise RescorerError(f"{checkpoint}: no checkpoint to resume from")
+    payload = read_model_file(checkpoint)
+    recorded, recorded_model = recorded_training(payload.get("training", {}))
+    return (resumed_settings(job.settings, job.explicit, recorded),
+            resumed_model_options(job.model_options, job.explicit, recorded_model), payload)
+
+
+def train_job(job: TrainJob, reporter, placement: Placement) -> None:
+    """Train on the job's source; the settings line shows what is really used."""
+    from rescorer.runtime.device import resolve_precision
+    from rescorer.training.distributed_trainer import check_batch_size
+    from rescorer.training.pipeline import TrainingRun, train_on_table
+
+    settings, model_options, payload = resumed(job)
+    model = ModelSettings.from_options(model_options)
+    ranks, device = placement.ranks, placement.device
+    if ranks.is_distributed and settings.batch_size is not None:
+        check_batch_size(settings.batch_size, ranks)
+    precision = resolve_precision(job.runtime.precision, device)
+    if precision == "int8":  # `rescore run --precision int8`: int8 scores a model trained in fp32
+        precision = "fp32"
+    warn_if_emulated(reporter, precision, device)
+    reporter.signature("train", **model.describe(), **signature_items(settings.resolved()), device=device.type,
+                       precision=precision, **({"ranks": ranks.world_size} if ranks.is_distributed else {}))
+    started = time.perf_counter()
+    progress = TrainingProgress(reporter, job.source.kind, settings, device.type)
+    recorded_options = {key: model_options.get(key) for key in MODEL_OPTION_KEYS}
+    with progress:
+        report = train_on_table(job.source, job.model_path, model=model, settings=settings, run=TrainingRun(
+            device, precision, progress.lines_read, progress.on_pass, progress.on_update, job.reject,
+            recorded_options, payload, ranks))
+    state = report.state
+    if report.vocabularies is not None:
+        vocab = report.vocabularies
+        reporter.say(f"shortlists from {vocab.counted_from}: {len(vocab.src_vocab) - 3} source, "
+                     f"{len(vocab.tgt_vocab) - 3} target words; token coverage "
+                     f"{vocab.src_coverage.ratio:.1%} source, {vocab.tgt_coverage.ratio:.1%} target")
+    elapsed = time.perf_counter() - started
+    left_out = (f"; {report.too_long} longer than {settings.max_pair_length or 0} words left out"
+                if report.too_long else "")
+    reporter.say(f"trained on {report.num_pairs - report.valid_pairs} pairs ({report.valid_pairs} held out"
+                 f"{left_out}): "
+                 f"{state.updates} updates, stopped: {state.stopped_because}; "
+                 f"valid perplexity {state.best_valid_ppl:.2f} (update {state.best_update}), "
+                 f"unigram {report.unigram_ppl:.2f}; {state.train_tokens / max(state.seconds, 1e-9):.0f} "
+                 f"target tokens/s; {elapsed:.1f} s; model {job.model_path}")
+    kept = kept_for_more_training(job.source, job.model_path, settings.cache_dir)
+    if kept:
+        reporter.say(kept)
+
+
+class TrainingProgress:
+    """The bars of a training run: one per pass over the table while it is read, then one of
+    updates, with the speed estimate (rescorer.training.budget.SpeedProbe) once it is measured."""
+
+    def __init__(self, reporter, source_kind: str, settings: TrainSettings, device_type: str):
+        self.reporter, self.source_kind, self.settings, self.device_type = reporter, source_kind, settings, device_type
+        self.bars = {}
+        self.probe = None  # the SpeedProbe, made at the first update (when the update limit is known)
+
+    def __enter__(self) -> "TrainingProgress":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for bar in self.bars.values():
+            bar.close()
+
+    def lines_read(self, lines: int) -> None:
+        self.bars["lines"].update(lines)
+
+    def on_pass(self, what: str) -> None:  # each pass over the table counts its own lines
+        if "lines" in self.bars:
+            self.bars["lines"].close()
+        self.bars["lines"] = self.reporter.bar(desc=f"reading {self.source_kind} ({what})", unit=" lines",
+                                               unit_scale=True)
+
+    def _start_updates(self, state) -> None:
+        from rescorer.training.budget import SpeedProbe, describe_limit
+
+        if "lines" in self.bars:  # reading is over once updates start
+            self.bars.pop("lines").close()
+        self.bars["updates"] = self.reporter.bar(desc="training", total=state.update_limit, unit=" upd",
+                                                 initial=state.updates - 1)
+        s = self.settings
+        limit = describe_limit(state.update_limit, s.max_updates, s.max_epochs)
+        time_left = None if s.max_seconds is None else max(s.max_seconds - state.seconds, 0.0)
+        self.probe = SpeedProbe(state.update_limit, limit, s.valid_every, s.valid_pairs,
+                                state.train_pairs / max(state.updates, 1), self.device_type, time_left)
+
+    def on_update(self, state, ppl: Optional[float]) -> None:
+        if "updates" not in self.bars:
+            self._start_updates(state)
+        bar = self.bars["updates"]
+        estimate = self.probe.update(state.updates)
+        if estimate and self.probe.reachable < bar.total:  # --max-time ends it sooner
+            bar.total = self.probe.reachable
+        if estimate and not self.reporter.quiet:
+            from rescorer.runtime.progress import LogLineBar
+
+            if isinstance(bar, LogLineBar):  # whole lines: no bar to clear first
+                self.reporter.say(estimate)
+            else:
+                bar.write(estimate, file=sys.stderr)
+        bar.n = state.updates
+        postfix = {"best_valid_ppl": f"{state.best_valid_ppl:.2f}"}
+        if ppl is not None:
+            postfix["valid_ppl"] = f"{ppl:.2f}"
+        bar.set_postfix(postfix, refresh=False)
+        bar.refresh()
+
+
+def kept_for_more_training(source, model_path: Path, cache_dir: Optional[Path]) -> str:
+    """What training leaves beside the model and why, so that a user can reclaim the space."""
+    kept = [path for path in (checkpoint_path_for(model_path),
+                              cache_dir or model_path.with_name(model_path.name + ".cache"))
+            if path.exists()]
+    if not kept:
+        return ""
+    sizes = ", ".join(f"{path} ({_megabytes(path)})" for path in kept)
+    return (f"kept for more training (`rescore train {source.command_args()} -o {model_path} --resume "
+            f"--max-updates N`): {sizes}; when done, `rm -r {' '.join(map(str, kept))}`")
+
+
+def _megabytes(path: Path) -> str:
+    files = [path] if path.is_file() else [p for p in path.rglob("*") if p.is_file()]
+    return f"{sum(p.stat().st_size for p in files) / 1e6:.1f} MB"

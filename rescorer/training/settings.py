@@ -1,0 +1,138 @@
+"""How a model is trained, in one record: every training option, declared once
+(rescorer.records), torch-free so that the command line builds its options from it without
+loading torch. Resolution of the defaults that depend on others (the optimizer, the batches)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Optional
+
+from rescorer.data.directions import DIRECTIONS
+from rescorer.records import (COUNT, DIRECTORY_TO_WRITE, EXISTING_FILE_OR_STDIN, FLAG, INT, MAY_CHANGE, NOT_RECORDED,
+                              POSITIVE_FLOAT, POSITIVE_INT, SettingError, check_record, choice, setting, stored)
+from rescorer.training.budget import DEFAULT_MAX_EPOCHS
+
+__all__ = ["TrainSettings", "resolve_defaults", "DEFAULT_BATCH_TOKENS", "OPTIMIZERS", "PAIR_WEIGHTS",
+           "TRAIN_SETTINGS_FORMAT"]
+
+OPTIMIZERS = ("adadelta", "adam")
+DEFAULT_BATCH_TOKENS = 3000  # benchmarks/time_to_quality.py: the shortest time to a good model
+# With token batches, Adam's defaults are those the same benchmark chose; with the paper's random
+# pairs every default stays what it was (Adadelta at 1.0, Adam at 1e-3, no warm-up, full softmax).
+TOKEN_BATCH_ADAM = {"learning_rate": 6e-3, "warmup_updates": 100}
+TOKEN_BATCH_SAMPLED_WORDS = 2048
+PAIR_WEIGHTS = ("unique", "count", "log-count")
+# A checkpoint's stored training settings: 2, field names in {"format", "fields"}; before it (no
+# format), `options` held the raw command-line options and `settings` the resolved ones.
+TRAIN_SETTINGS_FORMAT = 2
+
+
+def resolve_defaults(settings: dict) -> dict:
+    """The settings with those left None filled in, as training uses them: by the optimizer and
+    the batches (see TOKEN_BATCH_ADAM). A checkpoint records the filled-in values."""
+    values = dict(settings)
+    if values.get("batch_tokens") is None and values.get("batch_size") is None:
+        values["batch_tokens"] = DEFAULT_BATCH_TOKENS
+    token_adam = values.get("optimizer") == "adam" and values.get("batch_tokens") is not None
+    if values.get("learning_rate") is None:
+        values["learning_rate"] = (TOKEN_BATCH_ADAM["learning_rate"] if token_adam else
+                                   {"adadelta": 1.0, "adam": 1e-3}.get(values.get("optimizer")))
+    if values.get("warmup_updates") is None:
+        values["warmup_updates"] = TOKEN_BATCH_ADAM["warmup_updates"] if token_adam else 0
+    if values.get("sampled_softmax") is None:
+        values["sampled_softmax"] = TOKEN_BATCH_SAMPLED_WORDS if values.get("batch_tokens") is not None else 0
+    return values
+
+
+@dataclass(frozen=True)
+class TrainSettings:
+    """How a model is trained: every training option, declared once (rescorer.records). The
+    options, the settings signature, what a checkpoint stores and the resume check come from
+    these fields; `resume` says which a resumed run may change. The batches drawn at update u
+    depend only on (seed, u), so the MAY_CHANGE ones change no weight of the updates both runs
+    make."""
+
+    shortlist_size: Optional[int] = setting(  # None: the preset's
+        None, POSITIVE_INT, "Words per side in the shortlist [default: the preset's, 15000 for small].",
+        option="--shortlist-size", show_default=False, resume=NOT_RECORDED)  # the model file holds the shortlists
+    src_corpus: Optional[Path] = setting(None, EXISTING_FILE_OR_STDIN,
+                                         "Tokenized source corpus to count the shortlist on.",
+                                         option="--src-corpus", show_default=False, resume=NOT_RECORDED)
+    tgt_corpus: Optional[Path] = setting(None, EXISTING_FILE_OR_STDIN,
+                                         "Tokenized target corpus to count the shortlist on.",
+                                         option="--tgt-corpus", show_default=False, resume=NOT_RECORDED)
+    direction: str = setting("forward", choice(*DIRECTIONS),
+                             "forward: log p(target | source), the paper's; inverse: log p(source | target), "
+                             "trained on the table with its phrases swapped.", option="--direction")
+    # How much each pair counts in the loss: `unique`, each pair once (the paper: frequencies
+    # ignored); `count`, by the table's c(pair); `log-count`, by 1 + ln c(pair).
+    pair_weights: str = setting("unique", choice(*PAIR_WEIGHTS),
+                                "How much each pair counts in training: once (the paper's), by the table's "
+                                "c(pair), or by 1 + ln c(pair).", option="--pair-weights")
+    # tokens per length-sorted batch (batch_schedule); None: DEFAULT_BATCH_TOKENS unless batch_size
+    batch_tokens: Optional[int] = setting(
+        None, POSITIVE_INT, "Batches of same-length pairs holding about this many tokens, every pair once "
+                            "per epoch [default: 3000, unless --batch-size].",
+        option="--batch-tokens", show_default=False)
+    batch_size: Optional[int] = setting(  # random pairs per update (the paper: 64)
+        None, POSITIVE_INT, "Instead of --batch-tokens: this many random pairs per update (Cho et al.: 64).",
+        option="--batch-size", show_default=False)
+    optimizer: str = setting("adam", choice(*OPTIMIZERS), "Cho et al.: adadelta.", option="--optimizer")
+    # None, for these three: the default of the optimizer and batches (resolve_defaults)
+    learning_rate: Optional[float] = setting(
+        None, POSITIVE_FLOAT, "[default: 1.0 for Adadelta; for Adam 6e-3 with --batch-tokens, 1e-3 with "
+                              "--batch-size]", option="--learning-rate", show_default=False)
+    warmup_updates: Optional[int] = setting(
+        None, COUNT, "Raise the learning rate linearly over the first N updates [default: 100 for Adam "
+                     "with --batch-tokens, else 0].", option="--warmup-updates", show_default=False)
+    sampled_softmax: Optional[int] = setting(
+        None, COUNT, "Train the softmax on N sampled words and the gold one instead of the whole shortlist; "
+                     "0: the whole one [default: 2048 with --batch-tokens, else 0]. Perplexity and scores "
+                     "always use the whole softmax.", option="--sampled-softmax", show_default=False)
+    clip_norm: float = setting(1.0, POSITIVE_FLOAT, "Gradient norm clipping.", option="--clip-norm")
+    max_updates: Optional[int] = setting(  # None: only the epoch bound
+        None, POSITIVE_INT, "Stop after this many updates (also bounded by --max-epochs).",
+        option="--max-updates", show_default=False, resume=MAY_CHANGE)
+    max_epochs: Optional[float] = setting(  # None: only max_updates
+        DEFAULT_MAX_EPOCHS, POSITIVE_FLOAT, "Bound on passes over the training pairs; early stopping usually "
+                                            "ends training before it.", option="--max-epochs", resume=MAY_CHANGE)
+    max_seconds: Optional[float] = setting(None, POSITIVE_FLOAT, "Stop training after this many seconds.",
+                                           option="--max-time", show_default=False, resume=MAY_CHANGE,
+                                           legacy_names=("max_time",))
+    valid_pairs: int = setting(2000, POSITIVE_INT, "Held-out pairs for validation perplexity.",
+                               option="--valid-pairs")
+    valid_every: int = setting(250, POSITIVE_INT, option="--valid-every", resume=MAY_CHANGE)
+    patience: int = setting(4, POSITIVE_INT, "Validations without improvement before stopping early.",
+                            option="--patience", resume=MAY_CHANGE)
+    checkpoint_every: int = setting(1000, POSITIVE_INT, option="--checkpoint-every", resume=MAY_CHANGE)
+    seed: int = setting(1, INT, option="--seed")
+    resume: bool = setting(False, FLAG, "Continue from MODEL.checkpoint (and, when scoring, from the units an "
+                                        "interrupted run finished).", option="--resume", show_default=False,
+                           resume=NOT_RECORDED)
+    cache_dir: Optional[Path] = setting(None, DIRECTORY_TO_WRITE, "Where the encoded pairs go [default: "
+                                                                  "MODEL.cache].",
+                                        option="--cache-dir", show_default=False, resume=NOT_RECORDED)
+    # Pairs with more words on either side are left out of training (the table's phrases are
+    # 7 words at most by Moses' default; a 10,000-word target made each update take minutes).
+    # None (0 on the command line): no bound. The scorer still scores every line.
+    max_pair_length: Optional[int] = setting(
+        50, COUNT, "Leave pairs with more words on either side out of training (counted in the summary; 0: "
+                   "no bound). Scoring still scores every line. With --parallel the default is 80, as Moses' "
+                   "clean-corpus-n is usually run.", option="--max-pair-length")
+
+    def __post_init__(self) -> None:
+        check_record(self)
+        if self.batch_size is not None and self.batch_tokens is not None:
+            raise SettingError("--batch-size (random pairs, the paper's) and --batch-tokens (length-sorted "
+                               "batches) are two ways to batch: give one")
+        if self.max_pair_length == 0:
+            object.__setattr__(self, "max_pair_length", None)
+
+    def resolved(self) -> "TrainSettings":
+        """These settings with every None default filled in (resolve_defaults)."""
+        return TrainSettings(**resolve_defaults(asdict(self)))
+
+    def stored(self) -> dict:
+        """What a checkpoint keeps: the recorded fields by name, with the format version."""
+        return stored(self, TRAIN_SETTINGS_FORMAT)
