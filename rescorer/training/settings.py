@@ -131,7 +131,7 @@ class TrainSettings:
 
     def resolved(self) -> "TrainSettings":
         """These settings with every None default filled in (resolve_defaults)."""
-        return TrainSettings(**resolve_defaults(asdict(self)))
+        return type(self)(**resolve_defaults(asdict(self)))
 
     def stored(self) -> dict:
         """What a checkpoint keeps: the recorded fields by name, with the format version."""

@@ -1,0 +1,68 @@
+"""Options come from the records' fields: a field added to TrainSettings, and nothing else, is an
+option with its help, a key of the settings signature, a field the checkpoint stores and a
+setting a resume must agree with."""
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import torch
+
+from rescorer.cli.record_options import record_from
+from rescorer.runtime.settings import RuntimeSettings
+from rescorer.training.settings import TrainSettings
+from tests.helpers import EXAMPLE_TABLE
+
+# Run in a process of its own: the field is added before the command line is built from the records.
+WITH_A_DUMMY_FIELD = textwrap.dedent("""
+    import dataclasses, sys
+    import rescorer.training.settings as training_settings
+    from rescorer.records import POSITIVE_INT, setting
+
+    training_settings.TrainSettings = dataclasses.make_dataclass(
+        "TrainSettings", [("dummy_knob", int, setting(7, POSITIVE_INT, "A knob only this test has.",
+                                                      option="--dummy-knob"))],
+        bases=(training_settings.TrainSettings,), frozen=True)
+    from rescorer.cli.main import main
+    main(sys.argv[1:], prog_name="rescore")
+""")
+
+
+def with_dummy_field(*args, cwd):
+    return subprocess.run([sys.executable, "-c", WITH_A_DUMMY_FIELD, *map(str, args)], cwd=cwd,
+                          capture_output=True, text=True, env={"OMP_NUM_THREADS": "1", "PATH": ""}, timeout=300)
+
+
+def test_a_new_field_is_an_option_a_signature_key_a_stored_field_and_a_resume_check(tmp_path):
+    shown = with_dummy_field("train", "--help", cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    assert "--dummy-knob INTEGER RANGE" in shown.stdout and "A knob only this test has." in shown.stdout
+    train = ["train", EXAMPLE_TABLE, "-o", "m.pt", "--preset", "tiny", "--valid-pairs", "20", "--checkpoint-every", "2"]
+    trained = with_dummy_field(*train, "--max-updates", "2", "--dummy-knob", "9", cwd=tmp_path)
+    assert trained.returncode == 0, trained.stderr
+    assert "|seed:1|resume:no|cache-dir:-|max-pair-length:50|dummy-knob:9|" in trained.stderr
+    stored = torch.load(tmp_path / "m.pt.checkpoint", weights_only=True)["training"]["settings"]
+    assert stored["format"] == 2 and stored["fields"]["dummy_knob"] == 9
+    resumed = with_dummy_field(*train, "--max-updates", "4", "--resume", cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "|dummy-knob:9|" in resumed.stderr  # the checkpoint's value, not the default
+    refused = with_dummy_field(*train, "--max-updates", "6", "--resume", "--dummy-knob", "8", cwd=tmp_path)
+    assert refused.returncode == 1
+    assert "dummy-knob 9 (checkpoint) vs 8 (now)" in refused.stderr.splitlines()[-1]
+    bad = with_dummy_field(*train, "--dummy-knob", "0", cwd=tmp_path)
+    assert bad.returncode == 2 and "Invalid value for '--dummy-knob': 0 is not in the range x>=1." in bad.stderr
+
+
+def test_a_record_is_made_from_click_s_values_by_field_name():
+    values = {"max_seconds": 60.0, "batch_size": 64, "device": "cpu", "unrelated": 1}
+    settings = record_from(TrainSettings, values)
+    assert (settings.max_seconds, settings.batch_size, settings.batch_tokens) == (60.0, 64, None)
+    assert record_from(RuntimeSettings, values) == RuntimeSettings(device="cpu")
+
+
+def test_settings_that_do_not_go_together_are_a_usage_error():
+    import click
+
+    with pytest.raises(click.UsageError, match="two ways to batch: give one"):
+        record_from(TrainSettings, {"batch_size": 64, "batch_tokens": 500})
