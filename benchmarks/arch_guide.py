@@ -110,10 +110,11 @@ def train_all(names: list, args) -> dict:
 def unigram_baseline(model: Path, out_dir: Path) -> float:
     """The add-one unigram perplexity of the same held-out pairs (the floor to beat)."""
     from rescorer.data.pair_cache import PairCache
+    from rescorer.training.resume import recorded_training
     from rescorer.training.trainer import PairSplit, unigram_perplexity
 
     payload = read_model_file(model)
-    settings = payload["training"]["settings"]
+    settings, _ = recorded_training(payload["training"])  # by field name, whatever the file's format
     cache = PairCache(out_dir / "pairs.cache")
     split = PairSplit(cache.num_pairs, settings["seed"], settings["valid_pairs"])
     return unigram_perplexity(cache, split, len(payload["tgt_vocab"]))

@@ -21,7 +21,7 @@ from typing import Any, Iterator, Optional
 
 from rescorer.errors import RescorerError
 
-__all__ = ["SettingError", "Kind", "Setting", "setting", "settings_of", "check_record", "signature_items",
+__all__ = ["SettingError", "Kind", "Setting", "setting", "settings_of", "option_name", "check_record", "signature_items",
            "recorded_values", "stored", "from_stored", "MUST_MATCH", "MAY_CHANGE", "NOT_RECORDED", "INT", "POSITIVE_INT", "COUNT",
            "POSITIVE_FLOAT", "NONNEGATIVE_FLOAT", "FLAG", "TEXT", "choice", "EXISTING_FILE_OR_STDIN",
            "FILE_TO_WRITE", "DIRECTORY_TO_WRITE"]
@@ -123,6 +123,14 @@ def settings_of(record) -> Iterator[tuple[dataclasses.Field, Setting]]:
 
 def _shown_name(field: dataclasses.Field, declared: Setting) -> str:
     return declared.option.split("/")[0] if declared.option else field.name.replace("_", "-")
+
+
+def option_name(record, name: str) -> str:
+    """How the command line spells a field's option (--max-time for max_seconds), for messages."""
+    for field, declared in settings_of(record):
+        if field.name == name:
+            return _shown_name(field, declared)
+    return "--" + name.replace("_", "-")
 
 
 def check_record(record) -> None:

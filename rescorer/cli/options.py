@@ -27,7 +27,7 @@ from rescorer.errors import ModelSettingError
 from rescorer.io.score_format import SCORE_FORMATS
 from rescorer.models import architecture_names, get_architecture
 from rescorer.models.registry import PRESET_NAMES
-from rescorer.models.settings import MODEL_OPTION_KEYS, SETTINGS, ModelSettings, Setting
+from rescorer.models.settings import SETTINGS, ModelSettings, Setting
 from rescorer.runtime.settings import RuntimeSettings
 from rescorer.scoring.settings import ScoreSettings
 from rescorer.training.settings import TrainSettings
@@ -133,11 +133,6 @@ def _arch_help() -> str:
                                         for name in architecture_names()) + "."
 
 
-# The keys the model options add to a command's options (raw CLI values, as a checkpoint
-# records them for --resume).
-MODEL_KEYS = MODEL_OPTION_KEYS
-
-
 def model_settings_from(options: dict) -> ModelSettings:
     """The checked ModelSettings of the model options in `options` (raw CLI values, None when
     not given): a setting the architecture does not take is a one-line usage error (exit 2)."""
@@ -148,7 +143,7 @@ def model_settings_from(options: dict) -> ModelSettings:
 
 
 def model_options(command):
-    """Add --arch, --preset and the table's settings (kept as raw values under MODEL_KEYS),
+    """Add --arch, --preset and the table's settings (kept as raw values under MODEL_OPTION_KEYS),
     checked before the command runs; under --resume the check waits until the checkpoint's
     own settings have filled in the ones not given."""
 

@@ -13,7 +13,7 @@ import click
 
 from rescorer.records import Kind, SettingError, settings_of
 
-__all__ = ["record_options", "record_from", "option_spelling", "FiniteFloatRange"]
+__all__ = ["record_options", "record_from", "FiniteFloatRange"]
 
 
 class FiniteFloatRange(click.FloatRange):
@@ -73,11 +73,3 @@ def record_from(record_type, values: dict, **extra):
         return record_type(**{**{k: v for k, v in values.items() if k in names}, **extra})
     except SettingError as error:
         raise click.UsageError(str(error)) from None
-
-
-def option_spelling(record_type, name: str) -> str:
-    """How the command line spells a field's option: --max-time for max_seconds."""
-    for field, declared in settings_of(record_type):
-        if field.name == name and declared.option:
-            return declared.option.split("/")[0]
-    return "--" + name.replace("_", "-")

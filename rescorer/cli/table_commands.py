@@ -15,7 +15,7 @@ from click.core import ParameterSource
 from rescorer.cli.options import (EXISTING_FILE, EXISTING_OR_STDIN, NEW_FILE, SettingUsageError, device_options,
                                   force_option, model_options, output_option, reject_option, score_options,
                                   score_resume_option, train_options)
-from rescorer.cli.record_options import option_spelling, record_from
+from rescorer.cli.record_options import record_from
 from rescorer.cli.reporting import Reporter
 from rescorer.errors import ModelSettingError
 from rescorer.models.settings import MODEL_OPTION_KEYS
@@ -65,7 +65,6 @@ def run_command(reporter: Reporter, phrase_table: Path, output: Optional[Path],
     scoring = score_job_of(phrase_table, output or default_output(phrase_table), model_paths, options)
     output = scoring.output
     if training:
-        require_rereadable(phrase_table)
         model_paths = (default_model(output if str(output) != "-" else default_output(phrase_table)),)
         train = train_job_of(phrase_table, None, model_paths[0], options)
         if scoring.settings.reject_path:  # the scoring pass writes the rejects; training skips them
@@ -197,41 +196,13 @@ def score_job_of(phrase_table: Path, output: Path, model_paths: tuple, options: 
 
 def train_job_of(phrase_table: Optional[Path], parallel: Optional[tuple], model_path: Path, options: dict):
     """The TrainJob of `rescore train`'s (or `rescore TABLE`'s) options."""
-    from rescorer.training.job import TrainJob
+    from rescorer.training.job import TrainJob, training_source
 
-    explicit = explicit_options()
-    source = training_source(phrase_table, parallel, explicit, options)
+    explicit = frozenset(explicit_options())
+    with usage_errors():
+        source, settings = training_source(phrase_table, parallel, record_from(TrainSettings, options), explicit)
     model_given = {key: options[key] for key in MODEL_OPTION_KEYS}
-    return TrainJob(source, model_path, model_given, record_from(TrainSettings, options),
-                    record_from(RuntimeSettings, options), frozenset(explicit))
-
-
-CORPUS_MAX_LENGTH = 80  # words per side, as Moses' clean-corpus-n.perl is usually run
-
-
-def training_source(phrase_table: Optional[Path], parallel: Optional[tuple], explicit: set, options: dict):
-    """What `rescore train` reads: the table, or the parallel corpus (with the options a corpus
-    cannot take refused, and a sentence-length bound of 80 words unless one is given)."""
-    from rescorer.data.pair_sources import ParallelCorpusPairs, PhraseTablePairs
-
-    if (phrase_table is None) == (parallel is None):
-        raise click.UsageError("give a PHRASE_TABLE or --parallel SRC TGT (one of them)")
-    if phrase_table is not None:
-        require_rereadable(phrase_table)
-        return PhraseTablePairs(phrase_table)
-    for name in ("src_corpus", "tgt_corpus"):
-        if options[name] is not None:
-            flag = option_spelling(TrainSettings, name)
-            raise click.UsageError(f"{flag}: with --parallel the shortlists are counted on the corpus itself; "
-                                   f"drop {flag}")
-    if options["pair_weights"] != "unique":
-        raise click.UsageError(f"--pair-weights {options['pair_weights']}: a parallel corpus has no pair "
-                               f"counts; its sentence pairs count once each")
-    for path in parallel:
-        require_rereadable(path)
-    if "max_pair_length" not in explicit:
-        options["max_pair_length"] = CORPUS_MAX_LENGTH
-    return ParallelCorpusPairs(*parallel)
+    return TrainJob(source, model_path, model_given, settings, record_from(RuntimeSettings, options), explicit)
 
 
 def refuse_training_options(explicit: set) -> None:
@@ -246,15 +217,6 @@ def refuse_training_options(explicit: set) -> None:
         raise click.UsageError(f"{shown}: with --model nothing is trained, and the model's own "
                                f"settings are used; drop {'them' if len(ignored) > 1 else 'it'}, "
                                f"or drop --model to train a new model")
-
-
-def require_rereadable(phrase_table: Path) -> None:
-    """Training reads the table several times: stdin, a FIFO or a device cannot do that."""
-    from rescorer.io.path_checks import is_stream
-
-    if is_stream(phrase_table):
-        raise click.UsageError(f"{phrase_table}: training reads its input several times: give a "
-                               f"regular file, not a pipe or '-' (or score with --model)")
 
 
 @contextmanager

@@ -4,6 +4,7 @@ signature, progress bars and the summary out through a reporter (an object with 
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import time
 from dataclasses import dataclass
@@ -15,12 +16,15 @@ from rescorer.errors import RescorerError
 from rescorer.io.file_names import checkpoint_path_for
 from rescorer.io.table_reader import RejectSink
 from rescorer.models.settings import MODEL_OPTION_KEYS, ModelSettings
-from rescorer.records import signature_items
+from rescorer.records import SettingError, option_name, signature_items
 from rescorer.runtime.placement import Placement, warn_if_emulated
 from rescorer.runtime.settings import RuntimeSettings
 from rescorer.training.settings import TrainSettings
 
-__all__ = ["TrainJob", "train_job", "TrainingProgress", "kept_for_more_training"]
+__all__ = ["TrainJob", "train_job", "training_source", "require_rereadable", "TrainingProgress",
+           "kept_for_more_training"]
+
+CORPUS_MAX_LENGTH = 80  # words per side, as Moses' clean-corpus-n.perl is usually run
 
 
 @dataclass(frozen=True)
@@ -34,6 +38,41 @@ class TrainJob:
     runtime: RuntimeSettings
     explicit: frozenset = frozenset()  # names given on the command line: under --resume the others
     reject: Optional[RejectSink] = None  # are the checkpoint's
+
+
+def require_rereadable(path: Path) -> None:
+    """Training reads the table several times: stdin, a FIFO or a device cannot do that."""
+    from rescorer.io.path_checks import is_stream
+
+    if is_stream(path):
+        raise SettingError(f"{path}: training reads its input several times: give a "
+                           f"regular file, not a pipe or '-' (or score with --model)")
+
+
+def training_source(phrase_table: Optional[Path], parallel: Optional[tuple], settings: TrainSettings,
+                    explicit: frozenset) -> tuple[PairSource, TrainSettings]:
+    """What `rescore train` reads, the table or the parallel corpus, and the settings for it: a
+    corpus refuses the settings it cannot take, and bounds sentences at 80 words unless told."""
+    from rescorer.data.pair_sources import ParallelCorpusPairs, PhraseTablePairs
+
+    if (phrase_table is None) == (parallel is None):
+        raise SettingError("give a PHRASE_TABLE or --parallel SRC TGT (one of them)")
+    if phrase_table is not None:
+        require_rereadable(phrase_table)
+        return PhraseTablePairs(phrase_table), settings
+    for name in ("src_corpus", "tgt_corpus"):
+        if getattr(settings, name) is not None:
+            flag = option_name(TrainSettings, name)
+            raise SettingError(f"{flag}: with --parallel the shortlists are counted on the corpus itself; "
+                               f"drop {flag}")
+    if settings.pair_weights != "unique":
+        raise SettingError(f"--pair-weights {settings.pair_weights}: a parallel corpus has no pair "
+                           f"counts; its sentence pairs count once each")
+    for path in parallel:
+        require_rereadable(path)
+    if "max_pair_length" not in explicit:
+        settings = dataclasses.replace(settings, max_pair_length=CORPUS_MAX_LENGTH)
+    return ParallelCorpusPairs(*parallel), settings
 
 
 def resumed(job: TrainJob) -> tuple[TrainSettings, dict, Optional[dict]]:
