@@ -9,13 +9,17 @@ exception, but not the child's children, and a bare Popen not even the child.
 
 from __future__ import annotations
 
+import logging
 import os
+import shlex
 import signal
 import subprocess
 from contextlib import contextmanager
 from typing import Iterator, Sequence
 
-__all__ = ["process_group", "end_group"]
+__all__ = ["process_group", "end_group", "call"]
+
+log = logging.getLogger(__name__)
 
 GRACE_SECONDS = 10.0  # after SIGTERM, before SIGKILL
 
@@ -42,9 +46,16 @@ def end_group(process: subprocess.Popen, grace: float = GRACE_SECONDS) -> None:
 def process_group(argv: Sequence[str], **popen_kwargs) -> Iterator[subprocess.Popen]:
     """Popen(argv) in a new session; leaving the block by an exception (Interrupted on SIGINT or
     SIGTERM included) ends the child and everything it started."""
+    log.debug("running: %s", shlex.join(map(str, argv)))  # `rescore -v` shows it
     process = subprocess.Popen(list(argv), start_new_session=True, **popen_kwargs)
     try:
         yield process
     except BaseException:
         end_group(process)
         raise
+
+
+def call(argv: Sequence[str], **popen_kwargs) -> int:
+    """subprocess.call for a short Moses script, its command line shown under `rescore -v`."""
+    log.debug("running: %s", shlex.join(map(str, argv)))
+    return subprocess.call(list(argv), **popen_kwargs)

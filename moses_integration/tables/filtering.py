@@ -22,6 +22,7 @@ from typing import Mapping, Sequence
 from rescorer.io.atomic_output import AtomicOutput
 from rescorer.io.gzip_io import BUFFER_SIZE
 
+from .. import child_process
 from ..errors import MosesConfigError, MosesRunError
 from ..ini.moses_ini import MosesIni
 from ..ini.moses_install import MosesInstall
@@ -66,7 +67,7 @@ def filter_for_test(moses: MosesInstall, ini: MosesIni, table_name: str, src_pat
                 str(source.resolve())]
         log_path = work_dir / "filter.log"
         with open(log_path, "wb") as log:
-            code = subprocess.call(argv, cwd=work_dir, stdout=log, stderr=subprocess.STDOUT)
+            code = child_process.call(argv, cwd=work_dir, stdout=log, stderr=subprocess.STDOUT)
         if code != 0 or not (out_dir / "info").is_file():
             raise MosesRunError(f"filter-model-given-input.pl exited with status {code} filtering "
                                 f"the test set's tables; see {log_path}")

@@ -16,6 +16,7 @@ from rescorer.errors import PhraseTableFormatError
 from rescorer.io.atomic_output import AtomicOutput
 from rescorer.io.table_reader import PhraseEntry, PhraseTableReader
 
+from .. import child_process
 from ..errors import MosesNotFoundError, MosesRunError
 from ..ini.moses_install import COMPACT_BINARY, MosesInstall
 
@@ -87,7 +88,7 @@ def binarize_compact(moses: MosesInstall, text_table: Path, out_prefix: Path,
     argv = [str(binary), "-in", str(text_table), "-out", str(minphr),
             "-nscores", str(num_scores), "-threads", str(threads)]
     with open(log_path, "wb") as log:
-        code = subprocess.call(argv, stdout=log, stderr=subprocess.STDOUT)
+        code = child_process.call(argv, stdout=log, stderr=subprocess.STDOUT)
     if code != 0:
         raise MosesRunError(f"{COMPACT_BINARY} exited with status {code}; see {log_path}")
     if not minphr.is_file():

@@ -13,7 +13,7 @@ from typing import Optional
 
 import click
 
-from rescorer.cli.options import (EXISTING_FILE, EXISTING_OR_STDIN, PICKS, SCORE_COLUMN, column_index, device_option,
+from rescorer.cli.options import (EXISTING_FILE, EXISTING_OR_STDIN, PICKS, model_option, SCORE_COLUMN, column_index, device_option,
                                   score_format_option, seed_option, table_output_options)
 from rescorer.cli.reporting import say, signature
 from rescorer.runtime.failure_reports import reports_errors
@@ -51,8 +51,8 @@ def table_text(headers, rows, csv: bool, footnote: str = "") -> str:
 
 @click.command("top-targets")
 @click.argument("table_path", metavar="TABLE", type=EXISTING_FILE)
-@click.option("--model", "model_path", type=EXISTING_FILE,
-              help="Score the shown sources' targets with this model (TABLE need not be rescored).")
+@model_option("Score the shown sources' targets with this model (TABLE need not be rescored).",
+              required=False)
 @click.option("--column", type=SCORE_COLUMN, default=None,
               help="Score column holding the RNN score in a rescored TABLE, counted from 1 "
                    "(-1: the last); needed unless --model scores the targets.")
@@ -72,7 +72,7 @@ def table_text(headers, rows, csv: bool, footnote: str = "") -> str:
 @table_output_options
 @device_option
 @reports_errors
-def top_targets_command(table_path: Path, model_path: Optional[Path], column: Optional[int], score_format: str,
+def top_targets_command(table_path: Path, model: Optional[Path], column: Optional[int], score_format: str,
                         num_sources: int, pick: str, min_source_words: int, min_targets: int,
                         sources_path: Optional[Path],
                         top: int, seed: int, output: Optional[Path], as_csv: bool, force: bool,
@@ -83,24 +83,24 @@ def top_targets_command(table_path: Path, model_path: Optional[Path], column: Op
                                                score_groups, top_targets_rows)
     from rescorer.io.text_tables import write_text
 
-    if model_path is not None and column is not None:
+    if model is not None and column is not None:
         raise click.UsageError("--column reads a rescored table's score; with --model the model scores instead")
-    if model_path is None and column is None:
+    if model is None and column is None:
         raise click.UsageError("say where the RNN's scores come from: --model MODEL scores the "
                                "targets, or --column C names the rescored table's RNN column "
                                "(-1: the last)")
-    reads = [("phrase table", table_path), ("model", model_path), ("sources file", sources_path)]
+    reads = [("phrase table", table_path), ("model", model), ("sources file", sources_path)]
     with run_paths(reads, output, "output", force):
         sources = read_sources_file(sources_path) if sources_path else None
         choice = SourceChoice(num_sources, min_source_words, min_targets, pick, seed, sources)
-        bundle = load_model_on(model_path, device) if model_path else None
+        bundle = load_model_on(model, device) if model else None
         rnn_column = None if bundle else column_index(column)
         groups = read_source_groups(table_path, choice, rnn_column, score_format == "log")
         if bundle is not None:
             score_groups(groups, bundle)
         missing = [s for s in sources if s not in {g.source for g in groups}] if sources else []
         headers, rows = top_targets_rows(groups, top, as_csv, missing)
-        scorer = model_path.name if model_path else f"column {column}"
+        scorer = model.name if model else f"column {column}"
         footnote = (f"{len(groups)} sources of {table_path.name}; log p (natural log) by the table's "
                     f"p(f|e) (Moses φ(e|f), the third score) and by the RNN ({scorer}).")
         write_text(table_text(headers, rows, as_csv, footnote), output, force)
@@ -110,7 +110,7 @@ def top_targets_command(table_path: Path, model_path: Optional[Path], column: Op
 
 @click.command("generate")
 @click.argument("model_path", metavar="MODEL", type=EXISTING_FILE)
-@click.option("--source", "source_phrases", multiple=True, help="A source phrase (repeatable).")
+@click.option("--source", "sources", multiple=True, help="A source phrase (repeatable).")
 @click.option("--sources", "sources_path", type=EXISTING_OR_STDIN,
               help="Source phrases, one per line ('-': stdin).")
 @click.option("--beam", type=click.IntRange(0, MAX_BEAM), default=5, show_default=True,
@@ -129,7 +129,7 @@ def top_targets_command(table_path: Path, model_path: Optional[Path], column: Op
 @table_output_options
 @device_option
 @reports_errors
-def generate_command(model_path: Path, source_phrases: tuple, sources_path: Optional[Path], beam: int,
+def generate_command(model_path: Path, sources: tuple, sources_path: Optional[Path], beam: int,
                      samples: int, temperature: float, seed: int, table_path: Optional[Path], top: int,
                      max_length: int, output: Optional[Path], as_csv: bool, force: bool, device: str) -> None:
     """The paper's Table 3: target phrases the model proposes by itself (beam search and
@@ -139,13 +139,13 @@ def generate_command(model_path: Path, source_phrases: tuple, sources_path: Opti
                                                score_groups)
     from rescorer.io.text_tables import write_text
 
-    if not source_phrases and sources_path is None:
+    if not sources and sources_path is None:
         raise click.UsageError("give --source PHRASE (repeatable) or --sources FILE")
     if not beam and not samples:
         raise click.UsageError("--beam 0 and --samples 0 leave nothing to generate")
     reads = [("model", model_path), ("sources file", sources_path), ("phrase table", table_path)]
     with run_paths(reads, output, "output", force):
-        sources = [" ".join(s.split()) for s in source_phrases]
+        sources = [" ".join(s.split()) for s in sources]
         sources += read_sources_file(sources_path) if sources_path else []
         if any(not s for s in sources):
             raise click.UsageError("--source '': a source phrase needs at least one word")

@@ -15,7 +15,6 @@ become one-line messages with exit status 1 (2 for bad usage).
 
 from __future__ import annotations
 
-import inspect
 import os
 import signal
 import sys
@@ -37,24 +36,9 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 import click  # noqa: E402
 
 from rescorer import __version__  # noqa: E402
+from rescorer.cli.groups import WholeHelpGroup  # noqa: E402
 from rescorer.cli.reporting import Reporter  # noqa: E402
-
-
-def first_paragraph(command: click.Command) -> str:
-    """A command's description as its --help starts it, on one line."""
-    text = inspect.cleandoc(command.help or "").split("\n\n")[0]
-    return " ".join(text.split())
-
-
-class WholeHelpGroup(click.Group):
-    """A group whose --help shows each command's whole first paragraph, not 45 characters of it."""
-
-    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        rows = [(name, first_paragraph(command)) for name, command in sorted(self.commands.items())
-                if not command.hidden]
-        if rows:
-            with formatter.section("Commands"):
-                formatter.write_dl(rows)
+from rescorer.cli.vocabulary import accept_old_spellings  # noqa: E402
 
 
 class DefaultCommandGroup(WholeHelpGroup):
@@ -143,6 +127,7 @@ def _add_commands() -> None:
         main.add_command(command)
     main.add_command(moses)
     _with_verbosity_options(main)
+    accept_old_spellings(main, "")
 
 
 _add_commands()

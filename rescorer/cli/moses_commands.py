@@ -11,6 +11,7 @@ import sys
 
 import click
 
+from rescorer.cli.groups import WholeHelpGroup
 from rescorer.cli.moses_nbest_commands import NBEST_COMMANDS
 from rescorer.cli.moses_study_commands import STUDY_COMMANDS
 from rescorer.cli.moses_system_commands import SYSTEM_COMMANDS
@@ -19,7 +20,7 @@ from rescorer.cli.reporting import is_quiet
 __all__ = ["moses"]
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=WholeHelpGroup, context_settings={"help_option_names": ["-h", "--help"]})
 def moses() -> None:
     """Use the RNN score in a Moses system: edit moses.ini, check, tune, evaluate, ablate."""
     logging.basicConfig(level=logging.WARNING if is_quiet() else logging.INFO, format="%(message)s",

@@ -12,30 +12,34 @@ import click
 from moses_integration.ini.moses_install import find_moses
 from moses_integration.preflight import run_preflight
 from rescorer.cli.moses_runs import working_in
-from rescorer.cli.options import (ANY_PATH, EXISTING_FILE, base_dir_option, decoder_flags_option, detokenize_option,
-                                  dev_option, feature_option, force_option, initial_weight_option,
-                                  max_iterations_option, moses_dir_option, moses_install_options, nbest_option,
+from rescorer.cli.options import (ANY_PATH, EXISTING_FILE, base_dir_option, decoder_flags_option,
+                                  detokenize_option, dev_option, feature_option, force_option, initial_weight_option,
+                                  max_iterations_option, moses_dir_option, moses_install_options, nbest_size_option,
                                   new_columns_option, optimizer_option, output_option, parallel_set, seed_option,
                                   test_option, test_type_option)
 from rescorer.cli.reporting import say, signature
 from rescorer.io.path_checks import RunPaths, Target
 from rescorer.runtime.failure_reports import reports_errors
 
-__all__ = ["SYSTEM_COMMANDS"]
+__all__ = ["SYSTEM_COMMANDS", "INITIAL_WEIGHT_HELP"]
+
+INITIAL_WEIGHT_HELP = ("Starting weight of every new column. Default: scaled to the table, so that each new "
+                       "column starts with the weight of an average phrase-table column (see docs/moses.md, "
+                       "Starting weights).")
 
 
 @click.command("add-feature")
 @click.argument("ini_path", metavar="MOSES_INI", type=EXISTING_FILE)
 @click.option("--table", "table_path", type=EXISTING_FILE, required=True,
               help="The rescored phrase table (text, from `rescore score`).")
-@output_option("moses.ini to write.", dest="out_path", type=ANY_PATH, required=True)
+@output_option("moses.ini to write.", type=ANY_PATH, required=True)
 @feature_option()
-@initial_weight_option
+@initial_weight_option(INITIAL_WEIGHT_HELP)
 @new_columns_option
 @force_option("Overwrite the output.")
 @moses_install_options
 @reports_errors
-def add_feature(ini_path: Path, table_path: Path, out_path: Path, feature: Optional[str],
+def add_feature(ini_path: Path, table_path: Path, output: Path, feature: Optional[str],
                 initial_weight: Optional[float], new_columns: Optional[tuple], force: bool,
                 base_dir: Path, moses_dir: Optional[Path], threads: int) -> None:
     """Point MOSES_INI's phrase table at the rescored table and add the new columns' weights.
@@ -44,11 +48,11 @@ def add_feature(ini_path: Path, table_path: Path, out_path: Path, feature: Optio
     from moses_integration.tables.new_columns import AddFeatureJob
     from moses_integration.tables.new_columns import add_feature as add_columns
 
-    job = AddFeatureJob(ini_path=ini_path, table_path=table_path, out_path=out_path, base_dir=base_dir,
+    job = AddFeatureJob(ini_path=ini_path, table_path=table_path, out_path=output, base_dir=base_dir,
                         feature=feature, initial_weight=initial_weight, new_columns=new_columns,
                         moses_dir=moses_dir, threads=threads)
     with RunPaths([("moses.ini", ini_path), ("rescored table", table_path)],
-                  [Target(out_path, "moses.ini output")], force=force):
+                  [Target(output, "moses.ini output")], force=force):
         say(add_columns(job).summary())
 
 
@@ -78,17 +82,17 @@ def preflight(ini_path: Path, dev, dev_refs, test, test_refs, check_install: boo
 @click.argument("ini_path", metavar="MOSES_INI", type=ANY_PATH)
 @dev_option()
 @click.option("--work-dir", type=ANY_PATH, required=True, help="mert-moses.pl working directory.")
-@nbest_option
+@nbest_size_option()
 @seed_option("Optimizer seed (mert/kbmira -r).", default=None)
-@optimizer_option()
-@click.option("--continue/--restart", "resume", default=True, show_default=True,
-              help="Continue an interrupted run in --work-dir.")
+@optimizer_option("Moses' optimizer of the weights: MERT, or batch MIRA (mert-moses.pl --batch-mira).")
+@click.option("--resume/--no-resume", default=True, show_default=True,
+              help="Continue an interrupted run in --work-dir; --no-resume starts it over.")
 @max_iterations_option
 @decoder_flags_option
 @moses_install_options
 @reports_errors
-def tune_command(ini_path: Path, dev, dev_refs, work_dir: Path, nbest: int, seed: Optional[int],
-                 batch_mira: bool, resume: bool, max_iterations: Optional[int], decoder_flags,
+def tune_command(ini_path: Path, dev, dev_refs, work_dir: Path, nbest_size: int, seed: Optional[int],
+                 optimizer: str, resume: bool, max_iterations: Optional[int], decoder_flags,
                  base_dir: Path, moses_dir: Optional[Path], threads: int) -> None:
     """Tune MOSES_INI's weights with mert-moses.pl; prints the tuned moses.ini path."""
     from moses_integration.tuning.mert_moses import TuningConfig, tune
@@ -97,14 +101,14 @@ def tune_command(ini_path: Path, dev, dev_refs, work_dir: Path, nbest: int, seed
     install = find_moses(moses_dir)
     install.require()  # before the work directory is made
     signature("moses tune", moses=install.root, ini=ini_path, dev=",".join(map(str, dev)),
-              references=len(dev_set.ref_paths), nbest=nbest,
-              seed=seed, optimizer="batch-mira" if batch_mira else "mert", threads=threads)
+              references=len(dev_set.ref_paths), nbest=nbest_size,
+              seed=seed, optimizer=optimizer, threads=threads)
     # Paths given on the command line are relative to the cwd; those inside moses.ini are
     # relative to --base-dir: resolve the former now so the library can join the latter.
     config = TuningConfig(ini_path=ini_path.resolve(), dev_src=dev_set.src_path,
                           dev_ref=dev_set.ref_path, dev_extra_refs=dev_set.extra_refs,
-                          work_dir=work_dir, base_dir=base_dir, threads=threads, nbest=nbest,
-                          seed=seed, batch_mira=batch_mira, resume=resume,
+                          work_dir=work_dir, base_dir=base_dir, threads=threads, nbest=nbest_size,
+                          seed=seed, batch_mira=optimizer == "batch-mira", resume=resume,
                           max_iterations=max_iterations, decoder_flags=decoder_flags)
     with working_in(work_dir, "mert-moses.pl working directory"):
         result = tune(install, config, progress=lambda i, b: say(
@@ -131,7 +135,8 @@ def named_systems(items) -> list[tuple[str, Path]]:
 @click.option("--system", "systems", multiple=True, required=True, metavar="NAME=MOSES_INI",
               help="A tuned system; repeat; the first is the baseline.")
 @test_option()
-@click.option("--out-dir", type=ANY_PATH, required=True)
+@click.option("--out-dir", type=ANY_PATH, required=True,
+              help="Where each system's translation of the test set (NAME.hyp) and its decoder log go.")
 @detokenize_option
 @test_type_option
 @decoder_flags_option

@@ -116,9 +116,14 @@ def column_index(column: int) -> int:
 # makes the options, in field order.
 device_options = record_options(RuntimeSettings)
 train_options = record_options(TrainSettings)
+train_only_options = record_options(  # `rescore train` scores nothing
+    TrainSettings, helps={"resume": "Continue training from MODEL.checkpoint."})
 reject_option = record_options(ScoreSettings, only=("reject_path",))
 score_resume_option = record_options(ScoreSettings, only=("resume",))
 score_options = record_options(ScoreSettings, exclude=("resume",))
+run_score_options = record_options(  # `rescore TABLE` also writes the model it trains
+    ScoreSettings, exclude=("resume",),
+    helps={"force": "Replace an existing output, reject file, and the model it trains (with its checkpoint)."})
 
 
 def _setting_option(setting: Setting):
@@ -227,9 +232,12 @@ def _parsed(parse):
 def _data_set_options(name: str, required: bool):
     """`--NAME SRC REF` and `--NAME-ref FILE`, repeatable, for each further reference of the set
     (a second human translation cuts the noise of a BLEU difference)."""
+    use = "tunes the weights" if name == "dev" else "measures the systems"
     return _stacked(
         click.option(f"--{name}", nargs=2, type=ANY_PATH, required=required, default=None,
-                     metavar="SRC REF"),
+                     metavar="SRC REF",
+                     help=f"The {name} set, which {use}: tokenized source and reference, one sentence "
+                          f"per line (gzip allowed)."),
         click.option(f"--{name}-ref", f"{name}_refs", type=ANY_PATH, multiple=True, metavar="REF",
                      help=f"Another reference of the {name} set, line-aligned with REF; repeat for more."))
 
@@ -252,11 +260,31 @@ def parallel_set(label: str, pair, extra_refs: tuple):
                        tuple(Path(path).resolve() for path in extra_refs))
 
 
-def optimizer_option(help: str = "Optimizer: batch MIRA or MERT."):
-    return click.option("--batch-mira/--mert", default=False, help=help)
+# Moses' optimizers of log-linear weights, by the name users know; the value is the program
+# (mert-moses.pl --batch-mira runs kbmira).
+TUNING_OPTIMIZERS = {"mert": "mert", "batch-mira": "kbmira"}
 
 
-nbest_option = click.option("--nbest", type=click.IntRange(1), default=100, show_default=True)
+def optimizer_option(help: str, name: str = "--optimizer"):
+    return click.option(name, type=click.Choice(tuple(TUNING_OPTIMIZERS)), default="mert", show_default=True,
+                        help=help)
+
+
+def nbest_size_option(help: str = "Hypotheses per sentence in each n-best list the decoder writes "
+                                  "(Moses' -n-best-list FILE N distinct)."):
+    return click.option("--nbest-size", type=click.IntRange(1), default=100, show_default=True, help=help)
+
+
+def model_option(help: str, multiple: bool = False, required: bool = True, name: str = "--model"):
+    """A model file rescore wrote; `multiple`: repeatable, kept as a tuple under the plural name."""
+    dest = name.lstrip("-").replace("-", "_") + ("s" if multiple else "")
+    return click.option(name, dest, type=EXISTING_FILE, multiple=multiple, required=required, help=help)
+
+
+def initial_weight_option(help: str):
+    return click.option("--initial-weight", type=FINITE_FLOAT, default=None, metavar="NUMBER", help=help)
+
+
 max_iterations_option = click.option(
     "--max-iterations", type=click.IntRange(1), default=None,
     help="MERT iterations at most (mert-moses.pl's default: 25).")
@@ -266,10 +294,6 @@ detokenize_option = click.option(
 test_type_option = click.option(
     "--test-type", type=click.Choice(["ar", "bs"]), default="ar", show_default=True,
     help="Paired approximate randomization or bootstrap.")
-initial_weight_option = click.option(
-    "--initial-weight", type=FINITE_FLOAT, default=None,
-    help="Starting weight of every new column. Default: scaled to the table, so that each "
-         "new column starts with the weight of an average phrase-table column (see README).")
 new_columns_option = click.option(
     "--new-columns", default=None, metavar="NAMES", callback=_parsed(parse_column_names),
     help="Names of the table's new columns in order, e.g. rnn-a,rnn-b,wp ('wp': the word "
@@ -285,6 +309,7 @@ moses_dir_option = click.option(
 base_dir_option = click.option(
     "--base-dir", type=ANY_PATH, default=Path("."), show_default=True,
     help="Directory relative moses.ini paths are resolved against (where the decoder runs).")
-threads_option = click.option("--threads", type=click.IntRange(1), default=4, show_default=True)
+threads_option = click.option("--threads", type=click.IntRange(1), default=4, show_default=True,
+                              help="Threads of the decoder and of the optimizer's random restarts.")
 
 moses_install_options = _stacked(base_dir_option, moses_dir_option, threads_option)

@@ -13,8 +13,9 @@ import click
 from click.core import ParameterSource
 
 from rescorer.cli.options import (EXISTING_FILE, EXISTING_OR_STDIN, NEW_FILE, SettingUsageError, device_options,
-                                  force_option, model_options, output_option, reject_option, score_options,
-                                  score_resume_option, train_options)
+                                  model_option,
+                                  force_option, model_options, output_option, reject_option, run_score_options, score_options,
+                                  score_resume_option, train_only_options, train_options)
 from rescorer.cli.record_options import record_from
 from rescorer.cli.reporting import Reporter
 from rescorer.errors import ModelSettingError
@@ -44,29 +45,28 @@ def default_model(output_path: Path) -> Path:
 @click.command("run")
 @click.argument("phrase_table", type=EXISTING_OR_STDIN)
 @output_option("Output table ('-' for stdout) [default: NAME.rnn.gz beside the input].")
-@click.option("--model", "model_paths", type=NEW_FILE, multiple=True,
-              help="Score with this model instead of training one (saved as OUT.model.pt); "
-                   "repeat for one column per model.")
+@model_option("Score with this model instead of training one (a trained model is saved as "
+              "OUT.model.pt); repeat for one column per model.", multiple=True, required=False)
 @model_options
 @train_options
-@score_options
+@run_score_options
 @device_options
 @click.pass_obj
 @reports_errors
 def run_command(reporter: Reporter, phrase_table: Path, output: Optional[Path],
-                model_paths: tuple, **options) -> None:
+                models: tuple, **options) -> None:
     """Train on PHRASE_TABLE (unless --model is given), then write it back with the new column."""
     from rescorer.io.path_checks import RunPaths, output_targets, training_targets
     from rescorer.io.table_reader import SKIP_BAD_LINES
     from rescorer.runtime.placement import placed
     from rescorer.scoring.job import output_already_finished
 
-    training = not model_paths
-    scoring = score_job_of(phrase_table, output or default_output(phrase_table), model_paths, options)
+    training = not models
+    scoring = score_job_of(phrase_table, output or default_output(phrase_table), models, options)
     output = scoring.output
     if training:
-        model_paths = (default_model(output if str(output) != "-" else default_output(phrase_table)),)
-        train = train_job_of(phrase_table, None, model_paths[0], options)
+        models = (default_model(output if str(output) != "-" else default_output(phrase_table)),)
+        train = train_job_of(phrase_table, None, models[0], options)
         if scoring.settings.reject_path:  # the scoring pass writes the rejects; training skips them
             train = dataclasses.replace(train, reject=SKIP_BAD_LINES)
     else:
@@ -74,15 +74,15 @@ def run_command(reporter: Reporter, phrase_table: Path, output: Optional[Path],
     s = scoring.settings
     writes = output_targets(output, s.reject_path)
     if training:
-        writes += training_targets(model_paths[0], train.settings.cache_dir, train.settings.resume)
-    reads = [("phrase table", phrase_table), *(("model", None if training else path) for path in model_paths),
+        writes += training_targets(models[0], train.settings.cache_dir, train.settings.resume)
+    reads = [("phrase table", phrase_table), *(("model", None if training else path) for path in models),
              ("source corpus", options["src_corpus"]), ("target corpus", options["tgt_corpus"])]
     with placed(reporter, scoring.runtime, training) as placement:
         if output_already_finished(reporter, placement.ranks, output, s.reject_path, s.resume):
             return
         with placement.ranks.main_only(RunPaths(reads, writes, force=s.force), "checking the paths"):
             run_jobs(reporter, placement, train if training else None,
-                     dataclasses.replace(scoring, model_paths=model_paths))
+                     dataclasses.replace(scoring, model_paths=models))
 
 
 def run_jobs(reporter: Reporter, placement, train, scoring) -> None:
@@ -115,16 +115,16 @@ def run_jobs(reporter: Reporter, placement, train, scoring) -> None:
               help="Train on a parallel corpus instead of a phrase table: tokenized source and "
                    "target text, one sentence per line (gzip allowed), as Moses trains on; for "
                    "sentence models that rerank n-best lists.")
-@output_option("Model file to write.", dest="model_path", type=NEW_FILE, required=True)
+@output_option("Model file to write.", type=NEW_FILE, required=True)
 @model_options
-@train_options
+@train_only_options
 @reject_option
 @force_option("Replace an existing model (and its checkpoint).")
 @device_options
 @click.pass_obj
 @reports_errors
 def train_command(reporter: Reporter, phrase_table: Optional[Path], parallel: Optional[tuple],
-                  model_path: Path, reject_path: Optional[Path], force: bool, **options) -> None:
+                  output: Path, reject_path: Optional[Path], force: bool, **options) -> None:
     """Train a model on the unique phrase pairs of PHRASE_TABLE, or on the sentence pairs of a
     parallel corpus (--parallel SRC TGT)."""
     from rescorer.io.atomic_output import AtomicOutput, committed_together
@@ -132,11 +132,11 @@ def train_command(reporter: Reporter, phrase_table: Optional[Path], parallel: Op
     from rescorer.runtime.placement import placed
     from rescorer.training.job import train_job
 
-    job = train_job_of(phrase_table, parallel, model_path, options)
+    job = train_job_of(phrase_table, parallel, output, options)
     if job.runtime.precision == "int8":
         raise click.UsageError("--precision int8 is for scoring (rescore score, rescore run); "
                                "train in fp32 or bf16")
-    writes = output_targets(None, reject_path) + training_targets(model_path, job.settings.cache_dir,
+    writes = output_targets(None, reject_path) + training_targets(output, job.settings.cache_dir,
                                                                    job.settings.resume)
     if parallel:
         reads = [("source side of the corpus", parallel[0]), ("target side of the corpus", parallel[1])]
@@ -155,15 +155,14 @@ def train_command(reporter: Reporter, phrase_table: Optional[Path], parallel: Op
 
 @click.command("score")
 @click.argument("phrase_table", type=EXISTING_OR_STDIN)
-@click.option("--model", "model_paths", type=EXISTING_OR_STDIN, required=True, multiple=True,
-              help="Model file; repeat it for one column per model, in the order given.")
+@model_option("Model file; repeat it for one column per model, in the order given.", multiple=True)
 @output_option("Output table ('-' for stdout) [default: NAME.rnn.gz beside the input].")
 @score_resume_option
 @score_options
 @device_options
 @click.pass_obj
 @reports_errors
-def score_command(reporter: Reporter, phrase_table: Path, model_paths: tuple,
+def score_command(reporter: Reporter, phrase_table: Path, models: tuple,
                   output: Optional[Path], **options) -> None:
     """Write PHRASE_TABLE back with each model's log p(target | source) (log p(source | target) for
     an inverse model) appended to every line's scores (then the word penalty with --unk-penalty)."""
@@ -171,9 +170,9 @@ def score_command(reporter: Reporter, phrase_table: Path, model_paths: tuple,
     from rescorer.runtime.placement import placed
     from rescorer.scoring.job import check_partial_output, output_already_finished, score_job
 
-    job = score_job_of(phrase_table, output or default_output(phrase_table), model_paths, options)
+    job = score_job_of(phrase_table, output or default_output(phrase_table), models, options)
     s = job.settings
-    reads = [("phrase table", phrase_table), *(("model", path) for path in model_paths)]
+    reads = [("phrase table", phrase_table), *(("model", path) for path in models)]
     with placed(reporter, job.runtime, training=False) as placement:
         if output_already_finished(reporter, placement.ranks, job.output, s.reject_path, s.resume):
             return

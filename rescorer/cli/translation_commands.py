@@ -8,7 +8,8 @@ from typing import Optional
 
 import click
 
-from rescorer.cli.options import ANY_PATH, EXISTING_FILE, device_option, force_option, output_option
+from rescorer.cli.options import (ANY_PATH, EXISTING_FILE, EXISTING_OR_STDIN, device_option, force_option,
+                                  output_option, precision_option)
 from rescorer.cli.record_options import record_from, record_options
 from rescorer.cli.reporting import Reporter, signature
 from rescorer.records import signature_items
@@ -21,14 +22,17 @@ __all__ = ["TRANSLATION_COMMANDS"]
 
 @click.command("translate")
 @click.argument("model_path", metavar="MODEL", type=EXISTING_FILE)
-@click.option("--input", "input_path", type=EXISTING_FILE, required=True,
-              help="Tokenized sentences, one per line (gzip allowed), in the model's source language.")
-@output_option("1-best translations, one line per input line ('.gz': gzipped).", type=ANY_PATH, required=True)
-@record_options(TranslateSettings, only=("beam", "nbest"))
+@click.option("--input", "input_path", type=EXISTING_OR_STDIN, required=True,
+              help="Tokenized sentences, one per line (gzip allowed; '-': stdin), in the model's source "
+                   "language.")
+@output_option("1-best translations, one line per input line ('.gz': gzipped; '-': stdout).", type=ANY_PATH,
+               required=True)
+@record_options(TranslateSettings, only=("beam", "nbest_size"))
 @click.option("--nbest-out", "nbest_path", type=ANY_PATH, default=None,
               help="Also write the n best as a Moses n-best list: id ||| words ||| RNN= log p ||| score.")
 @record_options(TranslateSettings, only=("alpha", "batch_size", "length_ratio"))
 @device_option
+@precision_option
 @force_option("Replace existing outputs.")
 @click.pass_obj
 @reports_errors
@@ -42,13 +46,17 @@ def translate_command(reporter: Reporter, model_path: Path, input_path: Path, ou
 
     settings = record_from(TranslateSettings, options)
     runtime = record_from(RuntimeSettings, options)
-    if settings.nbest > 1 and nbest_path is None:
-        raise click.UsageError("--nbest writes to --nbest-out: give the n-best list's file")
+    if settings.nbest_size > 1 and nbest_path is None:
+        raise click.UsageError("--nbest-size writes to --nbest-out: give the n-best list's file")
     targets = [Target(output, "output")] + ([Target(nbest_path, "n-best list")] if nbest_path else [])
     with RunPaths([("model", model_path), ("input", input_path)], targets, force=force):
         torch_device = resolve_device(runtime.device)
         bundle = load_model(model_path, torch_device)
         precision = resolve_precision(runtime.precision, torch_device)
+        if precision == "int8":
+            from rescorer.models.quantization import quantize_int8
+
+            quantize_int8(bundle.model)
         signature("translate", model=f"{model_path.name}({bundle.config.arch})", direction=bundle.direction,
                   **signature_items(settings), device=torch_device.type, precision=precision)
         with reporter.bar(desc="translating", unit=" sentences") as bar, autocast(torch_device, precision):

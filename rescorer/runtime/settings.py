@@ -18,8 +18,9 @@ class RuntimeSettings:
                           resume=NOT_RECORDED)
     precision: str = setting(
         "auto", choice(*PRECISIONS),
-        "auto: bf16 autocast on CUDA, fp32 on the CPU. int8 (scoring on the CPU, needs torchao): int8 "
-        "weights and activations; training stays fp32.", option="--precision", resume=NOT_RECORDED)
+        "auto: bf16 autocast on CUDA, fp32 on the CPU. int8 (on the CPU, needs torchao): int8 weights "
+        "and activations when a model scores (`run` trains in fp32, `train` refuses it).", option="--precision",
+        resume=NOT_RECORDED)
     rank_timeout: float = setting(3600, POSITIVE_FLOAT,
                                   "Under torchrun: seconds a rank waits for the others before the job fails.",
                                   option="--rank-timeout", resume=MAY_CHANGE, signature=False)

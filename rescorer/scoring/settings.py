@@ -37,7 +37,7 @@ class ScoreSettings:
         None, FILE_TO_WRITE, "Write unparseable lines here verbatim and go on, instead of failing (created "
                              "only if a line is rejected).", option="--reject", show_default=False,
         legacy_names=("reject",))
-    force: bool = setting(False, FLAG, "Replace an existing output, reject file (and model, when training).",
+    force: bool = setting(False, FLAG, "Replace an existing output and reject file.",
                           option="--force/--no-force", show_default=False, resume=NOT_RECORDED, signature=False)
     chunk_size: int = setting(20000, POSITIVE_INT, "Lines read, sorted and scored together.",
                               option="--chunk-size")
@@ -82,8 +82,8 @@ class TranslateSettings:
     """How `rescore translate` searches: its beam search's settings (rescorer.scoring.translation)."""
 
     beam: int = setting(5, POSITIVE_INT, "Beam size K (1: greedy).", option="--beam")
-    nbest: int = setting(1, POSITIVE_INT, "Hypotheses per sentence written to --nbest-out (at most --beam).",
-                         option="--nbest")
+    nbest_size: int = setting(1, POSITIVE_INT, "Hypotheses per sentence written to --nbest-out (at most --beam).",
+                              option="--nbest-size")
     alpha: float = setting(0.6, NONNEGATIVE_FLOAT,
                            "alpha of Wu et al. (2016): hypotheses are ranked by log p / ((5 + |y|) / 6)^alpha; "
                            "0 ranks by log p, which prefers short outputs.", option="--length-penalty")
@@ -95,5 +95,5 @@ class TranslateSettings:
 
     def __post_init__(self) -> None:
         check_record(self)
-        if self.nbest > self.beam:
-            raise SettingError(f"--nbest {self.nbest} is more than the beam keeps (--beam {self.beam})")
+        if self.nbest_size > self.beam:
+            raise SettingError(f"--nbest-size {self.nbest_size} is more than the beam keeps (--beam {self.beam})")

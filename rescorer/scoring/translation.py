@@ -9,6 +9,9 @@ produced. The output (and the n-best list, in Moses' format) appears only once c
 
 from __future__ import annotations
 
+import os
+import sys
+
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
@@ -43,9 +46,9 @@ def max_output_length(source_words: int, settings: SearchSettings) -> int:
 
 
 def read_sentences(path: Path) -> list[str]:
-    """The input's lines (plain or compressed), without their line ends."""
+    """The input's lines (plain or compressed; '-': stdin), without their line ends."""
     try:
-        file = open(path, "rb")
+        file = os.fdopen(os.dup(sys.stdin.fileno()), "rb") if str(path) == "-" else open(path, "rb")
     except OSError as exc:
         raise RescorerError(f"{path}: cannot open the input ({exc.strerror})") from None
     with file:
@@ -61,7 +64,7 @@ def translate_file(bundle: ModelBundle, input_path: Path, output_path: Path, set
                    device: torch.device = torch.device("cpu"), nbest_path: Optional[Path] = None,
                    force: bool = False, progress: Progress = no_progress) -> TranslationSummary:
     """Write the 1-best translation of every input line to `output_path`, and with `nbest_path`
-    the `settings.nbest` best as a Moses n-best list (`id ||| words ||| RNN= log p ||| score`)."""
+    the `settings.nbest_size` best as a Moses n-best list (`id ||| words ||| RNN= log p ||| score`)."""
     sentences = read_sentences(input_path)
     summary = TranslationSummary(sentences=len(sentences))
     vocab = bundle.src_vocab
@@ -79,7 +82,7 @@ def translate_file(bundle: ModelBundle, input_path: Path, output_path: Path, set
         sources = [encoded[i] for i in batch]
         lengths = [max_output_length(len(ids), settings) for ids in sources]
         for i, translations in zip(batch, batch_beam_search(model, sources, settings.beam, lengths,
-                                                            settings.alpha, settings.nbest)):
+                                                            settings.alpha, settings.nbest_size)):
             found[i] = translations
         progress(len(batch))
     words = bundle.tgt_vocab.tokens

@@ -102,11 +102,14 @@ class TrainSettings:
                                            legacy_names=("max_time",))
     valid_pairs: int = setting(2000, POSITIVE_INT, "Held-out pairs for validation perplexity.",
                                option="--valid-pairs")
-    valid_every: int = setting(250, POSITIVE_INT, option="--valid-every", resume=MAY_CHANGE)
+    valid_every: int = setting(250, POSITIVE_INT, "Updates between validations (held-out perplexity, early "
+                               "stopping, the kept best model).", option="--valid-every", resume=MAY_CHANGE)
     patience: int = setting(4, POSITIVE_INT, "Validations without improvement before stopping early.",
                             option="--patience", resume=MAY_CHANGE)
-    checkpoint_every: int = setting(1000, POSITIVE_INT, option="--checkpoint-every", resume=MAY_CHANGE)
-    seed: int = setting(1, INT, option="--seed")
+    checkpoint_every: int = setting(1000, POSITIVE_INT, "Updates between checkpoints (MODEL.checkpoint, what "
+                                    "--resume continues from).", option="--checkpoint-every", resume=MAY_CHANGE)
+    seed: int = setting(1, INT, "Seed of the initial weights, the held-out pairs and the batches: the same seed "
+                                "and threads give the same model.", option="--seed")
     resume: bool = setting(False, FLAG, "Continue from MODEL.checkpoint (and, when scoring, from the units an "
                                         "interrupted run finished).", option="--resume", show_default=False,
                            resume=NOT_RECORDED)

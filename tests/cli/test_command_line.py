@@ -66,3 +66,15 @@ def test_each_figure_command_states_its_own_size():
     assert "18 x 12 inches" in rescore("plot-phrases", "--help").stdout
     attention = " ".join(rescore("plot-attention", "--help").stdout.split())
     assert "18 x 12" not in attention and "4.8 x 5.4 inches" in attention
+
+
+def test_translate_reads_stdin_and_writes_stdout_as_it_does_files(tiny_model_path, tmp_path):
+    source = tmp_path / "in.en"
+    source.write_text("the lord\nand he said\n\n")
+    assert rescore("-q", "translate", tiny_model_path, "--input", source, "-o", tmp_path / "out.fr",
+                   "--beam", "2").returncode == 0
+    piped = subprocess.run([RESCORE, "-q", "translate", str(tiny_model_path), "--input", "-", "-o", "-",
+                            "--beam", "2", "--precision", "fp32"],
+                           input=source.read_text(), capture_output=True, text=True)
+    assert piped.returncode == 0, piped.stderr
+    assert piped.stdout == (tmp_path / "out.fr").read_text() and len(piped.stdout.splitlines()) == 3

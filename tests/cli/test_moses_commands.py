@@ -132,6 +132,19 @@ def test_tune_prints_progress_and_the_tuned_ini(tmp_path):
     assert result.output.splitlines()[-1] == str(tmp_path / "w" / "moses.ini")
 
 
+@needs_fixtures
+def test_verbose_shows_each_moses_command_line_and_quiet_hides_progress(tmp_path):
+    root = install_fake_moses(tmp_path / "moses")
+    args = ["tune", FIXTURES / "model/moses.ini", "--dev", FIXTURES / "corpus/dev.en.gz",
+            FIXTURES / "corpus/dev.fr.gz", "--moses-dir", root, "--base-dir", FIXTURES, "--max-iterations", "1"]
+    verbose = helpers.rescore("moses", *args, "--work-dir", tmp_path / "v", "-v")
+    quiet = helpers.rescore("moses", *args, "--work-dir", tmp_path / "q", "-q")
+    assert verbose.returncode == quiet.returncode == 0, verbose.stderr + quiet.stderr
+    assert any(line.startswith("running: ") and "mert-moses.pl" in line for line in verbose.stderr.splitlines())
+    assert "iteration 1" in verbose.stderr and "running: " not in quiet.stderr and "iteration" not in quiet.stderr
+    assert quiet.stdout.strip() == str(tmp_path / "q" / "moses.ini")
+
+
 def _running(pid: int) -> bool:
     """Alive and not a zombie (an orphan's zombie waits for init to reap it)."""
     try:

@@ -40,7 +40,7 @@ def test_beam_one_is_greedy_in_input_order(tiny_bundle, source, tmp_path):
 
 def test_nbest_list_in_moses_format(tiny_bundle, source, tmp_path):
     nbest = tmp_path / "out.nbest"
-    translate_file(tiny_bundle, source, tmp_path / "out.fr", SearchSettings(beam=4, nbest=3, batch_size=4),
+    translate_file(tiny_bundle, source, tmp_path / "out.fr", SearchSettings(beam=4, nbest_size=3, batch_size=4),
                    nbest_path=nbest)
     rows = [line.split(" ||| ") for line in nbest.read_text().splitlines()]
     by_id = {}
@@ -64,6 +64,6 @@ def test_the_command(tiny_model_path, source, tmp_path):
     again = rescore("translate", tiny_model_path, "--input", source, "-o", out)
     assert again.returncode != 0 and "--force" in again.stderr
     wide = rescore("translate", tiny_model_path, "--input", source, "-o", tmp_path / "x", "--beam", "2",
-                   "--nbest", "3", "--nbest-out", tmp_path / "nb")
-    assert wide.returncode == 2 and "--nbest 3 is more than the beam keeps (--beam 2)" in wide.stderr
+                   "--nbest-size", "3", "--nbest-out", tmp_path / "nb")
+    assert wide.returncode == 2 and "--nbest-size 3 is more than the beam keeps (--beam 2)" in wide.stderr
     assert not (tmp_path / "x").exists()
