@@ -27,7 +27,7 @@ from rescorer.io.table_reader import PhraseTableReader, append_scores
 from rescorer.models.model_files import ModelBundle
 from rescorer.scoring.batch_scoring import score_encoded
 
-__all__ = ["Encoding", "Chunk", "distinct_vocabularies", "encode_chunks", "encode_chunk",
+__all__ = ["Encoding", "Chunk", "ScoringModels", "distinct_vocabularies", "encode_chunks", "encode_chunk",
            "in_background", "check_finite", "chunk_lines", "long_lived_objects_frozen",
            "score_chunk", "output_columns", "word_penalty", "ScoreTotals"]
 
@@ -49,6 +49,24 @@ class Chunk:
     encodings: list  # one Encoding per distinct pair of shortlists
     src_tokens: int
     tgt_tokens: int
+
+
+@dataclass(frozen=True)
+class ScoringModels:
+    """The models that score a table, and what every chunk needs of them, made once: their
+    distinct (src, tgt, direction) shortlists (a chunk is encoded once per shortlist, not per
+    model), each model's index among those, and the names the summary and journal give them."""
+
+    bundles: tuple
+    vocabularies: list
+    vocab_index: list
+    names: tuple
+
+    @classmethod
+    def of(cls, bundles: Sequence[ModelBundle], names: Optional[Sequence[str]] = None) -> "ScoringModels":
+        vocabularies, vocab_index = distinct_vocabularies(bundles)
+        names = names or [f"model {index}" for index in range(1, len(bundles) + 1)]
+        return cls(tuple(bundles), vocabularies, vocab_index, tuple(names))
 
 
 def distinct_vocabularies(bundles: Sequence[ModelBundle]) -> tuple[list, list[int]]:

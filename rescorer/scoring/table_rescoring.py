@@ -29,7 +29,7 @@ from rescorer.runtime.distributed import SINGLE, Ranks
 from rescorer.runtime.failure_reports import ending
 from rescorer.runtime.progress import Progress, no_progress
 from rescorer.scoring.batch_scoring import default_token_budget
-from rescorer.scoring.chunks import (ScoreTotals, chunk_lines, distinct_vocabularies, encode_chunks,
+from rescorer.scoring.chunks import (ScoreTotals, ScoringModels, chunk_lines, encode_chunks,
                                      in_background, long_lived_objects_frozen, output_columns, score_chunk,
                                      word_penalty)
 from rescorer.scoring.settings import ScoreSettings
@@ -113,28 +113,25 @@ def rescore_table(table_path: Path, output_path: Path,
     bundles = [bundles] if isinstance(bundles, ModelBundle) else list(bundles)
     if not bundles:
         raise RescorerError("no model to score with")
-    vocabularies, vocab_index = distinct_vocabularies(bundles)
+    models = ScoringModels.of(bundles, model_names)
     streamed = is_stream(Path(table_path)) or is_stream(Path(output_path))
     if streamed and (settings.resume or ranks.is_distributed):
         what = "--resume" if settings.resume else "scoring on several ranks"
         raise RescorerError(f"{what} needs a regular file as the table and as the output (units "
                             f"are kept beside it), not stdin, stdout, a FIFO or a device")
     if streamed:
-        return _rescore_stream(table_path, output_path, bundles, vocabularies, vocab_index,
-                               settings, progress)
+        return _rescore_stream(table_path, output_path, models, settings, progress)
     from rescorer.scoring.units import rescore_in_units
 
     device = next(bundles[0].model.parameters()).device
-    names = list(model_names or [f"model {index}" for index in range(1, len(bundles) + 1)])
     records, finished, seconds = rescore_in_units(
-        Path(table_path), Path(output_path), bundles, vocabularies, vocab_index,
-        settings.with_token_budget(default_token_budget(device)), device.type, model_names=names,
-        ranks=ranks, progress=progress)
-    return _summary_of_units(records, finished, seconds, vocabularies, vocab_index)
+        Path(table_path), Path(output_path), models, settings.with_token_budget(default_token_budget(device)),
+        device.type, ranks=ranks, progress=progress)
+    return _summary_of_units(records, finished, seconds, models)
 
 
 def _summary_of_units(records: Optional[dict], finished: Sequence[int], seconds: float,
-                      vocabularies: list, vocab_index: list) -> Optional[RescoreSummary]:
+                      models: ScoringModels) -> Optional[RescoreSummary]:
     """The run's summary from its units' records, summed in unit order (None off rank 0)."""
     if records is None:
         return None
@@ -142,17 +139,17 @@ def _summary_of_units(records: Optional[dict], finished: Sequence[int], seconds:
     totals = ScoreTotals(
         **{key: sum(record[key] for record in ordered)
            for key in ("lines_read", "lines_written", "lines_rejected", "src_tokens", "tgt_tokens", "capped")},
-        logp_sums=[sum(record["logp_sums"][model] for record in ordered) for model in range(len(vocab_index))],
-        unknown_src=[sum(record["unknown_src"][i] for record in ordered) for i in range(len(vocabularies))],
-        unknown_tgt=[sum(record["unknown_tgt"][i] for record in ordered) for i in range(len(vocabularies))])
-    return _summary(totals, seconds, vocabularies, vocab_index,
+        logp_sums=[sum(record["logp_sums"][model] for record in ordered) for model in range(len(models.bundles))],
+        unknown_src=[sum(record["unknown_src"][i] for record in ordered) for i in range(len(models.vocabularies))],
+        unknown_tgt=[sum(record["unknown_tgt"][i] for record in ordered) for i in range(len(models.vocabularies))])
+    return _summary(totals, seconds, models,
                     resumed_lines=sum(records[unit]["lines_read"] for unit in finished),
                     resumed_written=sum(records[unit]["lines_written"] for unit in finished))
 
 
-def _summary(totals: ScoreTotals, seconds: float, vocabularies: list, vocab_index: list,
-             **resumed) -> RescoreSummary:
+def _summary(totals: ScoreTotals, seconds: float, models: ScoringModels, **resumed) -> RescoreSummary:
     """Means and coverages from the run's totals (lists empty when no line was scored)."""
+    vocabularies, vocab_index = models.vocabularies, models.vocab_index
     written, src_tokens, tgt_tokens = totals.lines_written, totals.src_tokens, totals.tgt_tokens
     logp_sums = totals.logp_sums or [0.0] * len(vocab_index)
     unknown_src = totals.unknown_src or [0] * len(vocabularies)
@@ -167,9 +164,10 @@ def _summary(totals: ScoreTotals, seconds: float, vocabularies: list, vocab_inde
         seconds, differ, totals.capped, **resumed)
 
 
-def _rescore_stream(table_path, output_path, bundles, vocabularies, vocab_index,
-                    settings: ScoreSettings, progress) -> RescoreSummary:
+def _rescore_stream(table_path, output_path, models: ScoringModels, settings: ScoreSettings,
+                    progress) -> RescoreSummary:
     """The one-pass path for a stream: read, score and write as the lines come."""
+    bundles, vocabularies, vocab_index = models.bundles, models.vocabularies, models.vocab_index
     s, format_scores = settings, settings.format_scores()
     force, reject_path = s.force, s.reject_path
     started = time.perf_counter()
@@ -203,4 +201,4 @@ def _rescore_stream(table_path, output_path, bundles, vocabularies, vocab_index,
                           f"no output was written ({output_path} is as it was)")
         raise
     ending()  # the output is complete: a signal now would only cut short the report
-    return _summary(totals, time.perf_counter() - started, vocabularies, vocab_index)
+    return _summary(totals, time.perf_counter() - started, models)

@@ -17,7 +17,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Optional
 
 from rescorer.errors import PhraseTableFormatError, RescorerError
 from rescorer.io.atomic_output import AtomicOutput, check_output_target
@@ -27,7 +27,7 @@ from rescorer.io.unit_journal import UnitJournal, UnitWriter, input_identity, mo
 from rescorer.models.model_files import ModelBundle, weight_bytes
 from rescorer.runtime.distributed import SINGLE, Ranks
 from rescorer.runtime.failure_reports import ending, injected_fault
-from rescorer.scoring.chunks import (ScoreTotals, chunk_lines, encode_chunk, in_background,
+from rescorer.scoring.chunks import (ScoreTotals, ScoringModels, chunk_lines, encode_chunk, in_background,
                                      long_lived_objects_frozen, output_columns, score_chunk, word_penalty)
 from rescorer.scoring.settings import ScoreSettings
 
@@ -47,10 +47,8 @@ class UnitCounts(ScoreTotals):
     run: str = ""
 
 
-def rescore_in_units(table_path: Path, output_path: Path, bundles: Sequence[ModelBundle],
-                     vocabularies: list, vocab_index: list, settings: ScoreSettings,
-                     device_type: str, *, model_names: Sequence[str], ranks: Ranks = SINGLE,
-                     progress=lambda lines: None):
+def rescore_in_units(table_path: Path, output_path: Path, models: ScoringModels, settings: ScoreSettings,
+                     device_type: str, *, ranks: Ranks = SINGLE, progress=lambda lines: None):
     """Score `table_path` into `output_path` through its partial directory; returns
     (the records of every unit in order, the units finished by an earlier run, seconds)."""
     force, reject_path = settings.force, settings.reject_path
@@ -62,7 +60,7 @@ def rescore_in_units(table_path: Path, output_path: Path, bundles: Sequence[Mode
         if reject_path is not None:
             check_output_target(reject_path, force, table_path)
         identity = {"input": input_identity(table_path),
-                    "models": [bundle_identity(bundle, name) for bundle, name in zip(bundles, model_names)],
+                    "models": [bundle_identity(bundle, name) for bundle, name in zip(models.bundles, models.names)],
                     "settings": settings.unit_record(device_type)}
         return sorted(journal.start(identity, settings.resume, settings.models_retrained)), f"{os.getpid()}-{time.time_ns()}"
 
@@ -70,8 +68,7 @@ def rescore_in_units(table_path: Path, output_path: Path, bundles: Sequence[Mode
     units = TableUnits(table_path, settings.unit_lines, ranks.rank, ranks.world_size, finished,
                        keep_rejects=reject_path is not None)
     try:
-        _score_units(units, journal, bundles, vocabularies, vocab_index, run, ranks, settings,
-                     table_path=table_path, progress=progress)
+        _score_units(units, journal, models, run, ranks, settings, table_path=table_path, progress=progress)
         records = ranks.on_main(lambda: _assemble(journal, units, table_path, output_path, force,
                                                   reject_path), "assembling the output")
     except KeyboardInterrupt as interrupt:
@@ -90,9 +87,10 @@ def rescore_in_units(table_path: Path, output_path: Path, bundles: Sequence[Mode
     return records, finished, time.perf_counter() - started
 
 
-def _score_units(units: TableUnits, journal: UnitJournal, bundles, vocabularies, vocab_index, run: str,
-                 ranks: Ranks, settings: ScoreSettings, *, table_path, progress) -> None:
+def _score_units(units: TableUnits, journal: UnitJournal, models: ScoringModels, run: str, ranks: Ranks,
+                 settings: ScoreSettings, *, table_path, progress) -> None:
     """Score this rank's units, checking in with the other ranks after each."""
+    bundles, vocabularies, vocab_index = models.bundles, models.vocabularies, models.vocab_index
     format_scores = settings.format_scores()
     writers: dict[int, UnitWriter] = {}  # touched by the writer thread only
     pending = None
