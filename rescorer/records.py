@@ -93,9 +93,6 @@ class Setting:
     resume: str = MUST_MATCH
     signature: bool = True  # shown in the settings signature
     legacy_names: tuple = ()  # names older files stored it under (raw option names)
-    # Files written before the field existed lack it: it is stored only when it is not the
-    # default, so that such a file still compares equal to a run that leaves it at the default.
-    omitted_at_default: bool = False
 
     @property
     def recorded(self) -> bool:
@@ -104,12 +101,11 @@ class Setting:
 
 def setting(default: Any, kind: Kind, help: Optional[str] = None, *, option: Optional[str] = None,
             show_default: bool = True, resume: str = MUST_MATCH, signature: bool = True,
-            legacy_names: tuple = (), omitted_at_default: bool = False) -> Any:
+            legacy_names: tuple = ()) -> Any:
     """A record field declared once: see `Setting`."""
     if resume not in RESUME_RULES:
         raise ValueError(f"resume must be one of {RESUME_RULES}, not {resume!r}")
-    declared = Setting(kind, help, option, show_default, resume, signature, tuple(legacy_names),
-                       omitted_at_default)
+    declared = Setting(kind, help, option, show_default, resume, signature, tuple(legacy_names))
     return dataclasses.field(default=default, metadata={"setting": declared})
 
 
@@ -162,16 +158,10 @@ def signature_items(record) -> dict:
             if declared.signature}
 
 
-def recorded_values(record, *, key=lambda field, declared: field.name,
-                    value=lambda declared, value: plain(value)) -> dict:
-    """The recorded fields' values (made plain by `value`) by name (`key`), in field order; a
-    field `omitted_at_default` is left out at its default."""
-    values = {}
-    for field, declared in settings_of(record):
-        current = getattr(record, field.name)
-        if declared.recorded and not (declared.omitted_at_default and current == field.default):
-            values[key(field, declared)] = value(declared, current)
-    return values
+def recorded_values(record, *, value=lambda declared, value: plain(value)) -> dict:
+    """The recorded fields' values (made plain by `value`) by field name, in field order."""
+    return {field.name: value(declared, getattr(record, field.name))
+            for field, declared in settings_of(record) if declared.recorded}
 
 
 def stored(record, fmt: int) -> dict:

@@ -23,7 +23,7 @@ import os
 import re
 import shutil
 from pathlib import Path
-from typing import Iterable, Optional, Sequence
+from typing import Callable, Iterable, Optional, Sequence
 
 from rescorer import __version__
 from rescorer.errors import RescorerError
@@ -34,7 +34,7 @@ __all__ = ["DEFAULT_UNIT_LINES", "partial_dir", "check_leftover", "input_identit
 
 DEFAULT_UNIT_LINES = 200_000
 JOURNAL_FORMAT = "rescorer-partial-scoring"
-JOURNAL_VERSION = 1
+JOURNAL_VERSION = 2  # 2: settings by their record's field names (1: by option names)
 _MIB = 1 << 20
 _RECORD = re.compile(r"unit-(\d{6,})\.json$")
 log = logging.getLogger("rescorer")
@@ -212,15 +212,17 @@ class UnitJournal:
             records[unit] = record
         return records
 
-    def start(self, identity: dict, resume: bool, models_retrained: bool = False) -> dict[int, dict]:
+    def start(self, identity: dict, resume: bool, models_retrained: bool = False,
+              upgrade: Callable[[dict], dict] = lambda recorded: recorded) -> dict[int, dict]:
         """Make the partial directory for a run of `identity`, or, under `resume`, check that
         the one there was made by the same run and keep its finished units (their records are
         returned). Anything else in it (temporaries of a killed run) is removed. With
         `models_retrained` (`rescore TABLE --resume` trained further), units scored by the
-        model as it was are not refused but scored again."""
+        model as it was are not refused but scored again. `upgrade` turns a journal of an
+        older version into today's, so that a run interrupted before an upgrade resumes."""
         journal = self.directory / "journal.json"
         now = {"format": JOURNAL_FORMAT, "version": JOURNAL_VERSION, "rescorer": __version__, **identity}
-        if resume and models_retrained and journal.is_file() and self._only_models_differ(journal, now):
+        if resume and models_retrained and journal.is_file() and self._only_models_differ(journal, now, upgrade):
             log.warning(f"{self.directory}: its units were scored by the model before this run's "
                         f"training; scoring starts over")
             resume = False
@@ -237,7 +239,7 @@ class UnitJournal:
                 raise
             return {}
         try:
-            recorded = json.loads(journal.read_text())
+            recorded = upgrade(json.loads(journal.read_text()))
         except (OSError, ValueError) as error:
             raise RescorerError(f"{journal}: unreadable ({error}); pass --force to start over") from None
         if recorded.get("format") != JOURNAL_FORMAT or recorded.get("version") != JOURNAL_VERSION:
@@ -264,9 +266,9 @@ class UnitJournal:
         return records
 
     @staticmethod
-    def _only_models_differ(journal: Path, now: dict) -> bool:
+    def _only_models_differ(journal: Path, now: dict, upgrade: Callable[[dict], dict]) -> bool:
         try:
-            recorded = json.loads(journal.read_text())
+            recorded = upgrade(json.loads(journal.read_text()))
         except (OSError, ValueError):
             return False
         return (recorded.get("models") != now["models"]

@@ -13,7 +13,8 @@ from typing import Callable, Optional
 from rescorer.io.score_format import SCORE_FORMATS, format_log_scores, format_moses_scores
 from rescorer.io.unit_journal import DEFAULT_UNIT_LINES
 from rescorer.records import (COUNT, FILE_TO_WRITE, FLAG, NONNEGATIVE_FLOAT, NOT_RECORDED, POSITIVE_FLOAT,
-                              POSITIVE_INT, TEXT, SettingError, check_record, choice, recorded_values, setting)
+                              POSITIVE_INT, TEXT, SettingError, check_record, choice, recorded_values, setting,
+                              settings_of)
 
 __all__ = ["ScoreSettings", "TranslateSettings"]
 
@@ -24,10 +25,10 @@ class ScoreSettings:
                                              "(as exp(count)).", option="--unk-penalty/--no-unk-penalty")
     ensemble: bool = setting(False, FLAG, "One column for all the --model models: their mixture "
                                           "log((p1 + ... + pn) / n).",
-                             option="--ensemble", show_default=False, omitted_at_default=True)
+                             option="--ensemble", show_default=False)
     per_word: bool = setting(False, FLAG, "After the log p columns, append each divided by its target "
                                           "phrase's word count.",
-                             option="--per-word", show_default=False, omitted_at_default=True)
+                             option="--per-word", show_default=False)
     score_format: str = setting("prob", choice(*SCORE_FORMATS),
                                 "prob: exp(log p) for Moses, which takes logs; log: raw log p.",
                                 option="--score-format")
@@ -67,14 +68,27 @@ class ScoreSettings:
 
     def unit_record(self, device_type: str) -> dict:
         """What a resumable run records, so that a resume with other settings is refused: the
-        recorded fields, under the names journals have always used (a run interrupted by an older
-        rescorer resumes), paths resolved."""
+        recorded fields by name, paths resolved, and the device."""
         def journal_value(declared, value):
             return str(Path(value).resolve()) if declared.kind.base == "path" and value is not None else value
 
-        return {**recorded_values(self, key=lambda field, declared: (declared.legacy_names or (field.name,))[0],
-                                  value=journal_value),
-                "device": device_type}
+        return {**recorded_values(self, value=journal_value), "device": device_type}
+
+    @classmethod
+    def upgraded_journal(cls, recorded: dict) -> dict:
+        """A unit journal of version 1 (settings under option names, `ensemble` and `per_word`
+        left out when off) as version 2 records it, so that a run interrupted by an older
+        rescorer resumes; a journal of another version is returned as it is."""
+        if recorded.get("version") != 1:
+            return recorded
+        try:
+            old = recorded["settings"]
+            settings = {field.name: old.get(next((name for name in (field.name, *declared.legacy_names)
+                                                   if name in old), field.name), field.default)
+                        for field, declared in settings_of(cls) if declared.recorded}
+            return {**recorded, "version": 2, "settings": {**settings, "device": old["device"]}}
+        except (KeyError, TypeError, AttributeError) as error:
+            raise ValueError(f"not a unit journal's settings ({error!r})") from None
 
 
 @dataclass(frozen=True)

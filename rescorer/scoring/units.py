@@ -62,7 +62,9 @@ def rescore_in_units(table_path: Path, output_path: Path, models: ScoringModels,
         identity = {"input": input_identity(table_path),
                     "models": [bundle_identity(bundle, name) for bundle, name in zip(models.bundles, models.names)],
                     "settings": settings.unit_record(device_type)}
-        return sorted(journal.start(identity, settings.resume, settings.models_retrained)), f"{os.getpid()}-{time.time_ns()}"
+        finished = journal.start(identity, settings.resume, settings.models_retrained,
+                                 upgrade=ScoreSettings.upgraded_journal)
+        return sorted(finished), f"{os.getpid()}-{time.time_ns()}"
 
     finished, run = ranks.on_main(prepare, "preparing the partial output")
     units = TableUnits(table_path, settings.unit_lines, ranks.rank, ranks.world_size, finished,

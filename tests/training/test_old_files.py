@@ -74,3 +74,29 @@ def test_an_old_partial_scoring_directory_resumes(tmp_path):
     assert (tmp_path / "option-names.gz").read_bytes() == \
         (tmp_path / "straight" / "option-names.gz").read_bytes()
     assert not (tmp_path / ".option-names.gz.partial").exists()
+
+
+def test_an_old_partial_scoring_directory_refuses_other_settings_by_their_names(tmp_path):
+    journal = json.loads((OLD_PARTIAL / "journal.json").read_text())
+    assert journal["version"] == 1 and "ensemble" not in journal["settings"]  # as version 1 wrote it
+    table = tmp_path / "phrase-table.gz"
+    shutil.copy(EXAMPLE_TABLE, table)
+    os.utime(table, ns=(journal["input"]["mtime_ns"],) * 2)
+    shutil.copytree(OLD_PARTIAL, tmp_path / ".option-names.gz.partial")
+    refused = rescore("score", "phrase-table.gz", "-o", "option-names.gz", "--model", FIXTURE_FILES / "v1-model.pt",
+                      "--unit-lines", "500", "--unk-penalty", "--device", "cpu", "--precision", "fp32",
+                      "--ensemble", "--model", FIXTURE_FILES / "v1-model.pt", "--resume", cwd=tmp_path)
+    assert refused.returncode == 1 and "other inputs or settings" in refused.stderr
+    assert "ensemble" in refused.stderr.splitlines()[-1]
+
+
+def test_a_new_journal_records_the_settings_by_field_name(tmp_path):
+    from rescorer.scoring.settings import ScoreSettings
+
+    record = ScoreSettings(reject_path=tmp_path / "rej.txt").unit_record("cpu")
+    assert record["reject_path"] == str((tmp_path / "rej.txt").resolve()) and "reject" not in record
+    assert record["ensemble"] is False and record["per_word"] is False
+    old = json.loads((OLD_PARTIAL / "journal.json").read_text())
+    upgraded = ScoreSettings.upgraded_journal(old)
+    assert upgraded["version"] == 2 and set(upgraded["settings"]) == set(record)
+    assert ScoreSettings.upgraded_journal(upgraded) is upgraded
