@@ -1,15 +1,18 @@
 """Options come from the records' fields: a field added to TrainSettings, and nothing else, is an
 option with its help, a key of the settings signature, a field the checkpoint stores and a
-setting a resume must agree with."""
+setting a resume must agree with. Repeated, paired and parsed options come from their fields' kinds."""
 
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
+import click
 import pytest
 import torch
+from click.testing import CliRunner
 
-from rescorer.cli.record_options import record_from
+from rescorer.cli.record_options import record_from, record_options
 from rescorer.runtime.settings import RuntimeSettings
 from rescorer.training.settings import TrainSettings
 from tests.helpers import EXAMPLE_TABLE
@@ -62,7 +65,25 @@ def test_a_record_is_made_from_click_s_values_by_field_name():
 
 
 def test_settings_that_do_not_go_together_are_a_usage_error():
-    import click
-
     with pytest.raises(click.UsageError, match="two ways to batch: give one"):
         record_from(TrainSettings, {"batch_size": 64, "batch_tokens": 500})
+
+
+def test_repeated_paired_and_parsed_options_come_from_their_kinds():
+    from tests.test_records import Shaped
+
+    @click.command()
+    @record_options(Shaped)
+    def command(**options):
+        click.echo(repr(record_from(Shaped, options)))
+
+    ran = CliRunner().invoke(command, ["--pair", "s", "r", "--ref", "a", "--ref", "b", "--words", "x y"])
+    assert ran.exit_code == 0, ran.output
+    assert ran.output.strip() == repr(Shaped(refs=(Path("a"), Path("b")), pair=(Path("s"), Path("r")),
+                                             words=("x", "y")))
+    assert "words=()" in CliRunner().invoke(command, ["--pair", "s", "r"]).output  # the default, parsed
+    refused = CliRunner().invoke(command, ["--pair", "s", "r", "--words", "x!"])
+    assert refused.exit_code == 2 and "Invalid value for '--words': --words: no '!' in 'x!'" in refused.output
+    shown = CliRunner().invoke(command, ["--help"]).output
+    assert "--pair SRC REF" in shown and "--ref REF" in shown and "[required]" in shown
+
