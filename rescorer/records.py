@@ -17,14 +17,14 @@ import dataclasses
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional
 
 from rescorer.errors import RescorerError
 
 __all__ = ["SettingError", "Kind", "Setting", "setting", "settings_of", "option_name", "check_record", "signature_items",
-           "recorded_values", "stored", "from_stored", "MUST_MATCH", "MAY_CHANGE", "NOT_RECORDED", "INT", "POSITIVE_INT", "COUNT",
+           "recorded_values", "stored", "from_stored", "like", "MUST_MATCH", "MAY_CHANGE", "NOT_RECORDED", "INT", "POSITIVE_INT", "COUNT",
            "POSITIVE_FLOAT", "NONNEGATIVE_FLOAT", "FLAG", "TEXT", "choice", "EXISTING_FILE_OR_STDIN",
-           "FILE_TO_WRITE", "DIRECTORY_TO_WRITE"]
+           "FILE_TO_WRITE", "DIRECTORY_TO_WRITE", "ANY_PATH", "EXISTING_FILE"]
 
 MUST_MATCH = "must-match"  # recorded; a resumed run must ask for the recorded value
 MAY_CHANGE = "may-change"  # recorded; a resumed run may ask for another (when to stop, how often)
@@ -49,9 +49,17 @@ class Kind:
     allow_dash: bool = False  # path: '-' is stdin or stdout
     file_okay: bool = True
     dir_okay: bool = True
+    multiple: bool = False  # repeatable: a tuple of values, () when not given
+    nargs: int = 1  # values per use: 2 for a pair (--dev SRC REF), a tuple
+    # text: turns the given text into the value (decoder flags into words), raising a ValueError
+    # that says why it cannot; the command line makes that a usage error.
+    parse: Optional[Callable[[str], Any]] = None
 
     def refusal(self, value: Any) -> Optional[str]:
-        """Why `value` is not one of this kind's values (None: it is)."""
+        """Why `value` is not one of this kind's values (None: it is); a tuple of a repeatable or
+        paired kind is checked value by value."""
+        if (self.multiple or self.nargs > 1) and isinstance(value, tuple):
+            return next(filter(None, map(dataclasses.replace(self, multiple=False, nargs=1).refusal, value)), None)
         if value is None or self.base in ("flag", "text", "path"):
             return None
         if self.base == "choice":
@@ -76,6 +84,8 @@ TEXT = Kind("text")
 EXISTING_FILE_OR_STDIN = Kind("path", exists=True, allow_dash=True, dir_okay=False)
 FILE_TO_WRITE = Kind("path", dir_okay=False)
 DIRECTORY_TO_WRITE = Kind("path", file_okay=False)
+ANY_PATH = Kind("path")
+EXISTING_FILE = Kind("path", exists=True, dir_okay=False)
 
 
 def choice(*values: str) -> Kind:
@@ -93,6 +103,8 @@ class Setting:
     resume: str = MUST_MATCH
     signature: bool = True  # shown in the settings signature
     legacy_names: tuple = ()  # names older files stored it under (raw option names)
+    metavar: Optional[str] = None  # how --help names the value ("SRC REF"); None: its type's
+    required: bool = False  # the command refuses to run without the option
 
     @property
     def recorded(self) -> bool:
@@ -101,12 +113,21 @@ class Setting:
 
 def setting(default: Any, kind: Kind, help: Optional[str] = None, *, option: Optional[str] = None,
             show_default: bool = True, resume: str = MUST_MATCH, signature: bool = True,
-            legacy_names: tuple = ()) -> Any:
+            legacy_names: tuple = (), metavar: Optional[str] = None, required: bool = False) -> Any:
     """A record field declared once: see `Setting`."""
     if resume not in RESUME_RULES:
         raise ValueError(f"resume must be one of {RESUME_RULES}, not {resume!r}")
-    declared = Setting(kind, help, option, show_default, resume, signature, tuple(legacy_names))
+    declared = Setting(kind, help, option, show_default, resume, signature, tuple(legacy_names), metavar,
+                       required)
     return dataclasses.field(default=default, metadata={"setting": declared})
+
+
+def like(record_type, name: str, **changes) -> Any:
+    """A field declared as `record_type`'s field `name`, with `changes` to its declaration (another
+    help): records that share a setting declare it once, and each keeps its own field order."""
+    field = next(field for field in dataclasses.fields(record_type) if field.name == name)
+    declared = dataclasses.replace(field.metadata["setting"], **changes)
+    return dataclasses.field(default=field.default, metadata={"setting": declared})
 
 
 def settings_of(record) -> Iterator[tuple[dataclasses.Field, Setting]]:

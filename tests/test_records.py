@@ -1,4 +1,5 @@
-"""Settings records (rescorer.records): kinds, the signature, the stored form and its upgrade."""
+"""Settings records (rescorer.records): kinds, the signature, the stored form and its upgrade, shared
+declarations."""
 
 import dataclasses
 import math
@@ -7,8 +8,8 @@ from typing import Optional
 
 import pytest
 
-from rescorer.records import (COUNT, FILE_TO_WRITE, MAY_CHANGE, NOT_RECORDED, POSITIVE_FLOAT, POSITIVE_INT,
-                              SettingError, check_record, choice, from_stored, setting, settings_of,
+from rescorer.records import (COUNT, FILE_TO_WRITE, MAY_CHANGE, NOT_RECORDED, POSITIVE_FLOAT, POSITIVE_INT, Kind,
+                              SettingError, check_record, choice, from_stored, like, setting, settings_of,
                               signature_items, stored)
 
 
@@ -62,3 +63,41 @@ def test_every_declaration_is_kept_in_the_field_metadata():
     declared = dict((field.name, declared) for field, declared in settings_of(Example))
     assert declared["max_seconds"].option == "--max-time" and declared["rate"].resume == MAY_CHANGE
     assert not declared["out_path"].recorded
+
+
+def _words(text):
+    if "!" in text:
+        raise ValueError(f"--words: no '!' in {text!r}")
+    return tuple(text.split())
+
+
+@dataclasses.dataclass(frozen=True)
+class Shaped:
+    """The kinds a Moses command's options need: repeatable, paired and parsed values."""
+
+    refs: tuple = setting((), Kind("path", multiple=True), "Another reference.", option="--ref", metavar="REF")
+    pair: Optional[tuple] = setting(None, Kind("path", nargs=2), "Source and reference.", option="--pair",
+                                    metavar="SRC REF", required=True)
+    words: tuple = setting((), Kind("text", parse=_words), "Words.", option="--words", show_default=False)
+    sizes: tuple = setting((), Kind("int", minimum=1, multiple=True), option="--size")
+
+    def __post_init__(self):
+        check_record(self)
+
+
+def test_a_repeated_or_paired_value_is_checked_value_by_value():
+    assert Shaped(refs=(Path("a"), Path("b")), sizes=(1, 2)).sizes == (1, 2)
+    with pytest.raises(SettingError, match=r"--size \(1, 0\): expected >= 1"):
+        Shaped(sizes=(1, 0))
+
+
+def test_a_shared_setting_is_declared_once_and_taken_with_like():
+    @dataclasses.dataclass(frozen=True)
+    class Taker:
+        size: int = like(Example, "size", help="Another help.")
+        pair: Optional[tuple] = like(Shaped, "pair", required=False)
+
+    declared = dict((field.name, declared) for field, declared in settings_of(Taker))
+    assert (Taker().size, declared["size"].option, declared["size"].help) == (3, "--size", "Another help.")
+    assert declared["pair"].metavar == "SRC REF" and not declared["pair"].required
+    assert declared["pair"].kind.nargs == 2

@@ -16,6 +16,7 @@ from rescorer.cli.moses_nbest_commands import NBEST_COMMANDS
 from rescorer.cli.moses_study_commands import STUDY_COMMANDS
 from rescorer.cli.moses_system_commands import SYSTEM_COMMANDS
 from rescorer.cli.reporting import is_quiet
+from rescorer.cli.vocabulary import accept_old_spellings
 
 __all__ = ["moses"]
 
@@ -29,3 +30,4 @@ def moses() -> None:
 
 for _command in (*SYSTEM_COMMANDS, *NBEST_COMMANDS, *STUDY_COMMANDS):
     moses.add_command(_command)
+accept_old_spellings(moses, "moses")  # also when the group runs on its own (tests, other entry points)

@@ -12,20 +12,17 @@ import click
 from moses_integration.ini.moses_install import find_moses
 from moses_integration.preflight import run_preflight
 from rescorer.cli.moses_runs import working_in
+from moses_integration.settings import TuningSettings
 from rescorer.cli.options import (ANY_PATH, EXISTING_FILE, base_dir_option, decoder_flags_option,
                                   detokenize_option, dev_option, feature_option, force_option, initial_weight_option,
-                                  max_iterations_option, moses_dir_option, moses_install_options, nbest_size_option,
-                                  new_columns_option, optimizer_option, output_option, parallel_set, seed_option,
-                                  test_option, test_type_option)
+                                  moses_dir_option, moses_install_options, new_columns_option, output_option,
+                                  parallel_set, test_option, test_type_option)
+from rescorer.cli.record_options import record_from, record_options
 from rescorer.cli.reporting import say, signature
 from rescorer.io.path_checks import RunPaths, Target
 from rescorer.runtime.failure_reports import reports_errors
 
-__all__ = ["SYSTEM_COMMANDS", "INITIAL_WEIGHT_HELP"]
-
-INITIAL_WEIGHT_HELP = ("Starting weight of every new column. Default: scaled to the table, so that each new "
-                       "column starts with the weight of an average phrase-table column (see docs/moses.md, "
-                       "Starting weights).")
+__all__ = ["SYSTEM_COMMANDS"]
 
 
 @click.command("add-feature")
@@ -34,7 +31,7 @@ INITIAL_WEIGHT_HELP = ("Starting weight of every new column. Default: scaled to 
               help="The rescored phrase table (text, from `rescore score`).")
 @output_option("moses.ini to write.", type=ANY_PATH, required=True)
 @feature_option()
-@initial_weight_option(INITIAL_WEIGHT_HELP)
+@initial_weight_option
 @new_columns_option
 @force_option("Overwrite the output.")
 @moses_install_options
@@ -80,44 +77,41 @@ def preflight(ini_path: Path, dev, dev_refs, test, test_refs, check_install: boo
 
 @click.command("tune")
 @click.argument("ini_path", metavar="MOSES_INI", type=ANY_PATH)
-@dev_option()
-@click.option("--work-dir", type=ANY_PATH, required=True, help="mert-moses.pl working directory.")
-@nbest_size_option()
-@seed_option("Optimizer seed (mert/kbmira -r).", default=None)
-@optimizer_option("Moses' optimizer of the weights: MERT, or batch MIRA (mert-moses.pl --batch-mira).")
-@click.option("--resume/--no-resume", default=True, show_default=True,
-              help="Continue an interrupted run in --work-dir; --no-resume starts it over.")
-@max_iterations_option
-@decoder_flags_option
-@moses_install_options
+@record_options(TuningSettings)
 @reports_errors
-def tune_command(ini_path: Path, dev, dev_refs, work_dir: Path, nbest_size: int, seed: Optional[int],
-                 optimizer: str, resume: bool, max_iterations: Optional[int], decoder_flags,
-                 base_dir: Path, moses_dir: Optional[Path], threads: int) -> None:
+def tune_command(**options) -> None:
     """Tune MOSES_INI's weights with mert-moses.pl; prints the tuned moses.ini path."""
-    from moses_integration.tuning.mert_moses import TuningConfig, tune
+    from moses_integration.tuning.mert_moses import tune
 
-    dev_set = parallel_set("dev", dev, dev_refs)
-    install = find_moses(moses_dir)
+    settings = record_from(TuningSettings, options)
+    dev_set = parallel_set("dev", settings.dev, settings.dev_refs)
+    install = find_moses(settings.moses_dir)
     install.require()  # before the work directory is made
-    signature("moses tune", moses=install.root, ini=ini_path, dev=",".join(map(str, dev)),
-              references=len(dev_set.ref_paths), nbest=nbest_size,
-              seed=seed, optimizer=optimizer, threads=threads)
-    # Paths given on the command line are relative to the cwd; those inside moses.ini are
-    # relative to --base-dir: resolve the former now so the library can join the latter.
-    config = TuningConfig(ini_path=ini_path.resolve(), dev_src=dev_set.src_path,
-                          dev_ref=dev_set.ref_path, dev_extra_refs=dev_set.extra_refs,
-                          work_dir=work_dir, base_dir=base_dir, threads=threads, nbest=nbest_size,
-                          seed=seed, batch_mira=optimizer == "batch-mira", resume=resume,
-                          max_iterations=max_iterations, decoder_flags=decoder_flags)
-    with working_in(work_dir, "mert-moses.pl working directory"):
-        result = tune(install, config, progress=lambda i, b: say(
+    signature("moses tune", moses=install.root, ini=settings.ini_path, dev=",".join(map(str, settings.dev)),
+              references=len(dev_set.ref_paths), nbest=settings.nbest_size,
+              seed=settings.seed, optimizer=settings.optimizer, threads=settings.threads)
+    with working_in(settings.work_dir, "mert-moses.pl working directory"):
+        result = tune(install, tuning_config(settings, dev_set), progress=lambda i, b: say(
             f"iteration {i}: dev BLEU {'?' if b is None else f'{b:.2f}'}"))
     for warning in result.warnings:
         say(f"warning: {warning}")
     say(f"tuned after {result.iterations} iteration(s), stopped by {result.stopped_by}, dev BLEU "
         f"{'?' if result.dev_bleu is None else f'{result.dev_bleu:.2f}'}")
     click.echo(str(result.ini_path))
+
+
+def tuning_config(settings: TuningSettings, dev_set):
+    """The library's TuningConfig of the command's settings. Paths given on the command line are
+    relative to the cwd; those inside moses.ini are relative to --base-dir: the former are
+    resolved now so the library can join the latter."""
+    from moses_integration.tuning.mert_moses import TuningConfig
+
+    return TuningConfig(ini_path=settings.ini_path.resolve(), dev_src=dev_set.src_path,
+                        dev_ref=dev_set.ref_path, dev_extra_refs=dev_set.extra_refs,
+                        work_dir=settings.work_dir, base_dir=settings.base_dir, threads=settings.threads,
+                        nbest=settings.nbest_size, seed=settings.seed, batch_mira=settings.optimizer == "batch-mira",
+                        resume=settings.resume, max_iterations=settings.max_iterations,
+                        decoder_flags=settings.decoder_flags)
 
 
 def named_systems(items) -> list[tuple[str, Path]]:

@@ -13,15 +13,13 @@ line's first score, -1 its last. `--column 0` is refused with that rule in the m
 from __future__ import annotations
 
 import functools
-import math
 from pathlib import Path
 
 import click
 
-from moses_integration.ini.decoder_flags import parse_decoder_flags
-from moses_integration.errors import MosesConfigError
 from moses_integration.preflight import ParallelSet
-from moses_integration.tables.columns import parse_column_names
+from moses_integration.settings import (OPTIMIZER_NAMES, AblationSettings, DataSets, DecodingSettings,
+                                        RerankSettings, TuningSettings)
 from rescorer.cli.record_options import record_options
 from rescorer.errors import ModelSettingError
 from rescorer.io.score_format import SCORE_FORMATS
@@ -197,49 +195,11 @@ map_options = _stacked(
 
 # ---- the moses commands
 
-class FiniteFloat(click.ParamType):
-    """A float that is a number: a nan or inf weight would poison every MERT iteration."""
-
-    name = "number"
-
-    def convert(self, value, param, ctx):
-        if isinstance(value, float) and math.isfinite(value):
-            return value
-        try:
-            number = float(value)
-        except (TypeError, ValueError):
-            self.fail(f"expected a number, found {value}", param, ctx)
-        if not math.isfinite(number):
-            self.fail(f"expected a finite number, found {value}", param, ctx)
-        return number
-
-
-FINITE_FLOAT = FiniteFloat()
-
-
-def _parsed(parse):
-    """A click callback that turns the library's one-line error into a usage error."""
-    def callback(ctx, param, value):
-        if value is None:
-            return None
-        try:
-            return parse(value)
-        except MosesConfigError as exc:
-            raise click.BadParameter(str(exc), ctx=ctx, param=param) from None
-    return callback
-
-
 def _data_set_options(name: str, required: bool):
-    """`--NAME SRC REF` and `--NAME-ref FILE`, repeatable, for each further reference of the set
-    (a second human translation cuts the noise of a BLEU difference)."""
-    use = "tunes the weights" if name == "dev" else "measures the systems"
-    return _stacked(
-        click.option(f"--{name}", nargs=2, type=ANY_PATH, required=required, default=None,
-                     metavar="SRC REF",
-                     help=f"The {name} set, which {use}: tokenized source and reference, one sentence "
-                          f"per line (gzip allowed)."),
-        click.option(f"--{name}-ref", f"{name}_refs", type=ANY_PATH, multiple=True, metavar="REF",
-                     help=f"Another reference of the {name} set, line-aligned with REF; repeat for more."))
+    """`--NAME SRC REF` and its repeatable `--NAME-ref FILE`, as the records declare them; the
+    commands that only check or evaluate take them too (preflight: optional)."""
+    record = {("dev", True): TuningSettings, ("test", True): RerankSettings}.get((name, required), DataSets)
+    return record_options(record, only=(name, f"{name}_refs"))
 
 
 def dev_option(required: bool = True):
@@ -262,17 +222,7 @@ def parallel_set(label: str, pair, extra_refs: tuple):
 
 # Moses' optimizers of log-linear weights, by the name users know; the value is the program
 # (mert-moses.pl --batch-mira runs kbmira).
-TUNING_OPTIMIZERS = {"mert": "mert", "batch-mira": "kbmira"}
-
-
-def optimizer_option(help: str, name: str = "--optimizer"):
-    return click.option(name, type=click.Choice(tuple(TUNING_OPTIMIZERS)), default="mert", show_default=True,
-                        help=help)
-
-
-def nbest_size_option(help: str = "Hypotheses per sentence in each n-best list the decoder writes "
-                                  "(Moses' -n-best-list FILE N distinct)."):
-    return click.option("--nbest-size", type=click.IntRange(1), default=100, show_default=True, help=help)
+TUNING_OPTIMIZERS = dict(zip(OPTIMIZER_NAMES, ("mert", "kbmira")))
 
 
 def model_option(help: str, multiple: bool = False, required: bool = True, name: str = "--model"):
@@ -281,35 +231,13 @@ def model_option(help: str, multiple: bool = False, required: bool = True, name:
     return click.option(name, dest, type=EXISTING_FILE, multiple=multiple, required=required, help=help)
 
 
-def initial_weight_option(help: str):
-    return click.option("--initial-weight", type=FINITE_FLOAT, default=None, metavar="NUMBER", help=help)
-
-
-max_iterations_option = click.option(
-    "--max-iterations", type=click.IntRange(1), default=None,
-    help="MERT iterations at most (mert-moses.pl's default: 25).")
-detokenize_option = click.option(
-    "--detokenize", "detokenize_lang", default=None, metavar="LANG",
-    help="Detokenize (sacremoses) and score with 13a; default: tokenized BLEU.")
-test_type_option = click.option(
-    "--test-type", type=click.Choice(["ar", "bs"]), default="ar", show_default=True,
-    help="Paired approximate randomization or bootstrap.")
-new_columns_option = click.option(
-    "--new-columns", default=None, metavar="NAMES", callback=_parsed(parse_column_names),
-    help="Names of the table's new columns in order, e.g. rnn-a,rnn-b,wp ('wp': the word "
-         "penalty, last). Default: rnn, or rnn,wp for two new columns.")
-decoder_flags_option = click.option(
-    "--decoder-flags", default="", metavar='"FLAGS"', show_default=False,
-    callback=_parsed(parse_decoder_flags),
-    help='Decoder settings for tuning and test decoding, e.g. "-search-algorithm 1 '
-         '-cube-pruning-pop-limit 400 -s 400".')
-moses_dir_option = click.option(
-    "--moses-dir", type=ANY_PATH, default=None,
-    help="Moses root (holding bin/ and scripts/); default $MOSES_HOME, then PATH.")
-base_dir_option = click.option(
-    "--base-dir", type=ANY_PATH, default=Path("."), show_default=True,
-    help="Directory relative moses.ini paths are resolved against (where the decoder runs).")
-threads_option = click.option("--threads", type=click.IntRange(1), default=4, show_default=True,
-                              help="Threads of the decoder and of the optimizer's random restarts.")
-
-moses_install_options = _stacked(base_dir_option, moses_dir_option, threads_option)
+# The Moses commands' settings are declared once, as the fields of their records
+# (moses_integration/settings.py); the commands that are no record yet take them from there.
+initial_weight_option = record_options(AblationSettings, only=("initial_weight",))
+new_columns_option = record_options(AblationSettings, only=("new_columns",))
+detokenize_option = record_options(DecodingSettings, only=("detokenize_lang",))
+test_type_option = record_options(DecodingSettings, only=("test_type",))
+decoder_flags_option = record_options(DecodingSettings, only=("decoder_flags",))
+base_dir_option = record_options(DecodingSettings, only=("base_dir",))
+moses_dir_option = record_options(DecodingSettings, only=("moses_dir",))
+moses_install_options = record_options(DecodingSettings, only=("base_dir", "moses_dir", "threads"))

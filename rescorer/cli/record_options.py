@@ -13,7 +13,25 @@ import click
 
 from rescorer.records import Kind, SettingError, settings_of
 
-__all__ = ["record_options", "record_from", "FiniteFloatRange"]
+__all__ = ["record_options", "record_from", "FiniteFloatRange", "FiniteFloat"]
+
+
+class FiniteFloat(click.ParamType):
+    """A float that is a number, without bounds: a nan or inf weight would poison every MERT
+    iteration."""
+
+    name = "number"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, float) and math.isfinite(value):
+            return value
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"expected a number, found {value}", param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"expected a finite number, found {value}", param, ctx)
+        return number
 
 
 class FiniteFloatRange(click.FloatRange):
@@ -30,6 +48,8 @@ def click_type(kind: Kind):
     if kind.base == "int":
         return int if kind.minimum is None else click.IntRange(int(kind.minimum), min_open=kind.min_open)
     if kind.base == "float":
+        if kind.minimum is None:
+            return FiniteFloat()
         return FiniteFloatRange(min=kind.minimum, min_open=kind.min_open)
     if kind.base == "choice":
         return click.Choice(kind.choices)
@@ -39,8 +59,30 @@ def click_type(kind: Kind):
     return None
 
 
+def _parsed(parse, default):
+    """A click callback parsing the given text (a ValueError becomes a usage error); not given,
+    the field's default, already parsed."""
+    def callback(ctx, param, value):
+        if value is None:
+            return default
+        try:
+            return parse(value)
+        except ValueError as error:
+            raise click.BadParameter(str(error), ctx=ctx, param=param) from None
+    return callback
+
+
 def _option(field: dataclasses.Field, declared):
     extra = {"show_default": True} if declared.show_default else {}
+    kind = declared.kind
+    for name in ("metavar", "required"):
+        if getattr(declared, name):
+            extra[name] = getattr(declared, name)
+    if kind.multiple or kind.nargs > 1:
+        extra.update(multiple=kind.multiple, nargs=kind.nargs)
+    if kind.parse:
+        return click.option(declared.option, field.name, default=None, callback=_parsed(kind.parse, field.default),
+                            help=declared.help, **extra)
     if declared.kind.base == "flag":
         if "/" in declared.option:  # --x/--no-x
             return click.option(declared.option, field.name, default=field.default, help=declared.help, **extra)

@@ -85,8 +85,10 @@ def accept_old_spellings(command: click.Command, path: str) -> None:
         for name, subcommand in command.commands.items():
             accept_old_spellings(subcommand, f"{path} {name}".strip())
         return
-    if not any(path in spelling.commands for spelling in OLD_SPELLINGS):
+    if getattr(command, "takes_old_spellings", False) or \
+            not any(path in spelling.commands for spelling in OLD_SPELLINGS):
         return
+    command.takes_old_spellings = True  # once, whichever group installs it first
     parse = command.parse_args
 
     def parse_args(ctx: click.Context, args: list) -> list:

@@ -226,7 +226,7 @@ def test_rescore_nbest_uses_the_in_process_scorer(tmp_path, monkeypatch):
     model.write_bytes(b"")
     nbest = tmp_path / "in.nbest"
     first_lines(FIXTURES / "tuning/run11.best100.out.gz", 5, nbest)
-    result = invoke("rescore-nbest", nbest, "--source", FIXTURES / "corpus/dev.en.gz",
+    result = invoke("rescore-nbest", nbest, "--input", FIXTURES / "corpus/dev.en.gz",
                     "--model", model, "-o", tmp_path / "out.nbest.gz", "--device", "cpu")
     assert result.exit_code == 0, result.output
     assert [scorer.device for scorer in built] == ["cpu"]

@@ -1,15 +1,19 @@
 """Options come from the records' fields: a field added to TrainSettings, and nothing else, is an
 option with its help, a key of the settings signature, a field the checkpoint stores and a
-setting a resume must agree with."""
+setting a resume must agree with; a field added to the ablation's record alone is an option of
+`moses ablation`. Repeated, paired and parsed options come from their fields' kinds."""
 
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
+import click
 import pytest
 import torch
+from click.testing import CliRunner
 
-from rescorer.cli.record_options import record_from
+from rescorer.cli.record_options import record_from, record_options
 from rescorer.runtime.settings import RuntimeSettings
 from rescorer.training.settings import TrainSettings
 from tests.helpers import EXAMPLE_TABLE
@@ -62,7 +66,60 @@ def test_a_record_is_made_from_click_s_values_by_field_name():
 
 
 def test_settings_that_do_not_go_together_are_a_usage_error():
-    import click
-
     with pytest.raises(click.UsageError, match="two ways to batch: give one"):
         record_from(TrainSettings, {"batch_size": 64, "batch_tokens": 500})
+
+
+def test_repeated_paired_and_parsed_options_come_from_their_kinds():
+    from tests.test_records import Shaped
+
+    @click.command()
+    @record_options(Shaped)
+    def command(**options):
+        click.echo(repr(record_from(Shaped, options)))
+
+    ran = CliRunner().invoke(command, ["--pair", "s", "r", "--ref", "a", "--ref", "b", "--words", "x y"])
+    assert ran.exit_code == 0, ran.output
+    assert ran.output.strip() == repr(Shaped(refs=(Path("a"), Path("b")), pair=(Path("s"), Path("r")),
+                                             words=("x", "y")))
+    assert "words=()" in CliRunner().invoke(command, ["--pair", "s", "r"]).output  # the default, parsed
+    refused = CliRunner().invoke(command, ["--pair", "s", "r", "--words", "x!"])
+    assert refused.exit_code == 2 and "Invalid value for '--words': --words: no '!' in 'x!'" in refused.output
+    shown = CliRunner().invoke(command, ["--help"]).output
+    assert "--pair SRC REF" in shown and "--ref REF" in shown and "[required]" in shown
+
+
+# The ablation's settings: a field added to AblationSettings, and nothing else, is an option of
+# `moses ablation` with its help, and reaches the record the command builds.
+ABLATION_WITH_A_DUMMY_FIELD = textwrap.dedent("""
+    import dataclasses, sys
+    import moses_integration.settings as moses_settings
+    from rescorer.records import POSITIVE_INT, setting
+
+    moses_settings.AblationSettings = dataclasses.make_dataclass(
+        "AblationSettings", [("dummy_knob", int, setting(7, POSITIVE_INT, "A knob only this test has.",
+                                                         option="--dummy-knob"))],
+        bases=(moses_settings.AblationSettings,), frozen=True)
+    from rescorer.cli.main import main
+    main(sys.argv[1:], prog_name="rescore")
+""")
+
+
+def test_a_new_ablation_field_is_an_option_with_its_help(tmp_path):
+    shown = subprocess.run([sys.executable, "-c", ABLATION_WITH_A_DUMMY_FIELD, "moses", "ablation", "--help"],
+                           cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert shown.returncode == 0, shown.stderr
+    assert "--dummy-knob INTEGER RANGE" in shown.stdout and "A knob only this test has." in shown.stdout
+    bad = subprocess.run([sys.executable, "-c", ABLATION_WITH_A_DUMMY_FIELD, "moses", "ablation", "x.ini",
+                          "--dummy-knob", "0"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert bad.returncode == 2 and "Invalid value for '--dummy-knob': 0 is not in the range x>=1." in bad.stderr
+
+
+def test_the_ablation_s_record_is_made_from_click_s_values():
+    from moses_integration.settings import AblationSettings
+
+    values = {"ini_path": Path("m.ini"), "models": (Path("a.pt"),), "dev": ("s", "r"), "threads": 2, "other": 1}
+    settings = record_from(AblationSettings, values)
+    assert (settings.models, settings.threads, settings.decoder_flags, settings.optimizer) == ((Path("a.pt"),), 2, (), "mert")
+    with pytest.raises(click.UsageError, match="give exactly one of --rescored-table and --model"):
+        record_from(AblationSettings, {"ini_path": Path("m.ini")})

@@ -96,3 +96,13 @@ def test_an_old_spelling_still_runs_with_a_notice(tiny_model_path, tmp_path):
     assert ("rescore translate: --nbest is an old spelling, accepted until the next version: "
             "write --nbest-size") in result.stderr.splitlines()
     assert len((tmp_path / "out.nbest").read_text().splitlines()) == 2
+
+
+def test_the_moses_group_on_its_own_takes_old_spellings_once():
+    from rescorer.cli.moses_commands import moses
+
+    command = moses.commands["rescore-nbest"]
+    assert command.takes_old_spellings
+    notices = []
+    assert rewritten("moses rescore-nbest", ["--source", "s"], notices.append) == ["--input", "s"]
+    assert len(notices) == 1

@@ -1,0 +1,227 @@
+"""What the user chooses for `moses tune`, `moses rerank` and `moses ablation`: one settings
+record each (rescorer.records), every setting declared once as a field with its kind, default,
+help and option spelling; the command line makes its options from these fields. Settings that
+several commands take are declared on DataSets and DecodingSettings and taken from there with
+`like`, so each command's record keeps its own (--help) order. The library's per-run configs
+(TuningConfig, RerankConfig, AblationConfig) are made from these records by the commands."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+from moses_integration.ini.decoder_flags import parse_decoder_flags
+from moses_integration.tables.columns import parse_column_names
+from rescorer.records import (ANY_PATH, EXISTING_FILE, FLAG, INT, POSITIVE_INT, TEXT, Kind, SettingError,
+                              check_record, choice, like, setting)
+from rescorer.runtime.settings import RuntimeSettings
+
+__all__ = ["DataSets", "DecodingSettings", "TuningSettings", "RerankSettings", "AblationSettings",
+           "OPTIMIZER_NAMES", "INITIAL_WEIGHT_HELP"]
+
+# Moses' optimizers of log-linear weights, by the name users know (the CLI maps them to programs).
+OPTIMIZER_NAMES = ("mert", "batch-mira")
+PAIR_OF_PATHS = Kind("path", nargs=2)
+MORE_PATHS = Kind("path", multiple=True)
+MORE_MODELS = Kind("path", exists=True, dir_okay=False, multiple=True)
+MORE_NAMES = Kind("text", multiple=True)
+NUMBER = Kind("float")  # finite
+INITIAL_WEIGHT_HELP = ("Starting weight of every new column. Default: scaled to the table, so that each new "
+                       "column starts with the weight of an average phrase-table column (see docs/moses.md, "
+                       "Starting weights).")
+TUNING_OPTIMIZER_HELP = "Moses' optimizer of the weights: MERT, or batch MIRA (mert-moses.pl --batch-mira)."
+RERANKING_OPTIMIZER_HELP = "Moses' optimizer of the reranking weights: mert, or batch MIRA (kbmira)."
+NBEST_SIZE_HELP = "Hypotheses per sentence in each n-best list the decoder writes (Moses' -n-best-list FILE N distinct)."
+
+
+def _pair(name: str, use: str):
+    return setting(None, PAIR_OF_PATHS, f"The {name} set, which {use}: tokenized source and reference, one "
+                   f"sentence per line (gzip allowed).", option=f"--{name}", metavar="SRC REF", show_default=False)
+
+
+def _more_refs(name: str):
+    """A second human translation cuts the noise of a BLEU difference."""
+    return setting((), MORE_PATHS, f"Another reference of the {name} set, line-aligned with REF; repeat for more.",
+                   option=f"--{name}-ref", metavar="REF", show_default=False)
+
+
+@dataclass(frozen=True)
+class DataSets:
+    """`--dev SRC REF` and `--test SRC REF`, each with further references (--dev-ref, --test-ref);
+    optional here (preflight), required by the records that take them."""
+
+    dev: Optional[tuple] = _pair("dev", "tunes the weights")
+    dev_refs: tuple = _more_refs("dev")
+    test: Optional[tuple] = _pair("test", "measures the systems")
+    test_refs: tuple = _more_refs("test")
+
+
+@dataclass(frozen=True)
+class DecodingSettings:
+    """How the decoder runs and the test is scored, shared by the commands that decode."""
+
+    decoder_flags: tuple = setting(
+        (), Kind("text", parse=parse_decoder_flags),
+        'Decoder settings for tuning and test decoding, e.g. "-search-algorithm 1 -cube-pruning-pop-limit 400 '
+        '-s 400".', option="--decoder-flags", metavar='"FLAGS"', show_default=False)
+    detokenize_lang: Optional[str] = setting(
+        None, TEXT, "Detokenize (sacremoses) and score with 13a; default: tokenized BLEU.", option="--detokenize",
+        metavar="LANG", show_default=False)
+    test_type: str = setting("ar", choice("ar", "bs"), "Paired approximate randomization or bootstrap.",
+                             option="--test-type")
+    base_dir: Path = setting(Path("."), ANY_PATH,
+                             "Directory relative moses.ini paths are resolved against (where the decoder runs).",
+                             option="--base-dir")
+    moses_dir: Optional[Path] = setting(
+        None, ANY_PATH, "Moses root (holding bin/ and scripts/); default $MOSES_HOME, then PATH.",
+        option="--moses-dir", show_default=False)
+    threads: int = setting(4, POSITIVE_INT, "Threads of the decoder and of the optimizer's random restarts.",
+                           option="--threads")
+
+
+@dataclass(frozen=True)
+class TuningSettings:
+    """`moses tune`: tune a moses.ini's weights on the dev set with mert-moses.pl."""
+
+    ini_path: Optional[Path] = setting(None, ANY_PATH)  # the MOSES_INI argument
+    dev: Optional[tuple] = like(DataSets, "dev", required=True)
+    dev_refs: tuple = like(DataSets, "dev_refs")
+    work_dir: Optional[Path] = setting(None, ANY_PATH, "mert-moses.pl working directory.", option="--work-dir",
+                                       required=True, show_default=False)
+    nbest_size: int = setting(100, POSITIVE_INT, NBEST_SIZE_HELP, option="--nbest-size")
+    seed: Optional[int] = setting(None, INT, "Optimizer seed (mert/kbmira -r).", option="--seed", show_default=False)
+    optimizer: str = setting("mert", choice(*OPTIMIZER_NAMES), TUNING_OPTIMIZER_HELP, option="--optimizer")
+    resume: bool = setting(True, FLAG, "Continue an interrupted run in --work-dir; --no-resume starts it over.",
+                           option="--resume/--no-resume")
+    max_iterations: Optional[int] = setting(None, POSITIVE_INT, "MERT iterations at most (mert-moses.pl's default: 25).",
+                                            option="--max-iterations", show_default=False)
+    decoder_flags: tuple = like(DecodingSettings, "decoder_flags")
+    base_dir: Path = like(DecodingSettings, "base_dir")
+    moses_dir: Optional[Path] = like(DecodingSettings, "moses_dir")
+    threads: int = like(DecodingSettings, "threads")
+
+    def __post_init__(self) -> None:
+        check_record(self)
+
+
+@dataclass(frozen=True)
+class RerankSettings:
+    """`moses rerank`: rerank a tuned system's n-best lists with sentence models' scores."""
+
+    ini_path: Optional[Path] = setting(
+        None, EXISTING_FILE, "The tuned system's moses.ini: it decodes the n-best lists (unless given) and its "
+        "weights start the reranker's.", option="--ini", required=True, show_default=False)
+    models: tuple = setting(
+        (), MORE_MODELS, "A sentence model (rescore train --parallel); repeat. A forward model adds RNNfwd= "
+        "log p(e|f), an inverse one (--direction inverse) RNNinv= log p(f|e).", option="--model", required=True,
+        show_default=False)
+    dev: Optional[tuple] = like(DataSets, "dev", required=True)
+    dev_refs: tuple = like(DataSets, "dev_refs")
+    test: Optional[tuple] = like(DataSets, "test", required=True)
+    test_refs: tuple = like(DataSets, "test_refs")
+    dev_nbest: Optional[Path] = setting(
+        None, EXISTING_FILE, "The system's dev n-best list, if already decoded (else it is decoded here).",
+        option="--dev-nbest", show_default=False)
+    test_nbest: Optional[Path] = setting(None, EXISTING_FILE, "The same for the test set.", option="--test-nbest",
+                                         show_default=False)
+    nbest_size: int = setting(100, POSITIVE_INT, "Hypotheses per sentence when decoding here (Moses' -n-best-list "
+                              "FILE N distinct).", option="--nbest-size")
+    filter_tables: bool = setting(
+        True, FLAG, "Decode with the ini's text tables filtered for each set (filter-model-given-input.pl).",
+        option="--filter/--no-filter")
+    per_word: bool = setting(True, FLAG, "Also add each model's log p per word of the side it predicts "
+                             "(NAMEPerWord=).", option="--per-word/--no-per-word")
+    optimizer: str = setting("mert", choice(*OPTIMIZER_NAMES), RERANKING_OPTIMIZER_HELP, option="--optimizer")
+    seeds: int = setting(3, POSITIVE_INT, "Optimizer runs, with seeds --seed .. --seed + N - 1.", option="--seeds")
+    seed: int = setting(1, INT, "First optimizer seed.", option="--seed")
+    initial_weight: Optional[float] = setting(
+        None, NUMBER, "Starting weight of each new feature [default: 0, so that the search starts from the "
+        "decoder's ranking].", option="--initial-weight", metavar="NUMBER", show_default=False)
+    out_dir: Optional[Path] = setting(None, ANY_PATH, "Working directory; a rerun resumes there.", option="--out-dir",
+                                      required=True, show_default=False)
+    decoder_flags: tuple = like(DecodingSettings, "decoder_flags")
+    detokenize_lang: Optional[str] = like(DecodingSettings, "detokenize_lang")
+    test_type: str = like(DecodingSettings, "test_type")
+    device: str = like(RuntimeSettings, "device")
+    precision: str = like(RuntimeSettings, "precision")
+    base_dir: Path = like(DecodingSettings, "base_dir")
+    moses_dir: Optional[Path] = like(DecodingSettings, "moses_dir")
+    threads: int = like(DecodingSettings, "threads")
+
+    def __post_init__(self) -> None:
+        check_record(self)
+
+    @property
+    def decodes(self) -> bool:
+        """Whether an n-best list is decoded here (one was not given)."""
+        return self.dev_nbest is None or self.test_nbest is None
+
+
+@dataclass(frozen=True)
+class AblationSettings:
+    """`moses ablation`: systems x replicates, tuned, evaluated, optionally reranked."""
+
+    ini_path: Optional[Path] = setting(None, ANY_PATH)  # the MOSES_INI argument
+    rescored_table: Optional[Path] = setting(
+        None, ANY_PATH, "Table with the model (and word-penalty) columns, from `rescore score --unk-penalty`.",
+        option="--rescored-table", show_default=False)
+    models: tuple = setting(
+        (), MORE_MODELS, "Instead of --rescored-table: score the ini's (text) table with this model; repeat for "
+        "several (one column each; systems are named after the files).", option="--model", show_default=False)
+    new_columns: Optional[tuple] = setting(
+        None, Kind("text", parse=parse_column_names),
+        "Names of the table's new columns in order, e.g. rnn-a,rnn-b,wp ('wp': the word penalty, last). "
+        "Default: rnn, or rnn,wp for two new columns.", option="--new-columns", metavar="NAMES", show_default=False)
+    dev: Optional[tuple] = like(DataSets, "dev", required=True)
+    dev_refs: tuple = like(DataSets, "dev_refs")
+    test: Optional[tuple] = like(DataSets, "test", required=True)
+    test_refs: tuple = like(DataSets, "test_refs")
+    out_dir: Optional[Path] = setting(
+        None, ANY_PATH, "The study's working directory (tables, tuning, decoding, results.md); a rerun resumes "
+        "there.", option="--out-dir", required=True, show_default=False)
+    replicates: int = setting(3, POSITIVE_INT, "Tuning runs of each system, with seeds --seed + r: MERT's variance "
+                              "enters the test.", option="--replicates")
+    systems: tuple = setting(
+        (), MORE_NAMES, "Only these systems, e.g. +RNN (Baseline is always built), or +a+b: the table's columns a "
+        "and b together. Default: all the fixed systems.", option="--system", metavar="NAME", show_default=False)
+    feature: Optional[str] = setting(None, TEXT, "Phrase-table feature name if there are several.",
+                                     option="--feature", show_default=False)
+    nbest_size: int = like(TuningSettings, "nbest_size")
+    seed: int = setting(1, INT, "Replicate r uses seed + r (same seeds in every system).", option="--seed")
+    optimizer: str = like(TuningSettings, "optimizer")
+    max_iterations: Optional[int] = like(TuningSettings, "max_iterations")
+    initial_weight: Optional[float] = setting(None, NUMBER, INITIAL_WEIGHT_HELP, option="--initial-weight",
+                                              metavar="NUMBER", show_default=False)
+    warm_start: bool = setting(True, FLAG, "Start each system from the same replicate's tuned Baseline weights.",
+                               option="--warm-start/--no-warm-start")
+    decoder_flags: tuple = like(DecodingSettings, "decoder_flags")
+    filter_test: bool = setting(True, FLAG, "Filter the test set's text tables once for every system.",
+                                option="--filter-test/--no-filter-test")
+    detokenize_lang: Optional[str] = like(DecodingSettings, "detokenize_lang")
+    test_type: str = like(DecodingSettings, "test_type")
+    plot: bool = setting(True, FLAG, "Write mert-curves.png and fig3-rnn-vs-direct.png (paper Fig. 3).",
+                         option="--plot/--no-plot")
+    rerank_models: tuple = setting(
+        (), MORE_MODELS, "A sentence model (rescore train --parallel); repeat. Adds the rows +rerank and "
+        "+RNN+rerank: those systems' n-best lists reranked with the models (see moses rerank).",
+        option="--rerank-model", show_default=False)
+    rerank_systems: tuple = setting(
+        (), MORE_NAMES, "A system whose n-best lists --rerank-model reranks; repeat. Default: Baseline and +RNN, or "
+        "Baseline and the --system ones.", option="--rerank-system", metavar="NAME", show_default=False)
+    rerank_optimizer: str = like(RerankSettings, "optimizer", option="--rerank-optimizer")
+    rerank_per_word: bool = setting(
+        True, FLAG, "The reranked rows also add each model's log p per word (NAMEPerWord=), as moses rerank does "
+        "by default.", option="--rerank-per-word/--no-rerank-per-word")
+    device: str = like(RuntimeSettings, "device")
+    precision: str = like(RuntimeSettings, "precision")
+    base_dir: Path = like(DecodingSettings, "base_dir")
+    moses_dir: Optional[Path] = like(DecodingSettings, "moses_dir")
+    threads: int = like(DecodingSettings, "threads")
+
+    def __post_init__(self) -> None:
+        check_record(self)
+        if (self.rescored_table is None) == (not self.models):
+            raise SettingError("give exactly one of --rescored-table and --model")
+        if self.rerank_systems and not self.rerank_models:
+            raise SettingError("--rerank-system needs --rerank-model")
