@@ -98,11 +98,14 @@ def test_an_old_spelling_still_runs_with_a_notice(tiny_model_path, tmp_path):
     assert len((tmp_path / "out.nbest").read_text().splitlines()) == 2
 
 
-def test_the_moses_group_on_its_own_takes_old_spellings_once():
+def test_the_moses_group_on_its_own_takes_old_spellings(tmp_path):
+    from click.testing import CliRunner
+
     from rescorer.cli.moses_commands import moses
 
-    command = moses.commands["rescore-nbest"]
-    assert command.takes_old_spellings
-    notices = []
-    assert rewritten("moses rescore-nbest", ["--source", "s"], notices.append) == ["--input", "s"]
-    assert len(notices) == 1
+    nbest = tmp_path / "n.txt"
+    nbest.write_text("0 ||| a ||| F= 1 ||| 0.5\n")
+    result = CliRunner().invoke(moses, ["rescore-nbest", str(nbest), "--source", str(tmp_path / "none.en"),
+                                        "--model", str(nbest), "-o", str(tmp_path / "o.txt")])
+    assert result.exit_code == 2 and "No such option" not in result.output
+    assert "'--input': File" in result.output and "none.en' does not exist" in result.output
