@@ -18,10 +18,12 @@ from rescorer.records import (ANY_PATH, EXISTING_FILE, FLAG, INT, POSITIVE_INT, 
 from rescorer.runtime.settings import RuntimeSettings
 
 __all__ = ["DataSets", "DecodingSettings", "TuningSettings", "RerankSettings", "AblationSettings",
-           "OPTIMIZER_NAMES", "INITIAL_WEIGHT_HELP"]
+           "OPTIMIZER_NAMES", "OPTIMIZER_PROGRAMS", "INITIAL_WEIGHT_HELP"]
 
-# Moses' optimizers of log-linear weights, by the name users know (the CLI maps them to programs).
-OPTIMIZER_NAMES = ("mert", "batch-mira")
+# Moses' optimizers of log-linear weights, by the name users know, and the program that runs
+# each (mert-moses.pl --batch-mira runs kbmira, which `moses rerank` runs itself).
+OPTIMIZER_PROGRAMS = {"mert": "mert", "batch-mira": "kbmira"}
+OPTIMIZER_NAMES = tuple(OPTIMIZER_PROGRAMS)
 PAIR_OF_PATHS = Kind("path", nargs=2)
 MORE_PATHS = Kind("path", multiple=True)
 MORE_MODELS = Kind("path", exists=True, dir_okay=False, multiple=True)

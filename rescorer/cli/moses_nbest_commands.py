@@ -9,8 +9,8 @@ import click
 
 from moses_integration.ini.moses_install import find_moses
 from rescorer.cli.moses_runs import working_in
-from moses_integration.settings import RerankSettings
-from rescorer.cli.options import (EXISTING_FILE, TUNING_OPTIMIZERS, device_option, force_option, model_option,
+from moses_integration.settings import OPTIMIZER_PROGRAMS, RerankSettings
+from rescorer.cli.options import (EXISTING_FILE, device_option, force_option, model_option,
                                   output_option, parallel_set, precision_option)
 from rescorer.cli.record_options import record_from, record_options
 from rescorer.cli.reporting import say, signature
@@ -62,11 +62,11 @@ def rerank_command(**options) -> None:
 
     settings = record_from(RerankSettings, options)
     install = find_moses(settings.moses_dir)
-    optimizer = TUNING_OPTIMIZERS[settings.optimizer]  # the program: mert or kbmira
+    config = rerank_config(settings)
+    optimizer = config.optimizer  # the program: mert or kbmira
     install.require(binaries=("extractor", optimizer) + (("moses",) if settings.decodes else ()),
                     scripts=("training/filter-model-given-input.pl",) if settings.decodes and settings.filter_tables
                     else ())
-    config = rerank_config(settings)
     add_features, config.new_features = sentence_features(rnn_scorer(settings.device, settings.precision),
                                                            settings.models, settings.per_word)
     signature("moses rerank", moses=install.root, ini=settings.ini_path, models=",".join(m.name for m in settings.models),
@@ -87,7 +87,7 @@ def rerank_config(settings: RerankSettings):
         test_nbest=settings.test_nbest, test=parallel_set("test", settings.test, settings.test_refs),
         ini_path=settings.ini_path.resolve(), out_dir=settings.out_dir.resolve(), nbest_size=settings.nbest_size,
         base_dir=settings.base_dir, threads=settings.threads, decoder_flags=settings.decoder_flags,
-        filter_tables=settings.filter_tables, optimizer=TUNING_OPTIMIZERS[settings.optimizer],
+        filter_tables=settings.filter_tables, optimizer=OPTIMIZER_PROGRAMS[settings.optimizer],
         seeds=tuple(range(settings.seed, settings.seed + settings.seeds)),
         initial_weight=0.0 if settings.initial_weight is None else settings.initial_weight,
         test_type=settings.test_type, detokenize_lang=settings.detokenize_lang,

@@ -10,9 +10,9 @@ import click
 
 from moses_integration.ini.moses_ini import MosesIni
 from moses_integration.ini.moses_install import find_moses
-from moses_integration.settings import AblationSettings
+from moses_integration.settings import OPTIMIZER_PROGRAMS, AblationSettings
 from rescorer.cli.moses_runs import working_in
-from rescorer.cli.options import (ANY_PATH, EXISTING_FILE, SCORE_COLUMN, TUNING_OPTIMIZERS, column_index, force_option,
+from rescorer.cli.options import (ANY_PATH, EXISTING_FILE, SCORE_COLUMN, column_index, force_option,
                                   output_option, parallel_set, seed_option)
 from rescorer.cli.record_options import record_from, record_options
 from rescorer.cli.reporting import say, signature
@@ -77,7 +77,7 @@ def ablation_command(**options) -> None:
     config = ablation_config(settings, rescored_table, new_columns)
     if settings.rerank_models:
         add_features, names = sentence_features(scorer, settings.rerank_models, per_word=settings.rerank_per_word)
-        config.rerank = RerankRows(add_features, names, TUNING_OPTIMIZERS[settings.rerank_optimizer],
+        config.rerank = RerankRows(add_features, names, OPTIMIZER_PROGRAMS[settings.rerank_optimizer],
                                    systems=settings.rerank_systems,
                                    scored_with=[str(Path(m).resolve()) for m in settings.rerank_models])
     with working_in(settings.out_dir, "ablation directory"):

@@ -18,8 +18,7 @@ from pathlib import Path
 import click
 
 from moses_integration.preflight import ParallelSet
-from moses_integration.settings import (OPTIMIZER_NAMES, AblationSettings, DataSets, DecodingSettings,
-                                        RerankSettings, TuningSettings)
+from moses_integration.settings import AblationSettings, DataSets, DecodingSettings
 from rescorer.cli.record_options import record_options
 from rescorer.errors import ModelSettingError
 from rescorer.io.score_format import SCORE_FORMATS
@@ -65,7 +64,6 @@ def output_option(help: str, *, dest: str = "output", type=FILE_OR_STDOUT, requi
 
 device_option = record_options(RuntimeSettings, only=("device",))
 precision_option = record_options(RuntimeSettings, only=("precision",))
-rank_timeout_option = record_options(RuntimeSettings, only=("rank_timeout",))
 
 
 def score_format_option(help: str):
@@ -115,13 +113,14 @@ def column_index(column: int) -> int:
 device_options = record_options(RuntimeSettings)
 train_options = record_options(TrainSettings)
 train_only_options = record_options(  # `rescore train` scores nothing
-    TrainSettings, helps={"resume": "Continue training from MODEL.checkpoint."})
+    TrainSettings, changes={"resume": {"help": "Continue training from MODEL.checkpoint."}})
 reject_option = record_options(ScoreSettings, only=("reject_path",))
 score_resume_option = record_options(ScoreSettings, only=("resume",))
 score_options = record_options(ScoreSettings, exclude=("resume",))
 run_score_options = record_options(  # `rescore TABLE` also writes the model it trains
     ScoreSettings, exclude=("resume",),
-    helps={"force": "Replace an existing output, reject file, and the model it trains (with its checkpoint)."})
+    changes={"force": {"help": "Replace an existing output, reject file, and the model it trains (with its "
+                               "checkpoint)."}})
 
 
 def _setting_option(setting: Setting):
@@ -176,6 +175,7 @@ table_output_options = _stacked(
     force_option(),
 )
 
+
 def figure_options(size: str):
     """-o, --dpi and --force of a command that draws one figure; `size` says how large it is."""
     return _stacked(
@@ -196,10 +196,10 @@ map_options = _stacked(
 # ---- the moses commands
 
 def _data_set_options(name: str, required: bool):
-    """`--NAME SRC REF` and its repeatable `--NAME-ref FILE`, as the records declare them; the
-    commands that only check or evaluate take them too (preflight: optional)."""
-    record = {("dev", True): TuningSettings, ("test", True): RerankSettings}.get((name, required), DataSets)
-    return record_options(record, only=(name, f"{name}_refs"))
+    """`--NAME SRC REF` and its repeatable `--NAME-ref FILE`, as DataSets declares them; required
+    by the commands that cannot run without the set (preflight checks whichever are given)."""
+    return record_options(DataSets, only=(name, f"{name}_refs"),
+                          changes={name: {"required": True}} if required else None)
 
 
 def dev_option(required: bool = True):
@@ -218,11 +218,6 @@ def parallel_set(label: str, pair, extra_refs: tuple):
         return None
     return ParallelSet(label, Path(pair[0]).resolve(), Path(pair[1]).resolve(),
                        tuple(Path(path).resolve() for path in extra_refs))
-
-
-# Moses' optimizers of log-linear weights, by the name users know; the value is the program
-# (mert-moses.pl --batch-mira runs kbmira).
-TUNING_OPTIMIZERS = dict(zip(OPTIMIZER_NAMES, ("mert", "kbmira")))
 
 
 def model_option(help: str, multiple: bool = False, required: bool = True, name: str = "--model"):

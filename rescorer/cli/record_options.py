@@ -92,18 +92,17 @@ def _option(field: dataclasses.Field, declared):
 
 
 def record_options(record_type, only: Optional[Iterable[str]] = None, exclude: Iterable[str] = (),
-                   helps: Optional[dict] = None):
+                   changes: Optional[dict] = None):
     """A decorator adding the options of `record_type`'s fields (those that declare one), in field
     order; `only`/`exclude` pick fields by name (two commands' records may share an option);
-    `helps` gives a field another help where a command does more with it than the field says."""
+    `changes` maps a field to changes of its declaration where a command takes it otherwise
+    (another help, required), as `records.like` does for a field of another record."""
     only = None if only is None else tuple(only)
-    fields = [(field, declared) for field, declared in settings_of(record_type)
+    fields = [(field, dataclasses.replace(declared, **(changes or {}).get(field.name, {})))
+              for field, declared in settings_of(record_type)
               if declared.option and field.name not in exclude and (only is None or field.name in only)]
     if only is not None:
         fields.sort(key=lambda item: only.index(item[0].name))
-
-    fields = [(field, dataclasses.replace(declared, help=helps[field.name]) if field.name in (helps or {})
-               else declared) for field, declared in fields]
 
     def decorate(command):
         for field, declared in reversed(fields):

@@ -29,9 +29,7 @@ from rescorer.runtime.device import autocast
 from rescorer.training.batch_schedule import make_schedule
 from rescorer.training.budget import update_limit
 # The settings record and its defaults live in the torch-free rescorer.training.settings.
-from rescorer.training.settings import (DEFAULT_BATCH_TOKENS, OPTIMIZERS, PAIR_WEIGHTS,  # noqa: F401
-                                        TOKEN_BATCH_ADAM, TOKEN_BATCH_SAMPLED_WORDS, TrainSettings,
-                                        resolve_defaults)
+from rescorer.training.settings import OPTIMIZERS, PAIR_WEIGHTS, TrainSettings
 from rescorer.training.word_sampler import WordSampler
 
 log = logging.getLogger(__name__)
