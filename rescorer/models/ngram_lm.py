@@ -1,0 +1,70 @@
+"""The paper's continuous-space target language model (CSLM): a feed-forward n-gram network.
+
+Cho et al. (2014), section 4.1.2, after Schwenk (2007): each of the n-1 context words is embedded,
+the embeddings are concatenated, two rectified layers follow, then a softmax over the
+vocabulary. NPLM (Vaswani et al. 2013) has exactly this topology, so the layers keep its names'
+order (input embeddings, two hidden layers, output layer) for the export to Moses' NeuralLM.
+
+Ids follow `rescorer.data.vocabulary`: 0 [PAD], 1 [UNK], 2 [EOS] (the sentence end), and
+BOS ("<s>") is always id 3: the left context of the first words is padded with it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import torch
+from torch import nn
+
+BOS = "<s>"
+BOS_ID = 3
+
+
+@dataclass(frozen=True)
+class NgramLmConfig:
+    vocab_size: int
+    order: int = 7
+    embedding_size: int = 512
+    hidden_sizes: tuple = (1536, 1024)
+
+    @property
+    def context_size(self) -> int:
+        return self.order - 1
+
+    def to_dict(self) -> dict:
+        return {**asdict(self), "hidden_sizes": list(self.hidden_sizes)}
+
+    @classmethod
+    def from_dict(cls, values: dict) -> "NgramLmConfig":
+        return cls(**{**values, "hidden_sizes": tuple(values["hidden_sizes"])})
+
+
+class NgramLM(nn.Module):
+    """log p(word | the n-1 words before it), for whole batches of contexts."""
+
+    def __init__(self, config: NgramLmConfig):
+        super().__init__()
+        if len(config.hidden_sizes) != 2:
+            raise ValueError("the CSLM has two hidden layers")
+        self.config = config
+        first, second = config.hidden_sizes
+        self.input_embeddings = nn.Embedding(config.vocab_size, config.embedding_size)
+        self.hidden1 = nn.Linear(config.context_size * config.embedding_size, first)
+        self.hidden2 = nn.Linear(first, second)
+        self.output = nn.Linear(second, config.vocab_size)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """The paper's initialisation: every weight uniform in [-0.01, 0.01]."""
+        for parameter in self.parameters():
+            nn.init.uniform_(parameter, -0.01, 0.01)
+
+    def forward(self, contexts: torch.Tensor) -> torch.Tensor:
+        """Unnormalized scores [batch, vocab] for contexts [batch, order-1] (oldest word first)."""
+        embedded = self.input_embeddings(contexts).flatten(1)
+        hidden = torch.relu(self.hidden1(embedded))
+        hidden = torch.relu(self.hidden2(hidden))
+        return self.output(hidden)
+
+    def log_probs(self, contexts: torch.Tensor) -> torch.Tensor:
+        return torch.log_softmax(self.forward(contexts).float(), dim=-1)
