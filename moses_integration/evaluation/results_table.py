@@ -14,6 +14,7 @@ import pandas as pd
 
 from rescorer.io.atomic_output import write_atomically
 
+from .multiple_testing import holm_bonferroni
 from .scores import EvalResult
 
 __all__ = ["COLUMNS", "summarize", "to_markdown", "write_tables", "mean_sd", "mean_sd_text", "p_text"]
@@ -21,7 +22,8 @@ __all__ = ["COLUMNS", "summarize", "to_markdown", "write_tables", "mean_sd", "me
 COLUMNS = [
     "system", "replicates", "start",
     "dev_bleu_mean", "dev_bleu_sd", "test_bleu_mean", "test_bleu_sd",
-    "test_chrf_mean", "test_chrf_sd", "delta_test_bleu", "p_bleu", "p_chrf", "p_bleu_per_replicate",
+    "test_chrf_mean", "test_chrf_sd", "delta_test_bleu", "p_bleu", "p_bleu_holm", "p_chrf", "p_chrf_holm",
+    "p_bleu_per_replicate",
     "mert_iterations_mean", "runs_stopped_at_max_iterations", "new_column_weights",
 ]
 _STOPPED = {"convergence": "convergence", "max-iterations": "--max-iterations",
@@ -37,23 +39,33 @@ def mean_sd(values: Sequence[Optional[float]]) -> tuple[float, float]:
 
 def summarize(results: Mapping[str, Sequence[EvalResult]],
               p_values: Mapping[str, Mapping[str, Optional[float]]],
-              replicate_p_values: Sequence[Mapping[str, Mapping[str, Optional[float]]]] = ()) -> pd.DataFrame:
+              replicate_p_values: Sequence[Mapping[str, Mapping[str, Optional[float]]]] = (),
+              tested_bleu: Optional[Mapping[str, float]] = None) -> pd.DataFrame:
     """One row per system, in the given order; the first system is the baseline. `p_values`:
-    the test over all replicates at once; `replicate_p_values`: one test per replicate."""
+    the test over all replicates at once, also given Holm-corrected over the systems compared;
+    `replicate_p_values`: one test per replicate. `tested_bleu`: the BLEU of the outputs the test
+    compared (the replicates' concatenated outputs), so that Δ is the difference the p is about;
+    without it, Δ is the difference of the mean BLEUs."""
+    holm = {metric: holm_bonferroni({name: p_values.get(name, {}).get(metric) for name in results})
+            for metric in ("bleu", "chrf")}
     rows = []
     baseline_bleu = None
+    baseline_tested = None
     for name, runs in results.items():
         dev_mean, dev_sd = mean_sd([r.dev_bleu for r in runs])
         test_mean, test_sd = mean_sd([r.bleu for r in runs])
         chrf_mean, chrf_sd = mean_sd([r.chrf for r in runs])
         if baseline_bleu is None:
             baseline_bleu = test_mean
+            baseline_tested = (tested_bleu or {}).get(name)
+        tested = (tested_bleu or {}).get(name)
+        delta = test_mean - baseline_bleu if tested is None or baseline_tested is None else tested - baseline_tested
         p = p_values.get(name, {})
         starts = "/".join(dict.fromkeys(r.start or "?" for r in runs))
         iterations, _ = mean_sd([r.iterations for r in runs])
         at_max = sum(r.stopped_by == "max-iterations" for r in runs)
         rows.append([name, len(runs), starts, dev_mean, dev_sd, test_mean, test_sd, chrf_mean,
-                     chrf_sd, test_mean - baseline_bleu, p.get("bleu"), p.get("chrf"),
+                     chrf_sd, delta, p.get("bleu"), holm["bleu"][name], p.get("chrf"), holm["chrf"][name],
                      _per_replicate(name, replicate_p_values), iterations, at_max, _new_weights(runs)])
     return pd.DataFrame(rows, columns=COLUMNS)
 
@@ -116,16 +128,18 @@ def to_markdown(summary: pd.DataFrame,
                 results: Optional[Mapping[str, Sequence[EvalResult]]] = None) -> str:
     """A Markdown table (no `tabulate` dependency): mean ± sd over replicates; with `results`,
     the MERT iterations of each replicate and a table of the runs."""
-    header = ["System", "Start", "Dev BLEU (MERT, n-best)", "Test BLEU", "Δ Test BLEU", "p (BLEU)", "Test chrF",
-              "p (chrF)", "p (BLEU) per replicate", "New-column weights", "MERT iterations"]
+    header = ["System", "Start", "Dev BLEU (MERT, n-best)", "Test BLEU", "Δ Test BLEU", "p (BLEU)", "p (BLEU, Holm)",
+              "Test chrF", "p (chrF)", "p (chrF, Holm)", "p (BLEU) per replicate", "New-column weights",
+              "MERT iterations"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for i, row in summary.iterrows():
         delta = "–" if i == 0 else f"{row.delta_test_bleu:+.2f}"
         runs = (results or {}).get(row.system, [])
         lines.append("| " + " | ".join([
             row.system, row.start, mean_sd_text(row.dev_bleu_mean, row.dev_bleu_sd),
-            mean_sd_text(row.test_bleu_mean, row.test_bleu_sd), delta, p_text(row.p_bleu),
-            mean_sd_text(row.test_chrf_mean, row.test_chrf_sd), p_text(row.p_chrf), row.p_bleu_per_replicate or "–",
+            mean_sd_text(row.test_bleu_mean, row.test_bleu_sd), delta, p_text(row.p_bleu), p_text(row.p_bleu_holm),
+            mean_sd_text(row.test_chrf_mean, row.test_chrf_sd), p_text(row.p_chrf), p_text(row.p_chrf_holm),
+            row.p_bleu_per_replicate or "–",
             row.new_column_weights or "–",
             ", ".join(_iterations(r) for r in runs) or "–"]) + " |")
     replicates = int(summary.replicates.max()) if len(summary) else 0
@@ -136,7 +150,10 @@ def to_markdown(summary: pd.DataFrame,
               "not the BLEU of a 1-best decoding, which the MERT runs below show. p: paired test of the "
               "replicates' concatenated test outputs against Baseline's (replicate r paired with "
               "Baseline's replicate r, so the test sees the optimizer's variance too, as Clark et al. "
-              "(2011) ask); p per replicate: the same test of each replicate alone. Start: ini = the ini's "
+              "(2011) ask); Δ: the BLEU of those same concatenated outputs minus Baseline's, so it "
+              "can differ from the difference of the means by a few hundredths; p (Holm): the same "
+              f"p corrected by Holm–Bonferroni over the {max(len(summary) - 1, 0)} systems compared "
+              "with Baseline; p per replicate: the same test of each replicate alone. Start: ini = the ini's "
               "weights; cold = those and the new columns' scaled starting weights; warm = the "
               "same replicate's tuned Baseline weights and the new columns' starting weights; "
               "rerank = the system named before '+rerank', its n-best lists reranked with the "

@@ -37,7 +37,8 @@ from rescorer.io.atomic_output import write_atomically
 
 from ..errors import MosesConfigError
 from ..evaluation.results_table import summarize, write_tables
-from ..evaluation.scores import EvalResult, compare, decode, evaluate_file, read_references, read_result, write_result
+from ..evaluation.scores import (EvalResult, compare, decode, evaluate_file, read_references, read_result, score,
+                                 write_result)
 from ..ini.moses_ini import Feature, MosesIni
 from ..ini.moses_install import MosesInstall
 from ..line_files import read_lines
@@ -294,12 +295,14 @@ def run_ablation(config: AblationConfig, moses: MosesInstall,
     # are concatenated, so the test sees optimizer variance as well as sampling variance.
     concatenated = [(name, [line for r in runs for line in read_lines(Path(r.hyp_path))])
                     for name, runs in results.items()]
-    p_values = compare(concatenated, [stream * config.replicates for stream in refs], config.test_type,
+    tested_refs = [stream * config.replicates for stream in refs]
+    p_values = compare(concatenated, tested_refs, config.test_type,
                        config.num_samples, config.detokenize_lang)
     per_replicate = [compare([(name, read_lines(Path(runs[r].hyp_path))) for name, runs in results.items()],
                              refs, config.test_type, config.num_samples, config.detokenize_lang)
                      for r in range(config.replicates)] if config.replicates > 1 else []
-    summary = summarize(results, p_values, per_replicate)
+    tested_bleu = {name: score(hyps, tested_refs, name, config.detokenize_lang).bleu for name, hyps in concatenated}
+    summary = summarize(results, p_values, per_replicate, tested_bleu)
     write_tables(summary, results, config.out_dir)
     if config.plot_curves:
         from .score_plots import plot_mert_curves

@@ -169,8 +169,8 @@ def test_results_show_mert_iterations_and_curves(setup):
     out = config.out_dir
     md = (out / "results.md").read_text()
     assert md.splitlines()[0] == ("| System | Start | Dev BLEU (MERT, n-best) | Test BLEU | Δ Test BLEU | p (BLEU) "
-                                  "| Test chrF | p (chrF) | p (BLEU) per replicate | New-column weights "
-                                  "| MERT iterations |")
+                                  "| p (BLEU, Holm) | Test chrF | p (chrF) | p (chrF, Holm) "
+                                  "| p (BLEU) per replicate | New-column weights | MERT iterations |")
     assert md.count(" | 0.0476, 0.0476 | ") == 3  # p (BLEU) per replicate
     assert "Test BLEU and chrF against 1 reference(s)." in md
     assert "| +RNN | warm | 40.03 ± 0.00 | 38.27 ± 0.00 | +0.00 |" in md
