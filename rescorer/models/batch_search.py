@@ -9,7 +9,9 @@ source leaves the batch.
 
 Finished hypotheses are ranked by log p divided by the length penalty of Wu et al. (2016),
 ((5 + |y|) / 6) ** alpha with |y| counting [EOS]: alpha 0 ranks by log p itself, which
-prefers short outputs; larger alphas favour longer ones.
+prefers short outputs; larger alphas favour longer ones. A hypothesis that ended only because
+it reached the length bound ranks below every one that ended by the model's choice: with a
+length penalty, a loop cut at the bound would otherwise win by its length alone.
 """
 
 from __future__ import annotations
@@ -130,5 +132,5 @@ def _advance(row_scores: list, row_index: list, vocab: int, k: int, prefixes: li
 
 def _best(hypotheses: list[Hypothesis], alpha: float, nbest: int) -> list[Translation]:
     ranked = [Translation(h, h.log_p / length_penalty(len(h.tokens), alpha)) for h in hypotheses]
-    ranked.sort(key=lambda translation: -translation.score)
+    ranked.sort(key=lambda translation: (translation.hypothesis.forced_end, -translation.score))
     return ranked[:nbest]

@@ -5,8 +5,11 @@ finished hypotheses only."""
 import math
 
 import pytest
+import torch
+from torch import nn
 
 from rescorer.models.batch_search import batch_beam_search, length_penalty
+from rescorer.models import DecoderState
 from rescorer.models.search import beam_search, greedy_decode
 from tests.models.test_search import ARCHITECTURES, IDS, peaked_model
 
@@ -39,8 +42,9 @@ def test_k_distinct_outputs_best_first_under_the_penalty():
         for found in batch_beam_search(model, SOURCES, 4, MAX_LENGTHS, alpha=alpha, nbest=4):
             tokens = [t.hypothesis.tokens for t in found]
             assert len(tokens) == 4 and len(set(tokens)) == 4
-            scores = [t.score for t in found]
-            assert scores == sorted(scores, reverse=True)
+            # best first: ended by the model's choice before ended at the bound, then by score
+            keys = [(t.hypothesis.forced_end, -t.score) for t in found]
+            assert keys == sorted(keys)
             for t in found:
                 assert t.score == pytest.approx(t.hypothesis.log_p / length_penalty(len(t.hypothesis.tokens), alpha))
 
@@ -66,3 +70,46 @@ def test_bad_arguments_are_refused():
         batch_beam_search(model, [[]], 2, [3])
     with pytest.raises(ValueError):
         batch_beam_search(model, [[3]], 2, [3], nbest=3)
+
+
+class KnownScores(nn.Module):
+    """A decoder whose next-word probabilities depend only on the previous word (ids: 2 [EOS],
+    3 a, 4 b): p(a)=.6, p(b)=.4 first; after a: [EOS] .5, a .05, b .45; after b: [EOS] .6,
+    a .05, b .35."""
+
+    TABLE = {None: {3: .6, 4: .4}, 3: {2: .5, 3: .05, 4: .45}, 4: {2: .6, 3: .05, 4: .35}}
+
+    def __init__(self):
+        super().__init__()
+        self.anchor = nn.Parameter(torch.zeros(1))  # the search reads the device from a parameter
+
+    def start(self, src, lengths):
+        return DecoderState(0, {"row": torch.arange(src.size(0))})
+
+    def step(self, state, prev):
+        rows = []
+        for word in prev.tolist():
+            probs = self.TABLE[None if state.position == 0 else word]
+            rows.append([math.log(probs[i]) if i in probs else float("-inf") for i in range(5)])
+        return torch.tensor(rows), state.advanced(), None
+
+
+def test_length_normalization_picks_the_expected_hypothesis_and_never_a_cut_loop():
+    """Exhaustive at beam 10 and at most 3 words: finished by choice are a (.30), ab (.162),
+    b (.24), bb (.084), ...; every 3-word output was cut at the bound, best abb (.0567)."""
+    model = KnownScores()
+
+    def best(alpha):
+        [[top, *_]] = batch_beam_search(model, [[3]], 10, [3], alpha=alpha, nbest=10)
+        return top
+
+    assert best(0.0).hypothesis.tokens == (3,) and best(0.0).score == pytest.approx(math.log(.3))
+    # alpha 4: ab scores log(.162) / (8/6)^4 = -0.576, above a's log(.3) / (7/6)^4 = -0.650 ...
+    top = best(4.0)
+    assert top.hypothesis.tokens == (3, 4) and not top.hypothesis.forced_end
+    assert top.score == pytest.approx(math.log(.6 * .45 * .6) / (8 / 6) ** 4)
+    # ... and the cut abb's log(.0567) / (9/6)^4 = -0.567 would beat both, were it not cut
+    [found] = batch_beam_search(model, [[3]], 10, [3], alpha=4.0, nbest=10)
+    cut = [t for t in found if t.hypothesis.forced_end]
+    assert cut[0].hypothesis.tokens == (3, 4, 4) and cut[0].score > top.score
+    assert all(t.hypothesis.forced_end for t in found[found.index(cut[0]):])
