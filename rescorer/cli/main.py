@@ -119,11 +119,12 @@ def _with_verbosity_options(command: click.Command) -> None:
 def _add_commands() -> None:
     from rescorer.cli.analysis_commands import TABLE_COMMANDS
     from rescorer.cli.figure_commands import FIGURE_COMMANDS
+    from rescorer.cli.model_commands import MODEL_COMMANDS
     from rescorer.cli.moses_commands import moses
     from rescorer.cli.table_commands import MAIN_COMMANDS
     from rescorer.cli.translation_commands import TRANSLATION_COMMANDS
 
-    for command in (*MAIN_COMMANDS, *TABLE_COMMANDS, *FIGURE_COMMANDS, *TRANSLATION_COMMANDS):
+    for command in (*MAIN_COMMANDS, *TABLE_COMMANDS, *FIGURE_COMMANDS, *TRANSLATION_COMMANDS, *MODEL_COMMANDS):
         main.add_command(command)
     main.add_command(moses)
     _with_verbosity_options(main)
