@@ -84,18 +84,19 @@ def from_nplm_words(words: Sequence[str]) -> list[str]:
     return [OUR_NAMES.get(word, word) for word in words]
 
 
-def _number(value: float) -> str:
-    return format(value, f".{SIGNIFICANT_DIGITS}g")
+NUMBER = f"%.{SIGNIFICANT_DIGITS}g"  # C's %g, as C++ streams print
 
 
 def _matrix_lines(tensor: torch.Tensor) -> Iterator[str]:
     values = tensor.detach().float().cpu()
     if values.dim() == 1:
         for value in values.tolist():
-            yield _number(value)
+            yield NUMBER % value
         return
-    for row in values.tolist():
-        yield "\t".join(map(_number, row))
+    row_format = "\t".join([NUMBER] * values.shape[1])
+    for block in values.split(1024):  # a block at a time as Python floats: memory stays small
+        for row in block.tolist():
+            yield row_format % tuple(row)
 
 
 def nplm_lines(model: NgramLM, tokens: Sequence[str]) -> Iterator[str]:
