@@ -277,6 +277,32 @@ class MosesIni:
         self.set_feature_arg(table, "num-features", str(len(weights)))
         self.set_weights(table.name, weights)
 
+    def _line_ending(self) -> str:
+        """The file's own line ending (its first line's), for lines added."""
+        first = next((line for line in self.lines if line.endswith(("\n", "\r"))), "\n")
+        return first[len(first.rstrip("\r\n")):]
+
+    def add_feature_line(self, kind: str, args: dict, weights: Sequence[float]) -> Feature:
+        """Append `Kind key=value ...` to [feature] and `name= weights` to [weight], each after
+        its section's last line; `args` must hold the name=, which no feature may have yet."""
+        name = args["name"]
+        if any(feature.name == name for feature in self.features()):
+            raise MosesConfigError(f"{self.origin}: a feature is already named {name!r}; choose another name")
+        weight_lines = self.section_lines("weight")
+        if not weight_lines:
+            raise MosesConfigError(f"{self.origin}: expected a [weight] section with weights, found none")
+        feature_line = " ".join([kind, *(f"{key}={value}" for key, value in args.items())])
+        weight_line = f"{name}= {' '.join(format_weight(v) for v in weights)}"
+        feature_lines = self.section_lines("feature") or [self.section_of_lines().index("feature")]
+        for after, text in sorted([(feature_lines[-1], feature_line), (weight_lines[-1], weight_line)],
+                                  reverse=True):
+            last = self.lines[after]
+            ending = last[len(last.rstrip("\r\n")):] or self._line_ending()
+            if not last.endswith(("\n", "\r")):
+                self.lines[after] = last + ending
+            self.lines.insert(after + 1, text + ending)
+        return self.feature(name)
+
     def make_paths_absolute(self, base_dir: Path) -> None:
         """Resolve every relative `path=` against base_dir: mert-moses.pl runs the decoder
         inside its working directory, where the system's relative paths would not resolve."""

@@ -6,6 +6,7 @@
     rescore moses ...                               MERT, ablations, n-best rescoring (moses_commands)
     rescore top-targets | generate                  the paper's Tables 2-3 (analysis_commands)
     rescore translate MODEL --input FILE            a sentence model's own translations (translation_commands)
+    rescore export-nplm LM -o OUT.nplm              a target LM for Moses' NeuralLM (nplm_commands)
     rescore plot-...                                its figures (figure_commands)
 
 This module is the group: it sets up signals, logging and the reporter, and gathers the
@@ -121,10 +122,12 @@ def _add_commands() -> None:
     from rescorer.cli.figure_commands import FIGURE_COMMANDS
     from rescorer.cli.model_commands import MODEL_COMMANDS
     from rescorer.cli.moses_commands import moses
+    from rescorer.cli.nplm_commands import NPLM_COMMANDS
     from rescorer.cli.table_commands import MAIN_COMMANDS
     from rescorer.cli.translation_commands import TRANSLATION_COMMANDS
 
-    for command in (*MAIN_COMMANDS, *TABLE_COMMANDS, *FIGURE_COMMANDS, *TRANSLATION_COMMANDS, *MODEL_COMMANDS):
+    for command in (*MAIN_COMMANDS, *TABLE_COMMANDS, *FIGURE_COMMANDS, *TRANSLATION_COMMANDS, *MODEL_COMMANDS,
+                    *NPLM_COMMANDS):
         main.add_command(command)
     main.add_command(moses)
     _with_verbosity_options(main)

@@ -27,21 +27,41 @@ __all__ = ["SYSTEM_COMMANDS"]
 
 @click.command("add-feature")
 @click.argument("ini_path", metavar="MOSES_INI", type=EXISTING_FILE)
-@click.option("--table", "table_path", type=EXISTING_FILE, required=True,
+@click.option("--table", "table_path", type=EXISTING_FILE, default=None,
               help="The rescored phrase table (text, from `rescore score`).")
+@click.option("--nplm", "nplm_path", type=EXISTING_FILE, default=None,
+              help="Instead of --table: an NPLM language model (`rescore export-nplm`), added as Moses' "
+                   "NeuralLM feature (a Moses built --with-nplm loads it) with weight 0.1 unless "
+                   "--initial-weight.")
 @output_option("moses.ini to write.", type=ANY_PATH, required=True)
-@feature_option()
+@feature_option("With --table: the phrase table's feature name if there are several; with --nplm: the new "
+                "feature's name [default: NeuralLM0].")
 @initial_weight_option
 @new_columns_option
 @force_option("Overwrite the output.")
 @moses_install_options
 @reports_errors
-def add_feature(ini_path: Path, table_path: Path, output: Path, feature: Optional[str],
-                initial_weight: Optional[float], new_columns: Optional[tuple], force: bool,
+def add_feature(ini_path: Path, table_path: Optional[Path], nplm_path: Optional[Path], output: Path,
+                feature: Optional[str], initial_weight: Optional[float], new_columns: Optional[tuple], force: bool,
                 base_dir: Path, moses_dir: Optional[Path], threads: int) -> None:
-    """Point MOSES_INI's phrase table at the rescored table and add the new columns' weights.
+    """Point MOSES_INI's phrase table at the rescored table and add the new columns' weights, or
+    (--nplm) add a NeuralLM feature line and its weight.
 
     Nothing else in the file changes. A PhraseDictionaryCompact table is re-binarized."""
+    if (table_path is None) == (nplm_path is None):
+        raise click.UsageError("give either --table (a rescored phrase table) or --nplm (an NPLM model), "
+                               "not both and not neither")
+    if nplm_path is not None:
+        if new_columns is not None:
+            raise click.UsageError("--new-columns names a rescored table's columns; it does not go with --nplm")
+        from moses_integration.ini.neural_lm import NeuralLmJob, add_neural_lm
+
+        job = NeuralLmJob(ini_path=ini_path, nplm_path=nplm_path, out_path=output, base_dir=base_dir,
+                          name=feature, initial_weight=initial_weight)
+        with RunPaths([("moses.ini", ini_path), ("NPLM model", nplm_path)],
+                      [Target(output, "moses.ini output")], force=force):
+            say(add_neural_lm(job))
+        return
     from moses_integration.tables.new_columns import AddFeatureJob
     from moses_integration.tables.new_columns import add_feature as add_columns
 
