@@ -4,7 +4,6 @@ are written with `rescorer.io.atomic_output.AtomicOutput`."""
 
 from __future__ import annotations
 
-import io
 from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO, Iterator
@@ -12,7 +11,7 @@ from typing import BinaryIO, Iterator
 from rescorer.io.compression import decompressing_reader, sniff_compression
 from rescorer.io.gzip_io import BUFFER_SIZE
 
-__all__ = ["count_lines", "is_gzipped", "open_binary_read", "read_lines"]
+__all__ = ["count_lines", "decoded", "is_gzipped", "open_binary_read", "read_lines"]
 
 
 def is_gzipped(path: Path) -> bool:
@@ -33,10 +32,24 @@ def open_binary_read(path: Path) -> Iterator[BinaryIO]:
             yield decompressed
 
 
+def decoded(line: bytes) -> str:
+    """A line's text as the table path reads it: UTF-8, a byte that is not kept as a lone
+    surrogate (`surrogateescape`), so that writing it back gives the same bytes."""
+    return line.decode("utf-8", "surrogateescape")
+
+
 def read_lines(path: Path) -> list[str]:
-    """All lines of a (small) UTF-8 text file, without their line endings."""
-    with open_binary_read(path) as handle, io.TextIOWrapper(handle, encoding="utf-8", newline="") as text:
-        return [line.rstrip("\r\n") for line in text]
+    """All lines of a (small) text file, without their line endings (`\n`, or `\r\n`).
+
+    Lines end at `\n` only, as Moses reads them (std::getline) and as `count_lines` counts them:
+    a lone `\r` inside a line stays in it rather than starting a sentence the decoder never saw.
+    Bytes that are not UTF-8 are kept (`decoded`)."""
+    with open_binary_read(path) as handle:
+        data = handle.read()
+    lines = data.split(b"\n")
+    if lines[-1] == b"":  # the last line's newline, or an empty file
+        lines.pop()
+    return [decoded(line[:-1] if line.endswith(b"\r") else line) for line in lines]
 
 
 def count_lines(path: Path) -> int:

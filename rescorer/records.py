@@ -54,6 +54,7 @@ class Kind:
     # text: turns the given text into the value (decoder flags into words), raising a ValueError
     # that says why it cannot; the command line makes that a usage error.
     parse: Optional[Callable[[str], Any]] = None
+    maximum: Optional[float] = None  # int, float: the largest value taken
 
     def refusal(self, value: Any) -> Optional[str]:
         """Why `value` is not one of this kind's values (None: it is); a tuple of a repeatable or
@@ -71,6 +72,8 @@ class Kind:
             return "expected a finite number"
         if self.minimum is not None and (value < self.minimum or (self.min_open and value == self.minimum)):
             return f"expected {'>' if self.min_open else '>='} {self.minimum:g}"
+        if self.maximum is not None and value > self.maximum:
+            return f"expected <= {self.maximum:g}"
         return None
 
 

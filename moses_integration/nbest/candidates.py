@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from ..errors import NbestFormatError
-from ..line_files import open_binary_read
+from ..line_files import decoded, open_binary_read
 from .rnn_features import split_line
 
-__all__ = ["Candidate", "feature_values", "read_nbest", "rerank", "first_best"]
+__all__ = ["Candidate", "feature_values", "read_nbest", "check_every_sentence", "rerank", "first_best"]
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,7 @@ def read_nbest(path: Path, num_sentences: int) -> list[list[Candidate]]:
     names = None
     with open_binary_read(path) as handle:
         for line_no, raw in enumerate(handle, start=1):
-            line = raw.decode("utf-8", "surrogateescape").rstrip("\r\n")
+            line = decoded(raw).rstrip("\r\n")
             if not line.strip():
                 continue
             where = f"{path}:{line_no}"
@@ -73,6 +73,27 @@ def read_nbest(path: Path, num_sentences: int) -> list[list[Candidate]]:
                                        f"line's {' '.join(names)}")
             sentences[sentence].append(Candidate(fields[1].strip(), features))
     return sentences
+
+
+def check_every_sentence(path: Path, num_sentences: int, source_name: str) -> None:
+    """A given n-best list holds at least one hypothesis for each of the source's sentences.
+
+    Moses gives every sentence of its input a line (an empty hypothesis where decoding failed),
+    so a sentence without any was lost on the way (a list cut short, the list of another
+    source), and reranking would score it as an empty translation. Read before any work, so
+    that the refusal names the user's file and the sentences missing."""
+    seen = bytearray(num_sentences)
+    with open_binary_read(path) as handle:
+        for line_no, raw in enumerate(handle, start=1):
+            body = raw.rstrip(b"\r\n")
+            if body.strip():
+                seen[int(split_line(body, f"{path}:{line_no}", num_sentences, source_name)[0])] = 1
+    missing = [sentence for sentence, found in enumerate(seen) if not found]
+    if missing:
+        shown = ", ".join(map(str, missing[:10])) + (", ..." if len(missing) > 10 else "")
+        raise NbestFormatError(f"{path}: no hypotheses for {len(missing)} of the {num_sentences} sentences of "
+                               f"{source_name} (ids {shown}); Moses writes at least one line per sentence: "
+                               f"expected the n-best list of this source")
 
 
 def rerank(sentences: Sequence[Sequence[Candidate]], weights: Mapping[str, float]) -> list[str]:

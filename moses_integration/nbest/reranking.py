@@ -36,7 +36,7 @@ from ..ini.moses_install import MosesInstall
 from ..line_files import count_lines, read_lines
 from ..preflight import ParallelSet
 from ..tables.filtering import filter_for_test, filtered_ini
-from .candidates import first_best, read_nbest, rerank
+from .candidates import check_every_sentence, first_best, read_nbest, rerank
 from .sentence_models import AddFeatures
 from .weight_tuning import extract, feature_names, tune_weights
 
@@ -82,7 +82,7 @@ def start_weights(ini: MosesIni, names: Sequence[str], initial_weight: float) ->
 def _write_text(path: Path, text: str) -> None:
     """Written beside the target and renamed: the file is whole or absent, which is what tells a
     rerun that its step is done."""
-    write_atomically(path, text.encode("utf-8"))
+    write_atomically(path, text.encode("utf-8", "surrogateescape"))  # bytes read as line_files.decoded
 
 
 def _write_json(path: Path, data) -> None:
@@ -259,14 +259,20 @@ def _write_tables(config: RerankConfig, table: pd.DataFrame, refs: dict) -> None
 
 
 def check_sets(config: RerankConfig) -> dict:
-    """Before any scoring: each reference has its source's number of lines. Returns the number
-    of sentences of each set."""
+    """Before any decoding or scoring: each set has sentences, each reference its source's number
+    of lines, and a given n-best list hypotheses for every sentence. Returns the number of
+    sentences of each set."""
     sizes = {}
-    for label, data in (("dev", config.dev), ("test", config.test)):
+    for label, data, nbest in (("dev", config.dev, config.dev_nbest), ("test", config.test, config.test_nbest)):
         sizes[label] = count_lines(data.src_path)
+        if not sizes[label]:
+            raise MosesConfigError(f"{data.src_path}: the {label} source is empty; reranking needs "
+                                   f"dev sentences to tune on and test sentences to rerank")
         for ref in data.ref_paths:
             found = count_lines(ref)
             if found != sizes[label]:
                 raise MosesConfigError(f"{ref}: {found} lines, but the {label} source "
                                        f"{data.src_path} has {sizes[label]}")
+        if nbest is not None:
+            check_every_sentence(nbest, sizes[label], f"the {label} source {data.src_path}")
     return sizes

@@ -19,7 +19,7 @@ import numpy as np
 from rescorer.io.atomic_output import AtomicOutput
 
 from ..errors import NbestFormatError
-from ..line_files import open_binary_read, read_lines
+from ..line_files import decoded, open_binary_read, read_lines
 
 __all__ = ["Scorer", "parse_segmentation", "rescore_nbest", "LOG_FLOOR", "SentenceModel",
            "add_sentence_features", "split_line"]
@@ -42,7 +42,7 @@ def parse_segmentation(field: bytes) -> list[tuple[tuple[int, int], tuple[int, i
 
 def _pairs_of(fields: list[bytes], source: str, mode: str) -> tuple[bool, list[tuple[str, str]]]:
     """(per_phrase, pairs) for one n-best line."""
-    hyp = fields[1].decode("utf-8")
+    hyp = decoded(fields[1])
     segmentation = next((f for f in fields[4:] if _SEGMENTATION.match(f)), None)
     if mode == "sentence" or (mode == "auto" and segmentation is None):
         return False, [(source, hyp.strip())]
@@ -145,7 +145,7 @@ def iter_feature_values(path: Path, feature_name: str) -> Iterable[float]:
     pattern = re.compile(re.escape(feature_name) + r"= (\S+)")
     with open_binary_read(path) as handle:
         for line in handle:
-            match = pattern.search(line.decode("utf-8").split(" ||| ")[2])
+            match = pattern.search(decoded(line).split(" ||| ")[2])
             if match:
                 yield float(match.group(1))
 
@@ -182,7 +182,7 @@ def add_sentence_features(nbest_path: Path, out_path: Path, source_path: Path,
         for count, (_, fields, ending) in enumerate(_checked_lines(src, nbest_path, sources, source_path,
                                                                    taken), start=1):
             source = sources[int(fields[0])]
-            chunk.append((fields, ending, source, fields[1].decode("utf-8").strip()))
+            chunk.append((fields, ending, source, decoded(fields[1]).strip()))
             if len(chunk) >= chunk_lines:
                 _write_sentence_features(chunk, models, per_word, out)
         _write_sentence_features(chunk, models, per_word, out)

@@ -16,13 +16,12 @@ import click
 from rescorer.cli.options import (EXISTING_FILE, EXISTING_OR_STDIN, PICKS, model_option, SCORE_COLUMN, column_index, device_option,
                                   score_format_option, seed_option, table_output_options)
 from rescorer.cli.reporting import say, signature
+from rescorer.scoring.settings import MAX_BEAM
 from rescorer.runtime.failure_reports import reports_errors
 
 __all__ = ["TABLE_COMMANDS", "load_model_on", "run_paths"]
 
-# A beam keeps K hypotheses x the target shortlist of scores per step, so K is bounded where its
-# memory is still small next to the model's; samples are drawn in batches of the same rows.
-MAX_BEAM = 1000
+# Samples are drawn in batches of a beam's rows, so they are bounded as the beam is (MAX_BEAM).
 MAX_SAMPLES = 10000
 
 

@@ -48,7 +48,12 @@ def translate_command(reporter: Reporter, model_path: Path, input_path: Path, ou
     runtime = record_from(RuntimeSettings, options)
     if settings.nbest_size > 1 and nbest_path is None:
         raise click.UsageError("--nbest-size writes to --nbest-out: give the n-best list's file")
-    targets = [Target(output, "output")] + ([Target(nbest_path, "n-best list")] if nbest_path else [])
+    if str(output) == "-" and str(nbest_path) == "-":
+        raise click.UsageError("-o - and --nbest-out - would interleave the 1-best lines and the n-best list "
+                               "on standard output: give one of them a file")
+    # Like score's outputs: '-', a FIFO or a device (/dev/null) is written into as a stream.
+    targets = [Target(output, "output", streamable=True)] + \
+        ([Target(nbest_path, "n-best list", streamable=True)] if nbest_path else [])
     with RunPaths([("model", model_path), ("input", input_path)], targets, force=force):
         torch_device = resolve_device(runtime.device)
         bundle = load_model(model_path, torch_device)

@@ -13,10 +13,14 @@ from typing import Callable, Optional
 from rescorer.io.score_format import SCORE_FORMATS, format_log_scores, format_moses_scores
 from rescorer.io.unit_journal import DEFAULT_UNIT_LINES
 from rescorer.records import (COUNT, FILE_TO_WRITE, FLAG, NONNEGATIVE_FLOAT, NOT_RECORDED, POSITIVE_FLOAT,
-                              POSITIVE_INT, TEXT, SettingError, check_record, choice, recorded_values, setting,
-                              settings_of)
+                              POSITIVE_INT, TEXT, Kind, SettingError, check_record, choice, recorded_values,
+                              setting, settings_of)
 
-__all__ = ["ScoreSettings", "TranslateSettings"]
+__all__ = ["ScoreSettings", "TranslateSettings", "MAX_BEAM"]
+
+# A beam keeps K hypotheses x the target shortlist of scores per sentence and step, so K is bounded
+# where that memory is still small next to the model's (`generate` takes the same bound).
+MAX_BEAM = 1000
 
 
 @dataclass(frozen=True)
@@ -95,7 +99,8 @@ class ScoreSettings:
 class TranslateSettings:
     """How `rescore translate` searches: its beam search's settings (rescorer.scoring.translation)."""
 
-    beam: int = setting(5, POSITIVE_INT, "Beam size K (1: greedy).", option="--beam")
+    beam: int = setting(5, Kind("int", minimum=1, maximum=MAX_BEAM), "Beam size K (1: greedy).",
+                        option="--beam")
     nbest_size: int = setting(1, POSITIVE_INT, "Hypotheses per sentence written to --nbest-out (at most --beam).",
                               option="--nbest-size")
     alpha: float = setting(0.6, NONNEGATIVE_FLOAT,

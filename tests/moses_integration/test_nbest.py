@@ -6,8 +6,10 @@ import numpy as np
 import pytest
 
 from moses_integration.errors import NbestFormatError
-from moses_integration.nbest.rnn_features import iter_feature_values, parse_segmentation, rescore_nbest
-from moses_integration.line_files import read_lines
+from moses_integration.nbest.candidates import read_nbest
+from moses_integration.nbest.rnn_features import (SentenceModel, add_sentence_features, iter_feature_values,
+                                                  parse_segmentation, rescore_nbest)
+from moses_integration.line_files import count_lines, read_lines
 from rescorer.errors import RescorerError
 from tests.fake_moses import FIXTURES, needs_fixtures
 from tests.helpers import first_lines
@@ -27,6 +29,12 @@ class FakeScorer:
     def __call__(self, pairs):
         self.pairs.extend(pairs)
         return np.array([-len(t.split()) - 0.5 * len(s.split()) for s, t in pairs], dtype=float)
+
+
+def nbest_lines(tmp_path, lines):
+    path = tmp_path / "list.nbest"
+    path.write_bytes(b"".join(line + b"\n" for line in lines))
+    return path
 
 
 @pytest.mark.parametrize("out_name", ["rescored.gz", "rescored.txt"])
@@ -122,3 +130,43 @@ def test_output_is_atomic_and_replaced_only_with_force(tmp_path):
     assert len(gzip.open(out, "rb").read().splitlines()) == 3
     with pytest.raises(RescorerError, match="the output is the input"):
         rescore_nbest(nbest, nbest, DEV_SRC, FakeScorer(), force=True)
+
+
+def test_lines_end_at_newline_only_as_moses_reads_them(tmp_path):
+    """Issue 32, case 5: a lone CR inside a line stays in it (Moses splits on \\n only), so the
+    lines read and the lines counted agree; a CRLF line ending is still an ending."""
+    path = tmp_path / "src"
+    path.write_bytes(b"one two\rthree\nfour five\r\nsix")
+    assert read_lines(path) == ["one two\rthree", "four five", "six"]
+    assert count_lines(path) == 3
+
+
+def test_a_lone_cr_in_a_source_line_leaves_later_sentences_aligned(tmp_path):
+    """Issue 32, case 5: the hypotheses of sentence 1 are scored against source line 1, not
+    against the piece after the CR of line 0."""
+    nbest = nbest_lines(tmp_path, [b"0 ||| un deux trois ||| LM0= -1 ||| -1", b"1 ||| quatre cinq ||| LM0= -2 ||| -2"])
+    source = tmp_path / "src"
+    source.write_bytes(b"one two\rthree\nfour five\n")
+    scorer = FakeScorer()
+    rescore_nbest(nbest, tmp_path / "out", source, scorer)
+    assert scorer.pairs == [("one two\rthree", "un deux trois"), ("four five", "quatre cinq")]
+    sentences = SentenceModel("RNNfwd", FakeScorer())
+    add_sentence_features(nbest, tmp_path / "out2", source, [sentences], per_word=False)
+    assert sentences.scorer.pairs == scorer.pairs
+
+
+def test_bytes_that_are_not_utf8_are_kept(tmp_path):
+    """Issue 32, case 15: a byte that is not UTF-8 in a hypothesis or in the source is read as the
+    table path reads it (surrogateescape) and written back as it was."""
+    lines = [b"0 ||| caf\xe9 au lait ||| LM0= -1 ||| -1", b"1 ||| deux ||| LM0= -2 ||| -2"]
+    nbest = nbest_lines(tmp_path, lines)
+    source = tmp_path / "src"
+    source.write_bytes(b"coffee \xff milk\ntwo\n")
+    scorer = FakeScorer()
+    rescore_nbest(nbest, tmp_path / "out", source, scorer)
+    assert (tmp_path / "out").read_bytes() == b"".join(
+        line.replace(b" ||| -", b" RNN0= %s ||| -" % value) + b"\n" for line, value in zip(lines, [b"-4.5", b"-1.5"]))
+    assert scorer.pairs[0] == ("coffee \udcff milk", "caf\udce9 au lait")
+    add_sentence_features(nbest, tmp_path / "out2", source, [SentenceModel("RNNfwd", FakeScorer())], per_word=False)
+    assert (tmp_path / "out2").read_bytes().splitlines()[0] == b"0 ||| caf\xe9 au lait ||| LM0= -1 RNNfwd= -4.5 ||| -1"
+    assert read_nbest(nbest, 2)[0][0].words.encode("utf-8", "surrogateescape") == b"caf\xe9 au lait"

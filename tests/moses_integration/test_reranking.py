@@ -100,14 +100,16 @@ def dev_slice(tmp_path):
             for name in ("dev.en", "dev.fr", "dev.ref-darby.fr")]
 
 
-def run_rerank(tmp_path, moses, model, dev_slice, *extra):
-    """`rescore moses rerank` on a small real system (the real ini over a slice of the real tables)."""
+def run_rerank(tmp_path, moses, model, dev_slice, *extra, test_slice=None):
+    """`rescore moses rerank` on a small real system (the real ini over a slice of the real tables);
+    the dev set serves as test set unless another is given."""
     src, ref, darby = dev_slice
+    test_src, test_ref, test_darby = test_slice or dev_slice
     ini = tmp_path / "pt.moses.ini"
     if not ini.is_file():
         small_system(tmp_path)[0].rename(ini)
     return rescore("moses", "rerank", "--ini", ini, "--model", model, "--dev", src, ref,
-                   "--dev-ref", darby, "--test", src, ref, "--test-ref", darby, "--nbest-size", "100",
+                   "--dev-ref", darby, "--test", test_src, test_ref, "--test-ref", test_darby, "--nbest-size", "100",
                    "--out-dir", tmp_path / "rerank", "--moses-dir", moses, "--seeds", "2", *extra)
 
 
@@ -177,3 +179,70 @@ def test_a_rerun_with_other_models_is_refused(tmp_path, tiny_model_path, dev_sli
     assert run.returncode == 1 and "holds a reranking with other models" in run.stderr
     run = run_rerank(tmp_path, moses, tiny_model_path, dev_slice, "--seeds", "1", "--optimizer", "kbmira")
     assert run.returncode == 1 and "holds a reranking with other optimizer" in run.stderr
+
+
+def given_list(path, sentences, edit=lambda sentence, line: line):
+    """A user's n-best list of the dev slice: the fixture's dev 100-best lines (those the stand-in
+    decoder writes) of the given sentences, each line through `edit`."""
+    with gzip.open(TUNING / "run1.best100.out.gz", "rb") as handle:
+        lines = [line for line in handle if int(line.split(b" ||| ")[0]) in sentences]
+    path.write_bytes(b"".join(edit(int(line.split(b" ||| ")[0]), line) for line in lines))
+    return path
+
+
+def test_a_given_list_without_every_sentence_is_refused_before_any_work(tmp_path, tiny_model_path, dev_slice):
+    """Issue 32, case 4: the sentences a list lacks were scored as empty translations (test BLEU
+    0.00 for an empty list). Moses gives every sentence a line, so a list without one is refused."""
+    moses = install_fake_moses(tmp_path / "moses")
+    cut = given_list(tmp_path / "cut.nbest", set(range(20)) - {5, 12})
+    run = run_rerank(tmp_path, moses, tiny_model_path, dev_slice, "--test-nbest", cut)
+    assert run.returncode == 1
+    assert run.stderr.splitlines()[-1] == (
+        f"Error: {cut}: no hypotheses for 2 of the 20 sentences of the test source {dev_slice[0]} (ids 5, 12); "
+        f"Moses writes at least one line per sentence: expected the n-best list of this source")
+    empty = tmp_path / "empty.nbest"
+    empty.write_bytes(b"")
+    run = run_rerank(tmp_path, moses, tiny_model_path, dev_slice, "--dev-nbest", empty)
+    assert run.returncode == 1 and run.stderr.splitlines()[-1].startswith(
+        f"Error: {empty}: no hypotheses for 20 of the 20 sentences of the dev source {dev_slice[0]} "
+        f"(ids 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, ...)")
+    assert not calls(moses) and not (tmp_path / "rerank").exists()
+
+
+@pytest.mark.parametrize("empty", ["dev", "test"])
+def test_an_empty_set_is_refused_before_any_work(tmp_path, tiny_model_path, dev_slice, empty):
+    """Issue 32, case 17: an empty test set failed with IndexError after decoding and tuning, an
+    empty dev set with the extractor's empty feature file."""
+    moses = install_fake_moses(tmp_path / "moses")
+    nothing = []
+    for name in ("empty.en", "empty.fr", "empty.darby.fr"):
+        (tmp_path / name).write_bytes(b"")
+        nothing.append(tmp_path / name)
+    sets = (nothing, dev_slice) if empty == "dev" else (dev_slice, nothing)
+    run = run_rerank(tmp_path, moses, tiny_model_path, sets[0], test_slice=sets[1])
+    assert run.returncode == 1
+    assert run.stderr.splitlines()[-1] == (f"Error: {nothing[0]}: the {empty} source is empty; reranking needs dev "
+                                           f"sentences to tune on and test sentences to rerank")
+    assert not calls(moses) and not (tmp_path / "rerank").exists()
+
+
+def test_bytes_that_are_not_utf8_are_kept_through_the_reranking(tmp_path, tiny_model_path, dev_slice):
+    """Issue 32, case 15: a byte that is not UTF-8 in the test source or in a hypothesis of the
+    given test list failed with UnicodeDecodeError; it is kept, as the table path keeps it."""
+    moses = install_fake_moses(tmp_path / "moses")
+    source = tmp_path / "test.en"
+    lines = dev_slice[0].read_bytes().split(b"\n")
+    lines[3] = lines[3].replace(b" ", b" \xff ", 1)
+    source.write_bytes(b"\n".join(lines))
+
+    def latin1(sentence, line):  # every hypothesis of sentence 0 gets a Latin-1 byte
+        return line.replace(b"abraham", b"abr\xe0ham", 1) if sentence == 0 else line
+    given = given_list(tmp_path / "test.nbest", set(range(20)), latin1)
+    run = run_rerank(tmp_path, moses, tiny_model_path, dev_slice, "--test-nbest", given, "--seeds", "1",
+                     test_slice=(source, *dev_slice[1:]))
+    assert run.returncode == 0, run.stderr
+    out = tmp_path / "rerank"
+    assert (out / "test.1best").read_bytes().split(b"\n")[0].startswith(b"abr\xe0ham prit une autre femme")
+    assert b"abr\xe0ham" in (out / "seed1" / "test.reranked").read_bytes().split(b"\n")[0]
+    scored = gzip.open(out / "test.nbest.gz", "rb").read()
+    assert scored.count(b"abr\xe0ham") == given.read_bytes().count(b"abr\xe0ham") > 0

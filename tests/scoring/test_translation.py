@@ -1,9 +1,13 @@
 """`rescore translate`: one output line per input line, in input order whatever the batching;
 beam 1 is greedy decoding; the n-best list holds K distinct hypotheses in Moses' format."""
 
+import os
+import subprocess
+
 import pytest
 
 from rescorer.models.search import greedy_decode
+from rescorer.records import SettingError
 from rescorer.scoring.translation import SearchSettings, max_output_length, translate_file
 from tests.helpers import rescore
 
@@ -67,3 +71,41 @@ def test_the_command(tiny_model_path, source, tmp_path):
                    "--nbest-size", "3", "--nbest-out", tmp_path / "nb")
     assert wide.returncode == 2 and "--nbest-size 3 is more than the beam keeps (--beam 2)" in wide.stderr
     assert not (tmp_path / "x").exists()
+
+
+def test_both_outputs_on_stdout_are_refused(tiny_model_path, source):
+    """Issue 32, case 9: the 1-best lines and the n-best list would interleave in one stream."""
+    run = rescore("translate", tiny_model_path, "--input", source, "-o", "-", "--nbest-out", "-",
+                  "--nbest-size", "2")
+    assert run.returncode == 2 and run.stdout == ""
+    assert run.stderr.splitlines()[-1] == ("Error: -o - and --nbest-out - would interleave the 1-best lines and "
+                                           "the n-best list on standard output: give one of them a file")
+
+
+def test_the_beam_is_bounded_as_generate_bounds_it(tiny_model_path, source, tmp_path):
+    """Issue 32, case 13: --beam 100000 ran out of memory (bad_alloc) in the search."""
+    run = rescore("translate", tiny_model_path, "--input", source, "-o", tmp_path / "out.fr", "--beam", "100000")
+    assert run.returncode == 2 and "'--beam': 100000 is not in the range 1<=x<=1000." in run.stderr
+    assert not (tmp_path / "out.fr").exists()
+    with pytest.raises(SettingError, match="beam.*expected <= 1000"):
+        SearchSettings(beam=1001)
+    assert SearchSettings(beam=1000).beam == 1000
+
+
+def test_a_device_or_a_fifo_is_written_as_a_stream(tiny_model_path, source, tmp_path):
+    """Issue 32, case 22: as `score` does (docs/guarantees.md), and as `-o -` already did."""
+    expected = tmp_path / "out.fr"
+    assert rescore("translate", tiny_model_path, "--input", source, "-o", expected, "--beam", "2").returncode == 0
+    run = rescore("translate", tiny_model_path, "--input", source, "-o", "/dev/null", "--beam", "2",
+                  "--nbest-out", tmp_path / "out.nbest", "--nbest-size", "2")
+    assert run.returncode == 0, run.stderr
+    assert len((tmp_path / "out.nbest").read_text().splitlines()) == 2 * 5  # 5 non-empty lines, 2 each
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    reader = subprocess.Popen(["cat", str(fifo)], stdout=subprocess.PIPE)
+    run = rescore("translate", tiny_model_path, "--input", source, "-o", fifo, "--beam", "2", timeout=120)
+    if run.returncode != 0:
+        reader.kill()  # nobody opened the FIFO for writing
+    assert run.returncode == 0, run.stderr
+    assert reader.communicate(timeout=60)[0] == expected.read_bytes()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fifo", "input.en", "out.fr", "out.nbest"]
