@@ -23,7 +23,6 @@ from rescorer.models import flops
 from rescorer.models.base import DecoderState, PhraseScorer
 from rescorer.models.cells import build_layer
 from rescorer.models.config import ModelConfig
-from rescorer.models.embeddings import previous_word_embeddings
 from rescorer.models.registry import Architecture, register
 from rescorer.models.settings import require
 
@@ -62,7 +61,7 @@ class Cho2014(PhraseScorer):
 
     def encode(self, src: torch.Tensor, src_lengths: torch.Tensor) -> torch.Tensor:
         """src: (batch, src_len) ids; returns c: (batch, H)."""
-        encoded = self.encoder(self.src_embed(src), src_lengths)
+        encoded = self.encoder(self.embed_source(src), src_lengths)
         return torch.tanh(self.context(encoded.final_outputs[-1]))
 
     def source_summary(self, src: torch.Tensor, src_lengths: torch.Tensor) -> torch.Tensor:
@@ -71,7 +70,7 @@ class Cho2014(PhraseScorer):
 
     def teacher_forced_features(self, src, src_lengths, tgt_in, steps, rows):
         context = self.encode(src, src_lengths)
-        prev_embed = previous_word_embeddings(self.tgt_embed, tgt_in)  # (batch, steps, E)
+        prev_embed = self.previous_embeddings(tgt_in)  # (batch, steps, E)
         inputs = self.decoder.input_proj(prev_embed) + self.context_to_gates(context).unsqueeze(1)
         start = self.decoder.initial_state(torch.tanh(self.decoder_init(context)))
         states, _ = self.decoder.run(inputs, steps, start)  # (batch, steps, H)

@@ -22,7 +22,6 @@ from rescorer.models.attention import AdditiveAttention, attend, masked_softmax,
 from rescorer.models.base import DecoderState, PhraseScorer
 from rescorer.models.cells import build_layer
 from rescorer.models.config import ModelConfig
-from rescorer.models.embeddings import previous_word_embeddings
 from rescorer.models.registry import Architecture, register
 from rescorer.models.settings import require
 
@@ -61,7 +60,7 @@ class RNNsearch(PhraseScorer):
 
     def encode(self, src: torch.Tensor, src_lengths: torch.Tensor) -> DecoderState:
         """Annotations (batch, src_len, A), their keys U_a h_j and s_0: the state before step 1."""
-        encoded = self.encoder(self.src_embed(src), src_lengths)
+        encoded = self.encoder(self.embed_source(src), src_lengths)
         last_direction = encoded.final_outputs[-1][:, -self.config.hidden_size:]  # <-h_1 (or ->h_N)
         state = self.decoder.initial_state(torch.tanh(self.decoder_init(last_direction)))
         return DecoderState(0, {"hidden": state, "annotations": encoded.annotations,
@@ -76,7 +75,7 @@ class RNNsearch(PhraseScorer):
 
     def teacher_forced_features(self, src, src_lengths, tgt_in, steps, rows):
         state = self.encode(src, src_lengths)
-        prev_embed = previous_word_embeddings(self.tgt_embed, tgt_in)  # (batch, steps, E)
+        prev_embed = self.previous_embeddings(tgt_in)  # (batch, steps, E)
         inputs = self.decoder.input_proj(prev_embed)  # (batch, steps, gates * H)
         recurrent = state["hidden"]
         previous, contexts = [], []  # s_{i-1} and c_i of every step

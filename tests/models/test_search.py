@@ -15,8 +15,8 @@ from rescorer.models import ModelSettings, build_model
 from rescorer.models.search import beam_search, greedy_decode, sample
 
 ARCHITECTURES = [("cho2014", {}), ("cho2014", {"cell": "lstm", "bidirectional": True}),
-                 ("rnnsearch", {}), ("luong", {}), ("luong", {"attention": "local-p"})]
-IDS = ["cho2014", "cho2014-lstm-bi", "rnnsearch", "luong", "luong-local-p"]
+                 ("rnnsearch", {}), ("luong", {}), ("luong", {"attention": "local-p"}), ("transformer", {})]
+IDS = ["cho2014", "cho2014-lstm-bi", "rnnsearch", "luong", "luong-local-p", "transformer"]
 SOURCE = [3, 5, 4, 6]
 
 
