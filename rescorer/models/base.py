@@ -10,8 +10,9 @@ gold words gives the teacher-forced score.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Callable, Optional
 
 import torch
 from torch import nn
@@ -227,6 +228,22 @@ class PhraseScorer(nn.Module):
     def flops_per_pair(config: ModelConfig, src_len: int, tgt_len: int) -> int:
         """Matmul FLOPs of scoring one unpadded pair with teacher forcing (see rescorer.models.flops)."""
         raise NotImplementedError
+
+
+def in_eval_mode(decode: Callable) -> Callable:
+    """Run `decode(model, ...)` with the model in eval mode (no dropout: a search's log p is the
+    model's), then put it back in the mode it was in (a trainer may decode mid-training)."""
+
+    @functools.wraps(decode)
+    def wrapper(model: nn.Module, *args, **kwargs):
+        was_training = model.training
+        model.eval()
+        try:
+            return decode(model, *args, **kwargs)
+        finally:
+            model.train(was_training)
+
+    return wrapper
 
 
 def count_parameters(model: nn.Module) -> int:
