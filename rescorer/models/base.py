@@ -85,7 +85,17 @@ class PhraseScorer(nn.Module):
         self.tgt_embed = FactoredEmbedding(config.tgt_vocab_size, config.embed_dim, config.embed_rank)
         self.encoder = RecurrentEncoder(config.cell, config.embed_dim, config.hidden_size, config.encoder_layers,
                                         config.bidirectional, config.reverse_source, config.reset_after,
-                                        config.dropout)
+                                        config.dropout, config.layer_norm)
+
+    def add_decoder_norms(self, hidden_size: int, layers: int = 1) -> None:
+        """LayerNorms of the decoder layers' outputs h_t when the config asks for them (Ba et al. 2016,
+        here on the outputs, not inside the cell: the recurrence itself is the paper's)."""
+        self.decoder_norms = (nn.ModuleList(nn.LayerNorm(hidden_size) for _ in range(layers))
+                              if self.config.layer_norm else None)
+
+    def normed(self, outputs: torch.Tensor, layer: int = 0) -> torch.Tensor:
+        """Decoder layer `layer`'s outputs, layer-normalized if the config says so."""
+        return self.decoder_norms[layer](outputs) if self.decoder_norms is not None else outputs
 
     def add_deep_output(self, hidden_size: int, context_size: int) -> None:
         """s' = O_h h + O_y e(y_{t-1}) + O_c c, then maxout (Cho et al., Bahdanau et al.)."""
@@ -101,9 +111,12 @@ class PhraseScorer(nn.Module):
         self.output_left = nn.Linear(rank or input_size, self.config.tgt_vocab_size)  # G_l
 
     def reset_parameters(self) -> None:
-        """Cho et al. Appendix A: weights N(0, 0.01), recurrent matrices orthogonal, biases zero."""
+        """Cho et al. Appendix A: weights N(0, 0.01), recurrent matrices orthogonal, biases zero;
+        LayerNorms at gain 1, bias 0."""
         for name, param in self.named_parameters():
-            if name.endswith("bias"):
+            if "norms." in name:
+                nn.init.ones_(param) if name.endswith("weight") else nn.init.zeros_(param)
+            elif name.endswith("bias"):
                 nn.init.zeros_(param)
             else:
                 nn.init.normal_(param, mean=0.0, std=0.01)

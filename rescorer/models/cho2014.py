@@ -51,6 +51,7 @@ class Cho2014(PhraseScorer):
         self.decoder_init = nn.Linear(H, H)  # V': h'_0 = tanh(V' c)
         self.decoder = build_layer(config.cell, E, H, config.reset_after)
         self.context_to_gates = nn.Linear(H, config.gates * H, bias=False)  # [C_z; C_r; C]
+        self.add_decoder_norms(H)
         self.add_deep_output(H, H)
         self.add_output_layer(config.maxout_units)
         self.reset_parameters()
@@ -78,7 +79,7 @@ class Cho2014(PhraseScorer):
         # [rows[0]]: the backward of indexing with repeated indices adds with atomics on two or
         # more CPU threads, in an order that depends on timing (training was not repeatable)
         context_part = self.deep_context(context).index_select(0, rows[0])
-        return self.deep_output(states[rows], prev_embed[rows], context_part)
+        return self.deep_output(self.normed(states[rows]), prev_embed[rows], context_part)
 
     def start(self, src: torch.Tensor, src_lengths: torch.Tensor) -> DecoderState:
         context = self.encode(src, src_lengths)
@@ -89,7 +90,7 @@ class Cho2014(PhraseScorer):
     def step_features(self, state, prev_tokens):
         prev = self.previous_embedding(state, prev_tokens)  # (batch, E)
         hidden = self.decoder.step(self.decoder.input_proj(prev) + state["context_gates"], state["hidden"])
-        features = self.deep_output(self.decoder.output(hidden), prev, state["deep_context"])
+        features = self.deep_output(self.normed(self.decoder.output(hidden)), prev, state["deep_context"])
         return features, state.advanced(hidden=hidden), None
 
     @staticmethod

@@ -48,6 +48,8 @@ class ModelConfig:
     # Probability of zeroing a unit in training (never when scoring); 0 in files of format 1 and 2
     # written before it existed, whose configs lack the key.
     dropout: float = 0.0
+    # Recurrent architectures: LayerNorm on every recurrent layer's outputs (off in older files).
+    layer_norm: bool = False
 
     @property
     def directions(self) -> int:

@@ -46,7 +46,7 @@ class RecurrentEncoder(nn.Module):
 
     def __init__(self, cell: str, input_size: int, hidden_size: int, num_layers: int = 1,
                  bidirectional: bool = False, reverse_source: bool = False, reset_after: bool = False,
-                 dropout: float = 0.0):
+                 dropout: float = 0.0, layer_norm: bool = False):
         super().__init__()
         self.hidden_size = hidden_size
         self.dropout = dropout  # on each layer's outputs (the next layer's inputs, the annotations), in training
@@ -57,6 +57,8 @@ class RecurrentEncoder(nn.Module):
         self.forward_layers = nn.ModuleList(build_layer(cell, size, hidden_size, reset_after) for size in sizes)
         self.backward_layers = nn.ModuleList(
             build_layer(cell, size, hidden_size, reset_after) for size in sizes) if bidirectional else None
+        # LayerNorm of each layer's outputs (both directions together); not of the final states
+        self.norms = nn.ModuleList(nn.LayerNorm(directions * hidden_size) for _ in sizes) if layer_norm else None
 
     def layers(self) -> list[RecurrentLayer]:
         return list(self.forward_layers) + list(self.backward_layers or [])
@@ -81,6 +83,8 @@ class RecurrentEncoder(nn.Module):
                 last.append(backward.output(backward_final))
             final_states.append(states)
             final_outputs.append(torch.cat(last, dim=-1) if len(last) > 1 else last[0])
+            if self.norms is not None:
+                outputs = self.norms[index](outputs)
             inputs = F.dropout(outputs, self.dropout, training=True) if self.training and self.dropout else outputs
         annotations = reverse_padded(inputs, lengths) if self.reverse_source else inputs
         return EncoderOutput(annotations, final_states, final_outputs)

@@ -56,6 +56,7 @@ class Luong(PhraseScorer):
         self.attention = LuongAttention(config.attention_score, config.attention, config.attention_window,
                                         H, A, config.attention_size)
         self.combine = nn.Linear(A + H, H, bias=False)  # W_c
+        self.add_decoder_norms(H, config.decoder_layers)
         self.add_output_layer(H)  # W_s
         self.reset_parameters()
 
@@ -126,9 +127,9 @@ class Luong(PhraseScorer):
         layers = []
         for index, cell in enumerate(self.decoder):
             if index:
-                inputs = cell.input_proj(self.drop(cell.output(layers[-1])))
+                inputs = cell.input_proj(self.drop(self.normed(cell.output(layers[-1]), index - 1)))
             layers.append(cell.step(inputs, state["hidden"][:, index]))
-        top = self.decoder[-1].output(layers[-1])  # (batch, H)
+        top = self.normed(self.decoder[-1].output(layers[-1]), len(self.decoder) - 1)  # (batch, H)
         weights, context = self.attention_contexts(top.unsqueeze(1), state)
         attentional = self.attentional(context.squeeze(1), top)
         changes = {"hidden": torch.stack(layers, dim=1)}
@@ -150,6 +151,7 @@ class Luong(PhraseScorer):
             if index:
                 inputs = cell.input_proj(self.drop(outputs))
             outputs, _ = cell.run(inputs, steps, state["hidden"][:, index])
+            outputs = self.normed(outputs, index)
         _, contexts = self.attention_contexts(outputs, state)  # all steps in one batched product
         return self.output_features(self.drop(self.attentional(contexts[rows], outputs[rows])))
 

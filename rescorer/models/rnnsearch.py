@@ -50,6 +50,7 @@ class RNNsearch(PhraseScorer):
         self.decoder_init = nn.Linear(H, H)  # W_s: s_0 = tanh(W_s <-h_1)
         self.decoder = build_layer(config.cell, E, H, config.reset_after)
         self.context_to_gates = nn.Linear(A, config.gates * H, bias=False)  # [C_z; C_r; C] c_i
+        self.add_decoder_norms(H)  # of s_{i-1} where attention and the deep output read it
         self.add_deep_output(H, A)  # U_o, V_o, C_o
         self.add_output_layer(config.maxout_units)
         self.reset_parameters()
@@ -80,7 +81,7 @@ class RNNsearch(PhraseScorer):
         recurrent = state["hidden"]
         previous, contexts = [], []  # s_{i-1} and c_i of every step
         for i in range(tgt_in.size(1)):
-            hidden = self.decoder.output(recurrent)
+            hidden = self.normed(self.decoder.output(recurrent))
             _, context = self.align(hidden, state)
             previous.append(hidden)
             contexts.append(context)
@@ -94,7 +95,7 @@ class RNNsearch(PhraseScorer):
 
     def step_features(self, state, prev_tokens):
         prev = self.previous_embedding(state, prev_tokens)  # (batch, E)
-        hidden = self.decoder.output(state["hidden"])  # s_{i-1}
+        hidden = self.normed(self.decoder.output(state["hidden"]))  # s_{i-1}
         weights, context = self.align(hidden, state)
         features = self.deep_output(hidden, prev, self.deep_context(context))
         recurrent = self.decoder.step(self.decoder.input_proj(prev) + self.context_to_gates(context),

@@ -61,6 +61,9 @@ SETTINGS = (
             help="transformer: attention heads per layer, dividing the model width [default: the preset's]."),
     Setting("tied_embeddings", "--tied-embeddings/--no-tied-embeddings", kind=bool,
             help="transformer: the output layer's weights are the target embeddings [default: on]."),
+    Setting("layer_norm", "--layer-norm/--no-layer-norm", kind=bool,
+            help="Layer normalization of every recurrent layer's outputs, encoder and decoder "
+                 "[default: off] (the transformer always normalizes)."),
     Setting("dropout", "--dropout", kind=float,
             help="Probability of dropping a unit in training, never when scoring: embeddings, encoder "
                  "annotations, decoder states and the deep output's input (transformer: also its "
@@ -69,10 +72,10 @@ SETTINGS = (
 SETTINGS_BY_NAME = {setting.name: setting for setting in SETTINGS}
 # The model options' names (raw values, None when not given), as a checkpoint records them.
 MODEL_OPTION_KEYS = ("arch", "preset", *SETTINGS_BY_NAME)
-COMMON = ("cell", "encoder_layers", "bidirectional", "reverse_source", "reset_after", "dropout")
+COMMON = ("cell", "encoder_layers", "bidirectional", "reverse_source", "reset_after", "layer_norm", "dropout")
 COMMON_DEFAULTS = dict(cell="gru", encoder_layers=1, bidirectional=False, reverse_source=False,
-                       reset_after=False, dropout=0.0)
-RECURRENT_ONLY = ("cell", "bidirectional", "reverse_source", "reset_after")  # of COMMON
+                       reset_after=False, layer_norm=False, dropout=0.0)
+RECURRENT_ONLY = ("cell", "bidirectional", "reverse_source", "reset_after", "layer_norm")  # of COMMON
 
 
 def applicable_settings(arch: str) -> list[Setting]:
@@ -165,8 +168,8 @@ class ModelSettings:
             value = values[setting.name]
             if setting.values:  # back to the CLI word
                 value = next(word for word, mapped in setting.values.items() if mapped == value)
-            if setting.name == "dropout" and not value:
-                continue  # signatures of runs without dropout read as before it existed
+            if setting.name in ("dropout", "layer_norm") and not value:
+                continue  # signatures of runs without them read as before they existed
             if value is not None and not (setting.name == "reset_after" and values["cell"] != "gru"):
                 described[setting.flag.lstrip("-")] = value
         return described
@@ -183,6 +186,8 @@ def check_config(config: ModelConfig) -> None:
         if not isinstance(getattr(config, name), int) or getattr(config, name) < 1:
             raise ModelSettingError(f"{name} must be a positive integer, found {getattr(config, name)!r}")
     check_probability("dropout", config.dropout)
+    if config.layer_norm and not architecture.recurrent:
+        raise ModelSettingError(f"layer_norm applies to recurrent architectures, not {config.arch}")
     for name in OPTIONAL_SETTINGS:
         if name not in architecture.settings and getattr(config, name) is not None:
             raise ModelSettingError(f"{name} does not apply to architecture {config.arch}")

@@ -88,7 +88,8 @@ VARIANTS = [("cho2014", {}), ("cho2014", {"reset_after": True}), ("cho2014", {"c
             ("luong", {"attention": "local-m", "attention_score": "dot"}),
             ("luong", {"attention": "local-p", "attention_score": "concat", "bidirectional": True}),
             ("luong", {"attention": "local-p", "input_feeding": False}),
-            ("transformer", {}), ("transformer", {"tied_embeddings": False, "encoder_layers": 1, "decoder_layers": 3})]
+            ("transformer", {}), ("transformer", {"tied_embeddings": False, "encoder_layers": 1, "decoder_layers": 3}),
+            ("rnnsearch", {"layer_norm": True}), ("luong", {"layer_norm": True})]
 
 
 @pytest.mark.parametrize("arch, settings", VARIANTS, ids=[f"{a}-{s}" for a, s in VARIANTS])

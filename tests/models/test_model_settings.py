@@ -40,7 +40,8 @@ def test_cho2014_defaults_are_version_1_configs():
     ("luong", "small", {"encoder_layers": 1, "input_feeding": False}, dict(encoder_layers=1, input_feeding=False)),
     ("cho2014", "tiny", {"reset_after": True}, dict(reset_after=True)),
     ("cho2014", "small", {}, dict(dropout=0.0)),
-    ("luong", "small", {"dropout": 0.3}, dict(dropout=0.3)),
+    ("luong", "small", {"dropout": 0.3}, dict(dropout=0.3, layer_norm=False)),
+    ("rnnsearch", "tiny", {"layer_norm": True}, dict(layer_norm=True)),
     ("transformer", "small", {}, dict(embed_dim=256, hidden_size=1024, encoder_layers=3, decoder_layers=3,
                                       attention_heads=4, tied_embeddings=True, embed_rank=None,
                                       output_rank=None, maxout_units=None, dropout=0.0)),
@@ -58,7 +59,7 @@ def test_presets_defaults_and_choices_resolve(arch, preset, given, want):
 @pytest.mark.parametrize("arch, given, message", [
     ("cho2014", {"decoder_layers": 2}, "--decoder-layers does not apply to --arch cho2014 (only to luong, "
                                        "transformer); cho2014's settings are --cell, --encoder-layers, "
-                                       "--bidirectional, --reverse-source, --gru-form, --dropout"),
+                                       "--bidirectional, --reverse-source, --gru-form, --layer-norm, --dropout"),
     ("rnnsearch", {"attention": "local-m"}, "--attention does not apply to --arch rnnsearch"),
     ("cho2014", {"input_feeding": False}, "--input-feeding does not apply"),
     ("luong", {"attention_window": 3}, "--attention-window applies to --attention local-m or local-p only"),
@@ -75,6 +76,7 @@ def test_presets_defaults_and_choices_resolve(arch, preset, given, want):
     ("transformer", {"dropout": -0.1}, "--dropout must be a number in [0, 1), found -0.1"),
     ("rnnsearch", {"dropout": float("nan")}, "--dropout must be a number in [0, 1), found nan"),
     ("rnnsearch", {"dropout": float("inf")}, "--dropout must be a number in [0, 1), found inf"),
+    ("transformer", {"layer_norm": True}, "--layer-norm does not apply to --arch transformer"),
 ])
 def test_settings_that_do_not_apply_are_refused(arch, given, message):
     with pytest.raises(ModelSettingError) as error:
@@ -96,6 +98,7 @@ def test_unknown_preset_and_setting():
     (dict(maxout_units=None), "cho2014 needs maxout_units"),
     (dict(hidden_size=0), "hidden_size must be a positive integer"),
     (dict(dropout=1.5), r"--dropout must be a number in \[0, 1\), found 1.5"),
+    (dict(arch="transformer", maxout_units=None, layer_norm=True), "layer_norm applies to recurrent architectures"),
 ])
 def test_configs_read_from_files_are_checked(changes, message):
     config = ModelSettings.make("cho2014", "tiny").config(10, 10).replace(**changes)
@@ -119,7 +122,7 @@ def test_every_setting_applies_somewhere_and_describe_names_them():
 def test_configs_without_dropout_load_as_before():
     """Format-2 files written before dropout existed have no key for it: rate 0, the model as before."""
     config = ModelSettings.make("rnnsearch", "tiny").config(50, 60)
-    older = {key: value for key, value in config.to_dict().items() if key != "dropout"}
+    older = {key: value for key, value in config.to_dict().items() if key not in ("dropout", "layer_norm")}
     assert ModelConfig.from_dict(older) == config and config.dropout == 0.0
     assert "dropout" not in ModelSettings.make("rnnsearch", "tiny").describe()
     assert ModelSettings.make("rnnsearch", "tiny", dropout=0.2).describe()["dropout"] == 0.2

@@ -23,6 +23,9 @@ VARIANTS = [
     ("rnnsearch", {"dropout": 0.3}), ("transformer", {}),
     ("transformer", {"tied_embeddings": False, "encoder_layers": 1, "decoder_layers": 3, "attention_heads": 4}),
     ("transformer", {"dropout": 0.2}),
+    ("cho2014", {"layer_norm": True, "encoder_layers": 2, "bidirectional": True}),
+    ("rnnsearch", {"layer_norm": True, "dropout": 0.3}), ("luong", {"layer_norm": True}),
+    ("luong", {"layer_norm": True, "input_feeding": False, "cell": "gru"}),
 ]
 IDS = [arch + "".join(f"-{k}={v}" for k, v in settings.items()) for arch, settings in VARIANTS]
 SRC_VOCAB, TGT_VOCAB = 30, 40
@@ -186,3 +189,29 @@ def test_without_dropout_training_draws_no_random_numbers(arch):
         trained = model(*inputs)
         assert torch.equal(torch.get_rng_state(), before)
     torch.testing.assert_close(trained, scored, atol=1e-5, rtol=0)
+
+
+@pytest.mark.parametrize("arch", ["cho2014", "rnnsearch", "luong"])
+def test_layer_norm_normalizes_the_recurrent_layers_outputs(arch):
+    model = make(arch, {"layer_norm": True, "encoder_layers": 2})
+    with torch.no_grad():  # gains 1, biases 0: outputs standardized
+        for norm in [*model.encoder.norms, *model.decoder_norms]:
+            norm.weight.fill_(1.0)
+            norm.bias.zero_()
+    norms, seen, ran = [*model.encoder.norms, *model.decoder_norms], [], set()
+
+    def record(module, inputs, output):
+        seen.append((inputs[0], output))
+        ran.add(id(module))
+
+    for norm in norms:
+        norm.register_forward_hook(record)
+    src, src_lengths, tgt, tgt_lengths = batch()
+    with torch.no_grad():
+        model(src, src_lengths, tgt, tgt_lengths)
+    assert ran == {id(norm) for norm in norms}  # each layer's norm ran (the decoder's at every step)
+    for before, output in seen:  # (h - mean) / sqrt(variance + 1e-5) over each output vector
+        mean, variance = before.mean(-1, keepdim=True), before.var(-1, unbiased=False, keepdim=True)
+        torch.testing.assert_close(output, (before - mean) / torch.sqrt(variance + 1e-5), atol=1e-5, rtol=1e-5)
+    plain = make(arch, {"encoder_layers": 2})
+    assert not any("norm" in name for name in plain.state_dict())  # older files' weights, as before
