@@ -5,12 +5,13 @@ Parts (embeddings, cells, encoders, attention, the shared output and gold-token 
 
 - `cho2014`: Cho et al. (2014), the default;
 - `rnnsearch`: Bahdanau et al. (2015);
-- `luong`: Luong et al. (2015).
+- `luong`: Luong et al. (2015);
+- `transformer`: Vaswani et al. (2017), pre-norm.
 
 A new architecture is one module plus one import line here.
 """
 
-from rescorer.models import cho2014, rnnsearch, luong  # noqa: F401, I001  # isort: skip  (each registers itself, in the papers' order)
+from rescorer.models import cho2014, rnnsearch, luong, transformer  # noqa: F401, I001  # isort: skip  (each registers itself, in the papers' order)
 from rescorer.models.base import DecoderState, PhraseScorer, count_parameters
 from rescorer.models.config import ModelConfig
 from rescorer.models.registry import ARCHITECTURES, Architecture, architecture_names, get_architecture

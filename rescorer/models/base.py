@@ -10,17 +10,19 @@ gold words gives the teacher-forced score.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Callable, Optional
 
 import torch
 from torch import nn
+from torch.nn import functional as F
 
 from rescorer.data.vocabulary import EOS_ID, PAD_ID
 from rescorer.models import softmax
 from rescorer.models.cells import RecurrentLayer
 from rescorer.models.config import ModelConfig
-from rescorer.models.embeddings import FactoredEmbedding
+from rescorer.models.embeddings import FactoredEmbedding, previous_word_embeddings
 from rescorer.models.encoders import RecurrentEncoder
 from rescorer.models.softmax import full_precision
 
@@ -82,7 +84,18 @@ class PhraseScorer(nn.Module):
         self.src_embed = FactoredEmbedding(config.src_vocab_size, config.embed_dim, config.embed_rank)
         self.tgt_embed = FactoredEmbedding(config.tgt_vocab_size, config.embed_dim, config.embed_rank)
         self.encoder = RecurrentEncoder(config.cell, config.embed_dim, config.hidden_size, config.encoder_layers,
-                                        config.bidirectional, config.reverse_source, config.reset_after)
+                                        config.bidirectional, config.reverse_source, config.reset_after,
+                                        config.dropout, config.layer_norm)
+
+    def add_decoder_norms(self, hidden_size: int, layers: int = 1) -> None:
+        """LayerNorms of the decoder layers' outputs h_t when the config asks for them (Ba et al. 2016,
+        here on the outputs, not inside the cell: the recurrence itself is the paper's)."""
+        self.decoder_norms = (nn.ModuleList(nn.LayerNorm(hidden_size) for _ in range(layers))
+                              if self.config.layer_norm else None)
+
+    def normed(self, outputs: torch.Tensor, layer: int = 0) -> torch.Tensor:
+        """Decoder layer `layer`'s outputs, layer-normalized if the config says so."""
+        return self.decoder_norms[layer](outputs) if self.decoder_norms is not None else outputs
 
     def add_deep_output(self, hidden_size: int, context_size: int) -> None:
         """s' = O_h h + O_y e(y_{t-1}) + O_c c, then maxout (Cho et al., Bahdanau et al.)."""
@@ -98,9 +111,12 @@ class PhraseScorer(nn.Module):
         self.output_left = nn.Linear(rank or input_size, self.config.tgt_vocab_size)  # G_l
 
     def reset_parameters(self) -> None:
-        """Cho et al. Appendix A: weights N(0, 0.01), recurrent matrices orthogonal, biases zero."""
+        """Cho et al. Appendix A: weights N(0, 0.01), recurrent matrices orthogonal, biases zero;
+        LayerNorms at gain 1, bias 0."""
         for name, param in self.named_parameters():
-            if name.endswith("bias"):
+            if "norms." in name:
+                nn.init.ones_(param) if name.endswith("weight") else nn.init.zeros_(param)
+            elif name.endswith("bias"):
                 nn.init.zeros_(param)
             else:
                 nn.init.normal_(param, mean=0.0, std=0.01)
@@ -113,11 +129,26 @@ class PhraseScorer(nn.Module):
                 embedding.table.weight[PAD_ID].zero_()
 
     # -- shared computations -----------------------------------------------------------------
+    def drop(self, values: torch.Tensor) -> torch.Tensor:
+        """Dropout at the config's rate in train mode; the values themselves otherwise (and at
+        rate 0, so that training without dropout draws no random numbers and repeats as before)."""
+        if not self.training or not self.config.dropout:
+            return values
+        return F.dropout(values, self.config.dropout, training=True)
+
+    def embed_source(self, src: torch.Tensor) -> torch.Tensor:
+        """e(x_j) for a batch of padded sources: (batch, src_len, E), dropped out in training."""
+        return self.drop(self.src_embed(src))
+
+    def previous_embeddings(self, tgt_in: torch.Tensor) -> torch.Tensor:
+        """e(y_{t-1}) for every decoder step, e(y_0) = 0: (batch, steps, E), dropped out in training."""
+        return self.drop(previous_word_embeddings(self.tgt_embed, tgt_in))
+
     def deep_output(self, hidden: torch.Tensor, prev_embed: torch.Tensor,
                     context_part: torch.Tensor) -> torch.Tensor:
         """Maxout of the deep output, projected by G_r: features for G_l, (tokens, rank)."""
-        pre_maxout = self.deep_hidden(hidden) + self.deep_prev(prev_embed) + context_part
-        return self.output_features(maxout(pre_maxout, self.config.maxout_units))
+        pre_maxout = self.deep_hidden(self.drop(hidden)) + self.deep_prev(prev_embed) + context_part
+        return self.output_features(self.drop(maxout(pre_maxout, self.config.maxout_units)))
 
     def output_features(self, hidden: torch.Tensor) -> torch.Tensor:
         return self.output_right(hidden) if self.output_right is not None else hidden
@@ -172,7 +203,7 @@ class PhraseScorer(nn.Module):
         """One vector per source phrase, for maps of phrase representations (Cho et al. Fig. 5):
         the mean of the top layer's annotations over the real positions, (batch, A). cho2014
         returns its summary c instead."""
-        annotations = self.encoder(self.src_embed(src), src_lengths).annotations  # (batch, src_len, A)
+        annotations = self.encoder(self.embed_source(src), src_lengths).annotations  # (batch, src_len, A)
         real = (torch.arange(src.size(1), device=src.device).unsqueeze(0) < src_lengths.unsqueeze(1))
         total = (annotations * real.unsqueeze(-1).to(annotations.dtype)).sum(dim=1)
         return total / src_lengths.unsqueeze(1).to(annotations.dtype)
@@ -180,7 +211,7 @@ class PhraseScorer(nn.Module):
     def previous_embedding(self, state: DecoderState, prev_tokens: torch.Tensor) -> torch.Tensor:
         """e(y_{t-1}) for a step: (batch, E), zero at the first step."""
         embedded = self.tgt_embed(prev_tokens)
-        return torch.zeros_like(embedded) if state.position == 0 else embedded
+        return torch.zeros_like(embedded) if state.position == 0 else self.drop(embedded)
 
     def full_precision_modules(self) -> set[str]:
         """Modules that `--precision int8` leaves in fp32 (rescorer.models.quantization): the output
@@ -210,6 +241,22 @@ class PhraseScorer(nn.Module):
     def flops_per_pair(config: ModelConfig, src_len: int, tgt_len: int) -> int:
         """Matmul FLOPs of scoring one unpadded pair with teacher forcing (see rescorer.models.flops)."""
         raise NotImplementedError
+
+
+def in_eval_mode(decode: Callable) -> Callable:
+    """Run `decode(model, ...)` with the model in eval mode (no dropout: a search's log p is the
+    model's), then put it back in the mode it was in (a trainer may decode mid-training)."""
+
+    @functools.wraps(decode)
+    def wrapper(model: nn.Module, *args, **kwargs):
+        was_training = model.training
+        model.eval()
+        try:
+            return decode(model, *args, **kwargs)
+        finally:
+            model.train(was_training)
+
+    return wrapper
 
 
 def count_parameters(model: nn.Module) -> int:

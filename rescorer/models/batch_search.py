@@ -23,6 +23,7 @@ import torch
 
 from rescorer.data.vocabulary import EOS_ID, PAD_ID
 from rescorer.models import PhraseScorer
+from rescorer.models.base import in_eval_mode
 from rescorer.models.search import Hypothesis
 
 __all__ = ["Translation", "batch_beam_search", "length_penalty"]
@@ -48,6 +49,7 @@ def _padded(sources: Sequence[Sequence[int]], device: torch.device) -> tuple[tor
 
 
 @torch.inference_mode()
+@in_eval_mode
 def batch_beam_search(model: PhraseScorer, sources: Sequence[Sequence[int]], beam_size: int,
                       max_lengths: Sequence[int], alpha: float = 0.0,
                       nbest: int = 1) -> list[list[Translation]]:

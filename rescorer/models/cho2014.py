@@ -23,7 +23,6 @@ from rescorer.models import flops
 from rescorer.models.base import DecoderState, PhraseScorer
 from rescorer.models.cells import build_layer
 from rescorer.models.config import ModelConfig
-from rescorer.models.embeddings import previous_word_embeddings
 from rescorer.models.registry import Architecture, register
 from rescorer.models.settings import require
 
@@ -52,6 +51,7 @@ class Cho2014(PhraseScorer):
         self.decoder_init = nn.Linear(H, H)  # V': h'_0 = tanh(V' c)
         self.decoder = build_layer(config.cell, E, H, config.reset_after)
         self.context_to_gates = nn.Linear(H, config.gates * H, bias=False)  # [C_z; C_r; C]
+        self.add_decoder_norms(H)
         self.add_deep_output(H, H)
         self.add_output_layer(config.maxout_units)
         self.reset_parameters()
@@ -62,7 +62,7 @@ class Cho2014(PhraseScorer):
 
     def encode(self, src: torch.Tensor, src_lengths: torch.Tensor) -> torch.Tensor:
         """src: (batch, src_len) ids; returns c: (batch, H)."""
-        encoded = self.encoder(self.src_embed(src), src_lengths)
+        encoded = self.encoder(self.embed_source(src), src_lengths)
         return torch.tanh(self.context(encoded.final_outputs[-1]))
 
     def source_summary(self, src: torch.Tensor, src_lengths: torch.Tensor) -> torch.Tensor:
@@ -71,7 +71,7 @@ class Cho2014(PhraseScorer):
 
     def teacher_forced_features(self, src, src_lengths, tgt_in, steps, rows):
         context = self.encode(src, src_lengths)
-        prev_embed = previous_word_embeddings(self.tgt_embed, tgt_in)  # (batch, steps, E)
+        prev_embed = self.previous_embeddings(tgt_in)  # (batch, steps, E)
         inputs = self.decoder.input_proj(prev_embed) + self.context_to_gates(context).unsqueeze(1)
         start = self.decoder.initial_state(torch.tanh(self.decoder_init(context)))
         states, _ = self.decoder.run(inputs, steps, start)  # (batch, steps, H)
@@ -79,7 +79,7 @@ class Cho2014(PhraseScorer):
         # [rows[0]]: the backward of indexing with repeated indices adds with atomics on two or
         # more CPU threads, in an order that depends on timing (training was not repeatable)
         context_part = self.deep_context(context).index_select(0, rows[0])
-        return self.deep_output(states[rows], prev_embed[rows], context_part)
+        return self.deep_output(self.normed(states[rows]), prev_embed[rows], context_part)
 
     def start(self, src: torch.Tensor, src_lengths: torch.Tensor) -> DecoderState:
         context = self.encode(src, src_lengths)
@@ -90,7 +90,7 @@ class Cho2014(PhraseScorer):
     def step_features(self, state, prev_tokens):
         prev = self.previous_embedding(state, prev_tokens)  # (batch, E)
         hidden = self.decoder.step(self.decoder.input_proj(prev) + state["context_gates"], state["hidden"])
-        features = self.deep_output(self.decoder.output(hidden), prev, state["deep_context"])
+        features = self.deep_output(self.normed(self.decoder.output(hidden)), prev, state["deep_context"])
         return features, state.advanced(hidden=hidden), None
 
     @staticmethod

@@ -16,7 +16,8 @@ ATTENTION_SCORES = ("dot", "general", "concat")
 
 # Settings that only some architectures use (each architecture lists the ones it takes).
 OPTIONAL_SETTINGS = ("maxout_units", "attention_size", "decoder_layers", "attention",
-                     "attention_score", "attention_window", "input_feeding")
+                     "attention_score", "attention_window", "input_feeding", "attention_heads",
+                     "tied_embeddings")
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,13 @@ class ModelConfig:
     attention_score: Optional[str] = None  # luong: dot, general, concat
     attention_window: Optional[int] = None  # luong local: D
     input_feeding: Optional[bool] = None  # luong
+    attention_heads: Optional[int] = None  # transformer: heads per attention layer
+    tied_embeddings: Optional[bool] = None  # transformer: the output layer is the target embedding table
+    # Probability of zeroing a unit in training (never when scoring); 0 in files of format 1 and 2
+    # written before it existed, whose configs lack the key.
+    dropout: float = 0.0
+    # Recurrent architectures: LayerNorm on every recurrent layer's outputs (off in older files).
+    layer_norm: bool = False
 
     @property
     def directions(self) -> int:

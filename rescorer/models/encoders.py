@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import torch
 from torch import nn
+from torch.nn import functional as F
 
 from rescorer.models.cells import RecurrentLayer, build_layer
 
@@ -44,9 +45,11 @@ class RecurrentEncoder(nn.Module):
     """Embedded source (batch, src_len, E) -> annotations and final states."""
 
     def __init__(self, cell: str, input_size: int, hidden_size: int, num_layers: int = 1,
-                 bidirectional: bool = False, reverse_source: bool = False, reset_after: bool = False):
+                 bidirectional: bool = False, reverse_source: bool = False, reset_after: bool = False,
+                 dropout: float = 0.0, layer_norm: bool = False):
         super().__init__()
         self.hidden_size = hidden_size
+        self.dropout = dropout  # on each layer's outputs (the next layer's inputs, the annotations), in training
         self.bidirectional = bidirectional
         self.reverse_source = reverse_source
         directions = 2 if bidirectional else 1
@@ -54,6 +57,8 @@ class RecurrentEncoder(nn.Module):
         self.forward_layers = nn.ModuleList(build_layer(cell, size, hidden_size, reset_after) for size in sizes)
         self.backward_layers = nn.ModuleList(
             build_layer(cell, size, hidden_size, reset_after) for size in sizes) if bidirectional else None
+        # LayerNorm of each layer's outputs (both directions together); not of the final states
+        self.norms = nn.ModuleList(nn.LayerNorm(directions * hidden_size) for _ in sizes) if layer_norm else None
 
     def layers(self) -> list[RecurrentLayer]:
         return list(self.forward_layers) + list(self.backward_layers or [])
@@ -78,6 +83,8 @@ class RecurrentEncoder(nn.Module):
                 last.append(backward.output(backward_final))
             final_states.append(states)
             final_outputs.append(torch.cat(last, dim=-1) if len(last) > 1 else last[0])
-            inputs = outputs
+            if self.norms is not None:
+                outputs = self.norms[index](outputs)
+            inputs = F.dropout(outputs, self.dropout, training=True) if self.training and self.dropout else outputs
         annotations = reverse_padded(inputs, lengths) if self.reverse_source else inputs
         return EncoderOutput(annotations, final_states, final_outputs)

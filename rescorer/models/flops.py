@@ -75,11 +75,16 @@ def flops_per_batch(config, src_lens: Sequence[int], tgt_lens: Sequence[int]) ->
         )
     if not len(src_lens):
         return 0
-    # Every architecture's count is a*s + b + c*t + d*s*t (attention: source x target), so four
-    # evaluations and the sums of s, t and s*t give the total without a call per pair.
-    base = flops_per_pair(config, 0, 0)
-    per_src = flops_per_pair(config, 1, 0) - base
-    per_tgt = flops_per_pair(config, 0, 1) - base
-    per_both = flops_per_pair(config, 1, 1) - base - per_src - per_tgt
+    # Every architecture's count is a polynomial of degree 2 in s and t (a*s + b + c*t + d*s*t,
+    # and self-attention's e*s^2 + f*t^2), so six evaluations and the sums of s, t, s*t, s^2 and
+    # t^2 give the total without a call per pair.
+    f = flops_per_pair
+    base = f(config, 0, 0)
+    src_square = (f(config, 2, 0) - 2 * f(config, 1, 0) + base) // 2
+    tgt_square = (f(config, 0, 2) - 2 * f(config, 0, 1) + base) // 2
+    per_src = f(config, 1, 0) - base - src_square
+    per_tgt = f(config, 0, 1) - base - tgt_square
+    per_both = f(config, 1, 1) - f(config, 1, 0) - f(config, 0, 1) + base
     return (per_src * sum(src_lens) + base * len(src_lens) + per_tgt * sum(tgt_lens)
-            + per_both * sum(s * t for s, t in zip(src_lens, tgt_lens)))
+            + per_both * sum(s * t for s, t in zip(src_lens, tgt_lens))
+            + src_square * sum(s * s for s in src_lens) + tgt_square * sum(t * t for t in tgt_lens))

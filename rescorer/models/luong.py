@@ -25,7 +25,6 @@ from rescorer.models.attention import LuongAttention, attend
 from rescorer.models.base import DecoderState, PhraseScorer
 from rescorer.models.cells import build_layer
 from rescorer.models.config import ATTENTION_SCORES, ATTENTIONS, ModelConfig
-from rescorer.models.embeddings import previous_word_embeddings
 from rescorer.models.encoders import EncoderOutput
 from rescorer.models.registry import Architecture, register
 from rescorer.models.settings import require
@@ -57,6 +56,7 @@ class Luong(PhraseScorer):
         self.attention = LuongAttention(config.attention_score, config.attention, config.attention_window,
                                         H, A, config.attention_size)
         self.combine = nn.Linear(A + H, H, bias=False)  # W_c
+        self.add_decoder_norms(H, config.decoder_layers)
         self.add_output_layer(H)  # W_s
         self.reset_parameters()
 
@@ -94,7 +94,7 @@ class Luong(PhraseScorer):
         return torch.stack(states, dim=1)
 
     def start(self, src: torch.Tensor, src_lengths: torch.Tensor) -> DecoderState:
-        encoded = self.encoder(self.src_embed(src), src_lengths)
+        encoded = self.encoder(self.embed_source(src), src_lengths)
         tensors = {"hidden": self.initial_states(encoded), "annotations": encoded.annotations,
                    "keys": self.attention.keys(encoded.annotations), "src_lengths": src_lengths}
         if self.config.input_feeding:
@@ -127,9 +127,9 @@ class Luong(PhraseScorer):
         layers = []
         for index, cell in enumerate(self.decoder):
             if index:
-                inputs = cell.input_proj(cell.output(layers[-1]))
+                inputs = cell.input_proj(self.drop(self.normed(cell.output(layers[-1]), index - 1)))
             layers.append(cell.step(inputs, state["hidden"][:, index]))
-        top = self.decoder[-1].output(layers[-1])  # (batch, H)
+        top = self.normed(self.decoder[-1].output(layers[-1]), len(self.decoder) - 1)  # (batch, H)
         weights, context = self.attention_contexts(top.unsqueeze(1), state)
         attentional = self.attentional(context.squeeze(1), top)
         changes = {"hidden": torch.stack(layers, dim=1)}
@@ -139,25 +139,26 @@ class Luong(PhraseScorer):
 
     def teacher_forced_features(self, src, src_lengths, tgt_in, steps, rows):
         state = self.start(src, src_lengths)
-        embedded = self.embedded_inputs(previous_word_embeddings(self.tgt_embed, tgt_in))
+        embedded = self.embedded_inputs(self.previous_embeddings(tgt_in))
         if self.config.input_feeding:  # h~_{t-1} feeds step t: one step at a time
             attentional = []
             for t in range(tgt_in.size(1)):
                 _, step_attentional, state = self.decode_step(embedded[:, t], state)
                 attentional.append(step_attentional)
-            return self.output_features(torch.stack(attentional, dim=1)[rows])
+            return self.output_features(self.drop(torch.stack(attentional, dim=1)[rows]))
         inputs = embedded
         for index, cell in enumerate(self.decoder):  # each layer over all steps, then the next
             if index:
-                inputs = cell.input_proj(outputs)
+                inputs = cell.input_proj(self.drop(outputs))
             outputs, _ = cell.run(inputs, steps, state["hidden"][:, index])
+            outputs = self.normed(outputs, index)
         _, contexts = self.attention_contexts(outputs, state)  # all steps in one batched product
-        return self.output_features(self.attentional(contexts[rows], outputs[rows]))
+        return self.output_features(self.drop(self.attentional(contexts[rows], outputs[rows])))
 
     def step_features(self, state, prev_tokens):
         embedded = self.embedded_inputs(self.previous_embedding(state, prev_tokens))
         weights, attentional, state = self.decode_step(embedded, state)
-        return self.output_features(attentional), state, weights
+        return self.output_features(self.drop(attentional)), state, weights
 
     @staticmethod
     def flops_per_pair(config: ModelConfig, src_len: int, tgt_len: int) -> int:

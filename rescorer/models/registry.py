@@ -24,6 +24,7 @@ class Architecture:
     presets: dict  # paper / small / tiny: sizes and shortlist_size
     defaults: dict = field(default_factory=dict)  # settings that differ from the common defaults
     attention: bool = False  # whether `step` returns attention weights (attention maps)
+    recurrent: bool = True  # whether it takes the recurrent settings (--cell, --bidirectional, ...)
     # Completes resolved settings (given: the names the user set) or raises ModelSettingError.
     resolve: Optional[Callable[[dict, frozenset], dict]] = None
 

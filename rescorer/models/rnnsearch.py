@@ -22,7 +22,6 @@ from rescorer.models.attention import AdditiveAttention, attend, masked_softmax,
 from rescorer.models.base import DecoderState, PhraseScorer
 from rescorer.models.cells import build_layer
 from rescorer.models.config import ModelConfig
-from rescorer.models.embeddings import previous_word_embeddings
 from rescorer.models.registry import Architecture, register
 from rescorer.models.settings import require
 
@@ -51,6 +50,7 @@ class RNNsearch(PhraseScorer):
         self.decoder_init = nn.Linear(H, H)  # W_s: s_0 = tanh(W_s <-h_1)
         self.decoder = build_layer(config.cell, E, H, config.reset_after)
         self.context_to_gates = nn.Linear(A, config.gates * H, bias=False)  # [C_z; C_r; C] c_i
+        self.add_decoder_norms(H)  # of s_{i-1} where attention and the deep output read it
         self.add_deep_output(H, A)  # U_o, V_o, C_o
         self.add_output_layer(config.maxout_units)
         self.reset_parameters()
@@ -61,7 +61,7 @@ class RNNsearch(PhraseScorer):
 
     def encode(self, src: torch.Tensor, src_lengths: torch.Tensor) -> DecoderState:
         """Annotations (batch, src_len, A), their keys U_a h_j and s_0: the state before step 1."""
-        encoded = self.encoder(self.src_embed(src), src_lengths)
+        encoded = self.encoder(self.embed_source(src), src_lengths)
         last_direction = encoded.final_outputs[-1][:, -self.config.hidden_size:]  # <-h_1 (or ->h_N)
         state = self.decoder.initial_state(torch.tanh(self.decoder_init(last_direction)))
         return DecoderState(0, {"hidden": state, "annotations": encoded.annotations,
@@ -76,12 +76,12 @@ class RNNsearch(PhraseScorer):
 
     def teacher_forced_features(self, src, src_lengths, tgt_in, steps, rows):
         state = self.encode(src, src_lengths)
-        prev_embed = previous_word_embeddings(self.tgt_embed, tgt_in)  # (batch, steps, E)
+        prev_embed = self.previous_embeddings(tgt_in)  # (batch, steps, E)
         inputs = self.decoder.input_proj(prev_embed)  # (batch, steps, gates * H)
         recurrent = state["hidden"]
         previous, contexts = [], []  # s_{i-1} and c_i of every step
         for i in range(tgt_in.size(1)):
-            hidden = self.decoder.output(recurrent)
+            hidden = self.normed(self.decoder.output(recurrent))
             _, context = self.align(hidden, state)
             previous.append(hidden)
             contexts.append(context)
@@ -95,7 +95,7 @@ class RNNsearch(PhraseScorer):
 
     def step_features(self, state, prev_tokens):
         prev = self.previous_embedding(state, prev_tokens)  # (batch, E)
-        hidden = self.decoder.output(state["hidden"])  # s_{i-1}
+        hidden = self.normed(self.decoder.output(state["hidden"]))  # s_{i-1}
         weights, context = self.align(hidden, state)
         features = self.deep_output(hidden, prev, self.deep_context(context))
         recurrent = self.decoder.step(self.decoder.input_proj(prev) + self.context_to_gates(context),

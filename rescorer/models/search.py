@@ -7,6 +7,8 @@ that pair (sampling with a temperature draws from the sharpened distribution, bu
 model's log p). [PAD] is never proposed, nor an empty target ([EOS] first): a phrase-table
 target has at least one word. [UNK] may be proposed, as in the paper's Table 3.
 
+Every search runs the model in eval mode (no dropout), then leaves it in the mode it was in.
+
 At `max_length` words a hypothesis must end: [EOS] is then its only choice (fairseq does the
 same), so every result is a complete target whose log p is real; `forced_end` marks those.
 """
@@ -20,6 +22,7 @@ import torch
 
 from rescorer.data.vocabulary import EOS_ID, PAD_ID
 from rescorer.models import DecoderState, PhraseScorer
+from rescorer.models.base import in_eval_mode
 
 __all__ = ["Hypothesis", "beam_search", "greedy_decode", "sample"]
 
@@ -61,6 +64,7 @@ def _next_log_probs(model: PhraseScorer, state: DecoderState, prev: torch.Tensor
 
 
 @torch.inference_mode()
+@in_eval_mode
 def beam_search(model: PhraseScorer, src_ids: Sequence[int], beam_size: int,
                 max_length: int) -> list[Hypothesis]:
     """The `beam_size` best targets beam search finds, by descending log p; distinct.
@@ -106,6 +110,7 @@ def beam_search(model: PhraseScorer, src_ids: Sequence[int], beam_size: int,
 
 
 @torch.inference_mode()
+@in_eval_mode
 def greedy_decode(model: PhraseScorer, src_ids: Sequence[int], max_length: int) -> Hypothesis:
     """The most probable word at every step until [EOS] (or max_length words)."""
     state = _start(model, src_ids, 1)
@@ -124,6 +129,7 @@ def greedy_decode(model: PhraseScorer, src_ids: Sequence[int], max_length: int) 
 
 
 @torch.inference_mode()
+@in_eval_mode
 def sample(model: PhraseScorer, src_ids: Sequence[int], num_samples: int, max_length: int,
            temperature: float = 1.0, generator: Optional[torch.Generator] = None) -> list[Hypothesis]:
     """`num_samples` targets drawn word by word from p(. | y_<t, x)^(1/temperature), in draw order.

@@ -22,7 +22,7 @@ from rescorer.models.registry import PRESET_NAMES, architecture_names, get_archi
 class Setting:
     name: str  # the ModelConfig field
     option: str  # CLI spelling; "--x/--no-x" for on/off flags
-    kind: type = str  # str (a choice), int or bool
+    kind: type = str  # str (a choice), int (positive), bool, or float (a probability in [0, 1))
     choices: tuple = ()  # CLI words; `values` maps them to config values when they differ
     values: Optional[dict] = None
     help: str = ""
@@ -57,19 +57,39 @@ SETTINGS = (
             help="luong local attention: D, the window p_t +- D [default: the preset's]."),
     Setting("input_feeding", "--input-feeding/--no-input-feeding", kind=bool,
             help="luong: feed the attentional state h~_{t-1} to the next step [default: on]."),
+    Setting("attention_heads", "--attention-heads", kind=int,
+            help="transformer: attention heads per layer, dividing the model width [default: the preset's]."),
+    Setting("tied_embeddings", "--tied-embeddings/--no-tied-embeddings", kind=bool,
+            help="transformer: the output layer's weights are the target embeddings [default: on]."),
+    Setting("layer_norm", "--layer-norm/--no-layer-norm", kind=bool,
+            help="Layer normalization of every recurrent layer's outputs, encoder and decoder "
+                 "[default: off] (the transformer always normalizes)."),
+    Setting("dropout", "--dropout", kind=float,
+            help="Probability of dropping a unit in training, never when scoring: embeddings, encoder "
+                 "annotations, decoder states and the deep output's input (transformer: also its "
+                 "layers' attention and feed-forward outputs) [default: 0]."),
 )
 SETTINGS_BY_NAME = {setting.name: setting for setting in SETTINGS}
 # The model options' names (raw values, None when not given), as a checkpoint records them.
 MODEL_OPTION_KEYS = ("arch", "preset", *SETTINGS_BY_NAME)
-COMMON = ("cell", "encoder_layers", "bidirectional", "reverse_source", "reset_after")
+COMMON = ("cell", "encoder_layers", "bidirectional", "reverse_source", "reset_after", "layer_norm", "dropout")
 COMMON_DEFAULTS = dict(cell="gru", encoder_layers=1, bidirectional=False, reverse_source=False,
-                       reset_after=False)
+                       reset_after=False, layer_norm=False, dropout=0.0)
+RECURRENT_ONLY = ("cell", "bidirectional", "reverse_source", "reset_after", "layer_norm")  # of COMMON
 
 
 def applicable_settings(arch: str) -> list[Setting]:
     """The table's settings that `arch` takes, in table order."""
-    taken = set(COMMON) | get_architecture(arch).settings
+    architecture = get_architecture(arch)
+    common = set(COMMON) - (set() if architecture.recurrent else set(RECURRENT_ONLY))
+    taken = common | architecture.settings
     return [setting for setting in SETTINGS if setting.name in taken]
+
+
+def check_probability(name: str, value: Any) -> None:
+    """A dropout rate: a finite number in [0, 1) (1 would drop everything)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value < 1.0:
+        raise ModelSettingError(f"{SETTINGS_BY_NAME[name].flag} must be a number in [0, 1), found {value!r}")
 
 
 def _flags(settings: list[Setting]) -> str:
@@ -110,10 +130,14 @@ class ModelSettings:
         taken = applicable_settings(self.arch)
         for name in given:
             if name not in {setting.name for setting in taken}:
-                takers = [arch for arch in architecture_names() if name in get_architecture(arch).settings]
+                takers = [arch for arch in architecture_names()
+                          if name in {setting.name for setting in applicable_settings(arch)}]
                 raise ModelSettingError(f"{SETTINGS_BY_NAME[name].flag} does not apply to --arch {self.arch} "
                                         f"(only to {', '.join(takers)}); {self.arch}'s settings are "
                                         f"{_flags(taken)}")
+        if "dropout" in given:
+            check_probability("dropout", given["dropout"])
+            given["dropout"] = float(given["dropout"])
         preset = {k: v for k, v in architecture.presets[self.preset].items() if k != "shortlist_size"}
         values = {**COMMON_DEFAULTS, **{name: None for name in OPTIONAL_SETTINGS},
                   **architecture.defaults, **preset, **given}
@@ -144,6 +168,8 @@ class ModelSettings:
             value = values[setting.name]
             if setting.values:  # back to the CLI word
                 value = next(word for word, mapped in setting.values.items() if mapped == value)
+            if setting.name in ("dropout", "layer_norm") and not value:
+                continue  # signatures of runs without them read as before they existed
             if value is not None and not (setting.name == "reset_after" and values["cell"] != "gru"):
                 described[setting.flag.lstrip("-")] = value
         return described
@@ -159,6 +185,9 @@ def check_config(config: ModelConfig) -> None:
     for name in ("src_vocab_size", "tgt_vocab_size", "embed_dim", "hidden_size", "encoder_layers"):
         if not isinstance(getattr(config, name), int) or getattr(config, name) < 1:
             raise ModelSettingError(f"{name} must be a positive integer, found {getattr(config, name)!r}")
+    check_probability("dropout", config.dropout)
+    if config.layer_norm and not architecture.recurrent:
+        raise ModelSettingError(f"layer_norm applies to recurrent architectures, not {config.arch}")
     for name in OPTIONAL_SETTINGS:
         if name not in architecture.settings and getattr(config, name) is not None:
             raise ModelSettingError(f"{name} does not apply to architecture {config.arch}")

@@ -43,7 +43,8 @@ def test_paper_sizes():
     assert flops_per_pair(PAPER, 4, 4) == 4 * 9_100_000 + 12_000_000 + 5 * 27_600_000
 
 
-ATTENTION = [("rnnsearch", {}), ("luong", {}), ("luong", {"attention": "local-p", "attention_score": "concat"})]
+ATTENTION = [("rnnsearch", {}), ("luong", {}), ("luong", {"attention": "local-p", "attention_score": "concat"}),
+             ("transformer", {})]
 
 
 @pytest.mark.parametrize("arch, settings", [("cho2014", {})] + ATTENTION)
@@ -86,25 +87,55 @@ VARIANTS = [("cho2014", {}), ("cho2014", {"reset_after": True}), ("cho2014", {"c
             ("luong", {}), ("luong", {"cell": "gru", "input_feeding": False}),
             ("luong", {"attention": "local-m", "attention_score": "dot"}),
             ("luong", {"attention": "local-p", "attention_score": "concat", "bidirectional": True}),
-            ("luong", {"attention": "local-p", "input_feeding": False})]
+            ("luong", {"attention": "local-p", "input_feeding": False}),
+            ("transformer", {}), ("transformer", {"tied_embeddings": False, "encoder_layers": 1, "decoder_layers": 3}),
+            ("rnnsearch", {"layer_norm": True}), ("luong", {"layer_norm": True})]
 
 
 @pytest.mark.parametrize("arch, settings", VARIANTS, ids=[f"{a}-{s}" for a, s in VARIANTS])
 def test_count_matches_the_matmuls_the_model_runs(arch, settings):
     """PyTorch's own FLOP counter on rescorer's model agrees exactly when nothing is padded."""
     import torch
+    from torch.nn.attention import SDPBackend, sdpa_kernel
     from torch.utils.flop_counter import FlopCounterMode
 
     from rescorer.models import build_model
 
     config = ModelSettings.make(arch, "tiny", **settings).config(23, 29)
-    config = config.replace(embed_dim=8, embed_rank=4, hidden_size=12, output_rank=5,
-                            **({"maxout_units": 6} if config.maxout_units else {}))
+    if arch == "transformer":
+        config = config.replace(embed_dim=8, hidden_size=12)
+    else:
+        config = config.replace(embed_dim=8, embed_rank=4, hidden_size=12, output_rank=5,
+                                **({"maxout_units": 6} if config.maxout_units else {}))
     model = build_model(config).eval()
     batch, src_len, tgt_len = 3, 4, 5
     generator = torch.Generator().manual_seed(0)
     src = torch.randint(3, config.src_vocab_size, (batch, src_len), generator=generator)
     tgt = torch.randint(3, config.tgt_vocab_size, (batch, tgt_len), generator=generator)
-    with torch.inference_mode(), FlopCounterMode(display=False) as counter:
-        model(src, torch.full((batch,), src_len), tgt, torch.full((batch,), tgt_len))
+    # The counter cannot see inside fused attention kernels (nn.MultiheadAttention's inference
+    # fast path, the CPU's flash attention): count the same products unfused
+    fast_path = torch.backends.mha.get_fastpath_enabled()
+    torch.backends.mha.set_fastpath_enabled(False)
+    try:
+        with torch.inference_mode(), sdpa_kernel(SDPBackend.MATH), FlopCounterMode(display=False) as counter:
+            model(src, torch.full((batch,), src_len), tgt, torch.full((batch,), tgt_len))
+    finally:
+        torch.backends.mha.set_fastpath_enabled(fast_path)
     assert counter.get_total_flops() == flops_per_batch(config, [src_len] * batch, [tgt_len] * batch)
+
+
+def test_transformer_by_hand():
+    # d 4, feed-forward 6, 1 encoder and 2 decoder layers, V 11, tied output (one 4 x 11 matrix).
+    config = ModelConfig(7, 11, embed_dim=4, embed_rank=None, hidden_size=6, maxout_units=None, output_rank=None,
+                         arch="transformer", encoder_layers=1, decoder_layers=2, attention_heads=2,
+                         tied_embeddings=True)
+    feed_forward = 2 * 4 * 6 * 2  # 96
+    per_src = (2 * 4 * 12 + 2 * 4 * 4 + feed_forward) + 2 * (2 * 4 * 8)  # encoder layer; decoder's K, V: 352
+    per_tgt = 2 * (2 * 4 * 12 + 2 * 4 * 4 + 2 * (2 * 4 * 4) + feed_forward) + 2 * 4 * 11  # 664
+    per_pair_of_positions = 2 * 4 + 2 * 4  # q.k and alpha v over both heads
+    s, t = 3, 2
+    expected = (s * per_src + (t + 1) * per_tgt
+                + per_pair_of_positions * (1 * s * s + 2 * ((t + 1) ** 2 + (t + 1) * s)))
+    assert flops_per_pair(config, s, t) == expected
+    assert flops_per_batch(config, [3, 1, 4], [2, 5, 0]) == sum(
+        flops_per_pair(config, a, b) for a, b in zip([3, 1, 4], [2, 5, 0]))

@@ -144,7 +144,8 @@ def test_training_cho2014_gives_the_weights_0_1_0_gave(example_table, tmp_path, 
 
 
 @pytest.mark.parametrize("arch, settings", [("rnnsearch", {"cell": "lstm"}),
-                                            ("luong", {"attention": "local-p", "bidirectional": True})])
+                                            ("luong", {"attention": "local-p", "bidirectional": True}),
+                                            ("transformer", {}), ("cho2014", {"dropout": 0.3})])
 def test_every_architecture_saves_and_loads_with_its_settings(tmp_path, arch, settings):
     vocab = Vocabulary(["[PAD]", "[UNK]", "[EOS]"] + [f"w{i}" for i in range(20)])
     config = ModelSettings.make(arch, "tiny", **settings).config(len(vocab), len(vocab))
@@ -153,16 +154,19 @@ def test_every_architecture_saves_and_loads_with_its_settings(tmp_path, arch, se
     save_model(bundle, tmp_path / "m.pt")
     loaded = load_model(tmp_path / "m.pt")
     assert loaded.config == config and type(loaded.model) is type(bundle.model)
+    if arch == "transformer":  # still one matrix, not two copies
+        assert loaded.model.output_left.weight is loaded.model.tgt_embed.table.weight
     pairs = [("w1 w2 w3", "w4 w5"), ("w6", "w7 w8 w9 w10")]
     np.testing.assert_array_equal(score_pairs(loaded, pairs, device="cpu"), score_pairs(bundle, pairs, device="cpu"))
 
 
 def test_a_config_naming_an_unknown_architecture_is_refused(tiny_model_path, tmp_path):
     payload = torch.load(tiny_model_path, weights_only=True)
-    payload["config"]["arch"] = "transformer"
+    payload["config"]["arch"] = "gpt"
     torch.save(payload, tmp_path / "other.pt")
     with pytest.raises(ModelFileError, match="other.pt: model file does not match its own config "
-                                             r"\(unknown architecture 'transformer'; valid: cho2014, rnnsearch, luong\)"):
+                                             r"\(unknown architecture 'gpt'; valid: cho2014, rnnsearch, luong, "
+                                             r"transformer\)"):
         load_model(tmp_path / "other.pt")
 
 

@@ -20,6 +20,12 @@ VARIANTS = [
     ("luong", {"attention": "local-p", "attention_score": "concat"}),
     ("luong", {"attention": "local-p", "attention_score": "dot", "input_feeding": False}),
     ("luong", {"bidirectional": True, "attention_score": "concat", "input_feeding": False}),
+    ("rnnsearch", {"dropout": 0.3}), ("transformer", {}),
+    ("transformer", {"tied_embeddings": False, "encoder_layers": 1, "decoder_layers": 3, "attention_heads": 4}),
+    ("transformer", {"dropout": 0.2}),
+    ("cho2014", {"layer_norm": True, "encoder_layers": 2, "bidirectional": True}),
+    ("rnnsearch", {"layer_norm": True, "dropout": 0.3}), ("luong", {"layer_norm": True}),
+    ("luong", {"layer_norm": True, "input_feeding": False, "cell": "gru"}),
 ]
 IDS = [arch + "".join(f"-{k}={v}" for k, v in settings.items()) for arch, settings in VARIANTS]
 SRC_VOCAB, TGT_VOCAB = 30, 40
@@ -109,6 +115,8 @@ def test_scores_do_not_depend_on_batching(arch, settings):
 
 @pytest.mark.parametrize("arch, settings", VARIANTS[::3], ids=IDS[::3])
 def test_first_decoder_input_is_the_zero_vector(arch, settings):
+    if settings.get("tied_embeddings", arch == "transformer"):  # [PAD]'s row is also an output logit's
+        settings = {**settings, "tied_embeddings": False}
     model = make(arch, settings)
     src, src_lengths, tgt, tgt_lengths = batch()
     with torch.no_grad():
@@ -142,3 +150,68 @@ def test_bf16_autocast_runs_and_stays_close(arch, settings):
             bf16 = model(*inputs)
     assert bf16.dtype == torch.float32 and torch.isfinite(bf16).all()
     assert (bf16 - fp32).abs().mean() < 0.2
+
+
+DROPOUT = [("cho2014", {"dropout": 0.3}), ("rnnsearch", {"dropout": 0.3, "encoder_layers": 2}),
+           ("luong", {"dropout": 0.3}), ("luong", {"dropout": 0.3, "input_feeding": False}),
+           ("transformer", {"dropout": 0.3})]
+
+
+@pytest.mark.parametrize("arch, settings", DROPOUT, ids=[arch + "".join(f"-{k}={v}" for k, v in s.items())
+                                                          for arch, s in DROPOUT])
+def test_dropout_acts_in_training_only(arch, settings):
+    model = make(arch, settings, torch.float64)
+    inputs = batch()
+    with torch.no_grad():
+        scored = model(*inputs)
+        torch.manual_seed(0)
+        again = model(*inputs)
+        stepwise, _ = decode_gold(model, *inputs)
+        model.train()
+        trained = [model(*inputs) for _ in range(2)]
+        model.eval()
+        after = model(*inputs)
+    assert torch.equal(scored, again) and torch.equal(scored, after)  # eval: no dropout, exactly
+    np.testing.assert_allclose(stepwise.numpy(), scored.numpy(), atol=1e-9, rtol=0)
+    assert not torch.equal(trained[0], scored) and not torch.equal(trained[0], trained[1])
+
+
+@pytest.mark.parametrize("arch", ["cho2014", "rnnsearch", "luong", "transformer"])
+def test_without_dropout_training_draws_no_random_numbers(arch):
+    """Rate 0 (every older model file's) is the model as before: train mode changes nothing and
+    leaves the random generator where it was, so earlier training runs repeat."""
+    model = make(arch, {})
+    inputs = batch()
+    with torch.no_grad():
+        scored = model(*inputs)
+        model.train()
+        before = torch.get_rng_state()
+        trained = model(*inputs)
+        assert torch.equal(torch.get_rng_state(), before)
+    torch.testing.assert_close(trained, scored, atol=1e-5, rtol=0)
+
+
+@pytest.mark.parametrize("arch", ["cho2014", "rnnsearch", "luong"])
+def test_layer_norm_normalizes_the_recurrent_layers_outputs(arch):
+    model = make(arch, {"layer_norm": True, "encoder_layers": 2})
+    with torch.no_grad():  # gains 1, biases 0: outputs standardized
+        for norm in [*model.encoder.norms, *model.decoder_norms]:
+            norm.weight.fill_(1.0)
+            norm.bias.zero_()
+    norms, seen, ran = [*model.encoder.norms, *model.decoder_norms], [], set()
+
+    def record(module, inputs, output):
+        seen.append((inputs[0], output))
+        ran.add(id(module))
+
+    for norm in norms:
+        norm.register_forward_hook(record)
+    src, src_lengths, tgt, tgt_lengths = batch()
+    with torch.no_grad():
+        model(src, src_lengths, tgt, tgt_lengths)
+    assert ran == {id(norm) for norm in norms}  # each layer's norm ran (the decoder's at every step)
+    for before, output in seen:  # (h - mean) / sqrt(variance + 1e-5) over each output vector
+        mean, variance = before.mean(-1, keepdim=True), before.var(-1, unbiased=False, keepdim=True)
+        torch.testing.assert_close(output, (before - mean) / torch.sqrt(variance + 1e-5), atol=1e-5, rtol=1e-5)
+    plain = make(arch, {"encoder_layers": 2})
+    assert not any("norm" in name for name in plain.state_dict())  # older files' weights, as before

@@ -35,8 +35,9 @@ def test_every_architecture_scores_close_to_fp32(arch, settings):
     assert is_quantized(quantized) and not is_quantized(model)
     # the output layer, and the weights an architecture slices, stay fp32
     assert type(quantized.output_left.weight) is nn.Parameter
-    assert type(quantized.decoder_init.weight if hasattr(quantized, "decoder_init")
-                else quantized.combine.weight) is not nn.Parameter
+    inner = (quantized.decoder_init if hasattr(quantized, "decoder_init") else quantized.combine
+             if hasattr(quantized, "combine") else quantized.decoder_layers[0].linear1)
+    assert type(inner.weight) is not nn.Parameter
     int8 = score_encoded(quantized, src, tgt)
     assert np.isfinite(int8).all()
     difference = np.abs(int8 - fp32)

@@ -15,8 +15,8 @@ from rescorer.models import ModelSettings, build_model
 from rescorer.models.search import beam_search, greedy_decode, sample
 
 ARCHITECTURES = [("cho2014", {}), ("cho2014", {"cell": "lstm", "bidirectional": True}),
-                 ("rnnsearch", {}), ("luong", {}), ("luong", {"attention": "local-p"})]
-IDS = ["cho2014", "cho2014-lstm-bi", "rnnsearch", "luong", "luong-local-p"]
+                 ("rnnsearch", {}), ("luong", {}), ("luong", {"attention": "local-p"}), ("transformer", {})]
+IDS = ["cho2014", "cho2014-lstm-bi", "rnnsearch", "luong", "luong-local-p", "transformer"]
 SOURCE = [3, 5, 4, 6]
 
 
@@ -125,3 +125,20 @@ def test_samples_follow_the_model_and_a_low_temperature_is_greedy():
 def test_bad_search_settings_are_refused(call):
     with pytest.raises(ValueError):
         call(peaked_model("cho2014", {}))
+
+
+@pytest.mark.parametrize("arch", ["rnnsearch", "transformer"])
+def test_searches_run_without_dropout_and_leave_the_mode_as_it_was(arch):
+    model = peaked_model(arch, {"dropout": 0.5})
+    from rescorer.models.batch_search import batch_beam_search
+
+    expected = (beam_search(model, SOURCE, 3, 5), greedy_decode(model, SOURCE, 5),
+                sample(model, SOURCE, 4, 5, 1.0, torch.Generator().manual_seed(2)),
+                batch_beam_search(model, [SOURCE, [7, 3]], 3, [5, 4]))
+    model.train()  # a trainer decoding its dev set mid-training
+    for _ in range(2):
+        assert beam_search(model, SOURCE, 3, 5) == expected[0]
+        assert greedy_decode(model, SOURCE, 5) == expected[1]
+        assert sample(model, SOURCE, 4, 5, 1.0, torch.Generator().manual_seed(2)) == expected[2]
+        assert batch_beam_search(model, [SOURCE, [7, 3]], 3, [5, 4]) == expected[3]
+        assert model.training

@@ -1,0 +1,214 @@
+"""A Transformer encoder-decoder (Vaswani et al. 2017) as a phrase or sentence scorer (`--arch transformer`).
+
+Built from torch.nn's TransformerEncoderLayer and TransformerDecoderLayer (their weights and
+sublayers), pre-norm (Wang et al. 2019: LayerNorm before each sublayer, one more after the last
+layer of each stack), ReLU feed-forward, sinusoidal positions added to embeddings scaled by
+sqrt(d). The model width d is `embed_dim`, the feed-forward width `hidden_size`. The target
+embedding table is also the output layer's weight (`tied_embeddings`, on by default; Press &
+Wolf 2017). As in the recurrent models, the decoder's first input is the zero vector (plus
+position 0), so p(y_1 | x) depends on the source only.
+
+The sublayers are called here rather than through the layers' forward: the step interface feeds
+one position at a time against the stored inputs of the earlier ones, and the cross-attention
+weights of the last layer are the attention map. Incremental decoding keeps, for every decoder
+layer, its inputs at the earlier positions: a step runs each layer for the new position only,
+its self-attention reading the stored positions (their keys and values are projected again
+at every step: O(t d^2) per step and layer instead of O(d^2) with a key/value cache, still
+far from recomputing the whole prefix).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+from rescorer.errors import ModelSettingError
+from rescorer.models import flops
+from rescorer.models.attention import source_mask
+from rescorer.models.base import DecoderState, PhraseScorer
+from rescorer.models.config import ModelConfig
+from rescorer.models.embeddings import FactoredEmbedding, previous_word_embeddings
+from rescorer.models.registry import Architecture, register
+from rescorer.models.settings import require
+
+PRESETS = {
+    # Vaswani et al. (2017), base model: d 512, feed-forward 2,048, 6 + 6 layers, 8 heads.
+    "paper": dict(embed_dim=512, embed_rank=None, hidden_size=2048, encoder_layers=6, decoder_layers=6,
+                  attention_heads=8, output_rank=None, shortlist_size=32000),
+    # Small-data NMT (fairseq's IWSLT recipe, scaled down): trains on 2 CPU cores in hours.
+    "small": dict(embed_dim=256, embed_rank=None, hidden_size=1024, encoder_layers=3, decoder_layers=3,
+                  attention_heads=4, output_rank=None, shortlist_size=15000),
+    "tiny": dict(embed_dim=64, embed_rank=None, hidden_size=128, encoder_layers=2, decoder_layers=2,
+                 attention_heads=2, output_rank=None, shortlist_size=2000),
+}
+
+
+def sinusoids(first: int, count: int, width: int, like: torch.Tensor) -> torch.Tensor:
+    """Positions first .. first+count-1: PE(p, 2i) = sin(p / 10000^(2i/d)), PE(p, 2i+1) = cos(...),
+    (count, width) in `like`'s dtype and device (computed in float64, so every position of a
+    step-by-step decoding equals that of the batched pass)."""
+    positions = torch.arange(first, first + count, dtype=torch.float64, device=like.device).unsqueeze(1)
+    rates = torch.exp(torch.arange(0, width, 2, dtype=torch.float64, device=like.device)
+                      * (-math.log(10000.0) / width))
+    table = torch.zeros(count, width, dtype=torch.float64, device=like.device)
+    table[:, 0::2] = torch.sin(positions * rates)
+    table[:, 1::2] = torch.cos(positions * rates[:width // 2])
+    return table.to(like.dtype)
+
+
+def causal_mask(steps: int, device: torch.device) -> torch.Tensor:
+    """(steps, steps), True where position t may not look: every later position."""
+    return torch.ones(steps, steps, dtype=torch.bool, device=device).triu(1)
+
+
+class Transformer(PhraseScorer):
+    """Self-attention encoder; decoder with causal self-attention and attention to the source."""
+
+    def __init__(self, config: ModelConfig):
+        super().__init__(config)
+        d = config.embed_dim
+        self.src_embed = FactoredEmbedding(config.src_vocab_size, d, None)
+        self.tgt_embed = FactoredEmbedding(config.tgt_vocab_size, d, None)
+        sizes = dict(d_model=d, nhead=config.attention_heads, dim_feedforward=config.hidden_size,
+                     dropout=config.dropout, activation="relu", batch_first=True, norm_first=True)
+        self.encoder_layers = nn.ModuleList(nn.TransformerEncoderLayer(**sizes)
+                                            for _ in range(config.encoder_layers))
+        self.decoder_layers = nn.ModuleList(nn.TransformerDecoderLayer(**sizes)
+                                            for _ in range(config.decoder_layers))
+        self.encoder_norm = nn.LayerNorm(d)
+        self.decoder_norm = nn.LayerNorm(d)
+        self.add_output_layer(d)
+        if config.tied_embeddings:
+            self.output_left.weight = self.tgt_embed.table.weight
+        self.reset_parameters()
+
+    @staticmethod
+    def check_config(config: ModelConfig) -> None:
+        require(config, "decoder_layers", "attention_heads")
+        if config.embed_dim % config.attention_heads:
+            raise ModelSettingError(f"transformer: {config.attention_heads} attention heads do not divide "
+                                    f"the model width {config.embed_dim}")
+        if config.embed_rank is not None or config.output_rank is not None:
+            raise ModelSettingError("transformer: embeddings and output layer are full matrices "
+                                    "(embed_rank and output_rank None)")
+        if not isinstance(config.tied_embeddings, bool):
+            raise ModelSettingError("transformer needs tied_embeddings true or false")
+
+    def reset_parameters(self) -> None:
+        """Xavier-uniform matrices, zero biases, LayerNorms at 1 and 0, embeddings N(0, d^-1/2)
+        (scaled by sqrt(d) on input: unit variance), [PAD]'s row 0."""
+        for name, param in self.named_parameters():
+            if "norm" in name.split(".")[-2]:
+                continue  # LayerNorm: weight 1, bias 0 as built
+            if param.dim() > 1:
+                nn.init.xavier_uniform_(param)
+            else:
+                nn.init.zeros_(param)
+        with torch.no_grad():
+            for embedding in (self.src_embed, self.tgt_embed):
+                nn.init.normal_(embedding.table.weight, mean=0.0, std=self.config.embed_dim ** -0.5)
+                embedding.table.weight[0].zero_()
+
+    def full_precision_modules(self) -> set[str]:
+        # Attention's output projections are called by nn.MultiheadAttention with their weights
+        # as tensors, not as modules
+        return super().full_precision_modules() | {
+            f"{stack}.{index}.{attention}.out_proj"
+            for stack, layers in (("encoder_layers", self.encoder_layers), ("decoder_layers", self.decoder_layers))
+            for index in range(len(layers))
+            for attention in (("self_attn",) if stack == "encoder_layers" else ("self_attn", "multihead_attn"))}
+
+    # -- the pieces ----------------------------------------------------------------------------
+    def positioned(self, embedded: torch.Tensor, first: int = 0) -> torch.Tensor:
+        """sqrt(d) e + PE from position `first` on, dropped out in training: (batch, len, d)."""
+        d = self.config.embed_dim
+        return self.drop(embedded * math.sqrt(d) + sinusoids(first, embedded.size(1), d, embedded))
+
+    @staticmethod
+    def feed_forward(layer: nn.Module, x: torch.Tensor, norm: nn.Module, dropout: nn.Module) -> torch.Tensor:
+        hidden = layer.dropout(layer.activation(layer.linear1(norm(x))))
+        return x + dropout(layer.linear2(hidden))
+
+    def encode(self, src: torch.Tensor, src_lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The top layer's outputs (batch, src_len, d) and the padding mask (batch, src_len), True at padding."""
+        padding = ~source_mask(src_lengths, src.size(1))
+        x = self.positioned(self.src_embed(src))
+        for layer in self.encoder_layers:
+            normed = layer.norm1(x)
+            attended = layer.self_attn(normed, normed, normed, key_padding_mask=padding, need_weights=False)[0]
+            x = self.feed_forward(layer, x + layer.dropout1(attended), layer.norm2, layer.dropout2)
+        return self.encoder_norm(x), padding
+
+    def decoder_layer(self, layer: nn.Module, x: torch.Tensor, earlier: torch.Tensor, memory: torch.Tensor,
+                      padding: torch.Tensor, mask, weights: bool):
+        """One decoder layer for the positions of x (batch, n, d), whose self-attention reads
+        `earlier` (batch, m, d): x itself under a causal mask, or the stored positions and x.
+        Returns its outputs and, if asked, the attention to the source averaged over heads."""
+        normed = layer.norm1(x)
+        keys = normed if earlier is x else layer.norm1(earlier)
+        attended = layer.self_attn(normed, keys, keys, attn_mask=mask, need_weights=False)[0]
+        x = x + layer.dropout1(attended)
+        normed = layer.norm2(x)
+        attended, attention = layer.multihead_attn(normed, memory, memory, key_padding_mask=padding,
+                                                   need_weights=weights)
+        x = x + layer.dropout2(attended)
+        return self.feed_forward(layer, x, layer.norm3, layer.dropout3), attention
+
+    # -- the PhraseScorer interface ------------------------------------------------------------
+    def teacher_forced_features(self, src, src_lengths, tgt_in, steps, rows):
+        memory, padding = self.encode(src, src_lengths)
+        x = self.positioned(previous_word_embeddings(self.tgt_embed, tgt_in))  # (batch, steps, d)
+        mask = causal_mask(x.size(1), x.device)
+        for layer in self.decoder_layers:
+            x, _ = self.decoder_layer(layer, x, x, memory, padding, mask, weights=False)
+        return self.decoder_norm(x[rows])
+
+    def start(self, src: torch.Tensor, src_lengths: torch.Tensor) -> DecoderState:
+        memory, padding = self.encode(src, src_lengths)
+        empty = memory.new_zeros(src.size(0), 0, self.config.embed_dim)
+        return DecoderState(0, {"memory": memory, "padding": padding,
+                                **{f"inputs{index}": empty for index in range(len(self.decoder_layers))}})
+
+    def step_features(self, state, prev_tokens):
+        embedded = self.tgt_embed(prev_tokens).unsqueeze(1)  # (batch, 1, d)
+        if state.position == 0:
+            embedded = torch.zeros_like(embedded)
+        x = self.positioned(embedded, state.position)
+        changes, last = {}, len(self.decoder_layers) - 1
+        for index, layer in enumerate(self.decoder_layers):
+            earlier = torch.cat([state[f"inputs{index}"], x], dim=1)
+            changes[f"inputs{index}"] = earlier
+            x, attention = self.decoder_layer(layer, x, earlier, state["memory"], state["padding"], None,
+                                              weights=index == last)
+        return self.decoder_norm(x.squeeze(1)), state.advanced(**changes), attention.squeeze(1)
+
+    def source_summary(self, src: torch.Tensor, src_lengths: torch.Tensor) -> torch.Tensor:
+        """The mean of the encoder's outputs over the real positions: (batch, d)."""
+        memory, padding = self.encode(src, src_lengths)
+        real = (~padding).unsqueeze(-1).to(memory.dtype)
+        return (memory * real).sum(dim=1) / src_lengths.unsqueeze(1).to(memory.dtype)
+
+    @staticmethod
+    def flops_per_pair(config: ModelConfig, src_len: int, tgt_len: int) -> int:
+        d, inner = config.embed_dim, config.hidden_size
+        feed_forward = flops.matmul(d, inner) + flops.matmul(inner, d)
+        per_position_pair = 2 * flops.matmul(d, 1)  # q.k over the heads, then alpha v
+        per_src_token = (config.encoder_layers * (flops.matmul(d, 3 * d) + flops.matmul(d, d) + feed_forward)
+                         + config.decoder_layers * flops.matmul(d, 2 * d))  # keys and values of the source
+        per_tgt_position = (config.decoder_layers * (flops.matmul(d, 3 * d) + flops.matmul(d, d)  # self
+                                                     + 2 * flops.matmul(d, d)  # source: queries, output
+                                                     + feed_forward)
+                            + flops.output_layer(config, d))
+        steps = tgt_len + 1
+        return (src_len * per_src_token + steps * per_tgt_position
+                + per_position_pair * (config.encoder_layers * src_len * src_len
+                                       + config.decoder_layers * (steps * steps + steps * src_len)))
+
+
+register(Architecture(
+    name="transformer", model_class=Transformer,
+    summary="Vaswani et al. (2017): self-attention encoder and decoder, pre-norm, tied target embeddings",
+    settings=frozenset({"decoder_layers", "attention_heads", "tied_embeddings"}), presets=PRESETS,
+    defaults=dict(tied_embeddings=True), attention=True, recurrent=False))
