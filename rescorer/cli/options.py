@@ -19,7 +19,7 @@ import click
 
 from moses_integration.preflight import ParallelSet
 from moses_integration.settings import AblationSettings, DataSets, DecodingSettings
-from rescorer.cli.record_options import record_options
+from rescorer.cli.record_options import FiniteFloatRange, record_options
 from rescorer.errors import ModelSettingError
 from rescorer.io.score_format import SCORE_FORMATS
 from rescorer.models import architecture_names, get_architecture
@@ -126,7 +126,10 @@ run_score_options = record_options(  # `rescore TABLE` also writes the model it 
 def _setting_option(setting: Setting):
     if setting.kind is bool:
         return click.option(setting.option, setting.name, default=None, help=setting.help)
-    kind = click.IntRange(1) if setting.kind is int else click.Choice(setting.choices)
+    if setting.kind is float:  # a rate: dropout
+        kind = FiniteFloatRange(0.0, 1.0, max_open=True)
+    else:
+        kind = click.IntRange(1) if setting.kind is int else click.Choice(setting.choices)
     return click.option(setting.option, setting.name, type=kind, default=None, help=setting.help)
 
 
