@@ -21,7 +21,7 @@ and its reranked test output is scored and tested against Baseline like every ot
 Layout of out_dir (reruns skip finished work: a replicate with result.json is done):
   tables/<system>.phrase-table.gz   <system>/moses.ini   <system>/rep<r>/{start.moses.ini,mert/}
   test-filtered/   <system>/rep<r>/{test.moses.ini,test.hyp,result.json}   column-stats.json
-  <system>/rep<r>/rerank/ (nbest/reranking.py's layout, with rerank.json the row's result)
+  <system>/rep<r>/rerank/ (nbest/reranking.py's layout; result.json the row, made again each run)
   results.csv  results.md  replicates.csv  mert-curves.csv  mert-curves.png
 """
 

@@ -514,6 +514,8 @@ def kbmira() -> int:
 
 if __name__ == "__main__":
     record()
+    if SETTINGS.get("hang_in") == TOOL:  # a long run of this program, for a signal to land in
+        subprocess.run([sys.executable, "-c", "import time; time.sleep(600)"])
     handlers = {"mert-moses.pl": mert_moses, "moses": decoder, "processPhraseTableMin": compact,
                 "filter-model-given-input.pl": filter_model, "extractor": extractor, "mert": mert,
                 "kbmira": kbmira}
