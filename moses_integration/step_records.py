@@ -17,33 +17,51 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping, Optional, Sequence
 
 from rescorer.io.atomic_output import write_atomically
 
-__all__ = ["Step", "fingerprint", "files_of", "check", "forget", "record"]
+from .ini.moses_ini import MosesIni
+
+__all__ = ["Step", "changed", "check", "damaged", "fingerprint", "files_of", "forget", "ini_files", "record"]
 
 _CHUNK = 1 << 20
+_known: dict = {}  # (path, inode, size, mtime_ns, ctime_ns) -> sha256: a file read once per run
 
 
 def fingerprint(path: Path) -> dict:
-    """{"size", "sha256"} of a file's bytes, read in chunks; a missing file is {"missing": true}."""
-    digest, size = hashlib.sha256(), 0
+    """{"size", "sha256"} of a file's bytes, read in chunks; a missing file is {"missing": true}.
+    Within one process a file unchanged on disk (same inode, size and times) is read once: the
+    ablation's steps share tables and models."""
     try:
+        status = os.stat(path)
+    except FileNotFoundError:
+        return {"missing": True}
+    key = (str(Path(path).resolve()), status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns)
+    if key not in _known:
+        digest = hashlib.sha256()
         with open(path, "rb") as handle:
             for chunk in iter(lambda: handle.read(_CHUNK), b""):
                 digest.update(chunk)
-                size += len(chunk)
-    except FileNotFoundError:
-        return {"missing": True}
-    return {"size": size, "sha256": digest.hexdigest()}
+        _known[key] = digest.hexdigest()
+    return {"size": status.st_size, "sha256": _known[key]}
 
 
 def files_of(paths: Iterable[Path]) -> list:
     """The fingerprints of several files, in order (a model list, the references)."""
     return [fingerprint(Path(path)) for path in paths]
+
+
+def ini_files(ini_path: Path, base_dir: Path) -> list:
+    """The fingerprints of the files a moses.ini's features name (tables, language models): a
+    table replaced at the same path makes another system."""
+    ini = MosesIni.read(ini_path)
+    ini.make_paths_absolute(base_dir)
+    paths = [Path(feature.args["path"]) for feature in ini.features() if "path" in feature.args]
+    return [fingerprint(path) if path.is_file() else {"not a file": str(path)} for path in paths]
 
 
 @dataclass
@@ -70,28 +88,39 @@ def _read(path: Path) -> Optional[dict]:
     return data if isinstance(data, dict) else None
 
 
-def check(step: Step) -> Optional[str]:
-    """None when the results may be reused; else why not, as a phrase ("no record of what ... was
-    made from", "its models changed", ...)."""
-    missing = [path for path in step.results if not Path(path).is_file()]
-    if missing:
-        return f"{missing[0]} is missing"
+def changed(step: Step) -> Optional[str]:
+    """None when the step's record says it was made from what it is made of now; else what
+    changed, as a phrase ("its models changed since ..."), or that there is no readable record."""
     before = _read(step.record_path)
     if before is None or not isinstance(before.get("made_from"), dict):
         return f"no readable record of what {step.name} was made from ({step.record_path})"
-    made = before["made_from"]
-    now = step.made_from()
-    changed = [f"its {role}" for role in now["inputs"] if made.get("inputs", {}).get(role) != now["inputs"][role]]
-    changed += [f"its setting {name}" for name in now["settings"]
-                if made.get("settings", {}).get(name) != now["settings"][name]]
-    changed += [f"its {role} (no longer asked for)" for role in made.get("inputs", {}) if role not in now["inputs"]]
-    if changed:
-        return f"{', '.join(changed)} changed since {step.name} was made"
-    kept = before.get("results", {})
+    made, now = before["made_from"], step.made_from()
+    inputs, settings = made.get("inputs", {}), made.get("settings", {})
+    differ = [f"its {role}" for role in now["inputs"] if inputs.get(role) != now["inputs"][role]]
+    differ += [f"its setting {name}" for name in now["settings"] if settings.get(name) != now["settings"][name]]
+    differ += [f"its {role} (no longer asked for)" for role in inputs if role not in now["inputs"]]
+    return f"{', '.join(differ)} changed since {step.name} was made" if differ else None
+
+
+def damaged(step: Step, only_recorded: bool = False) -> Optional[str]:
+    """None when every result is the file the step recorded writing; else which one is not.
+    `only_recorded`: a result the record does not name yet (a run recorded as it began) passes."""
+    kept = (_read(step.record_path) or {}).get("results") or {}
     for path in step.results:
+        if only_recorded and Path(path).name not in kept:
+            continue
         if kept.get(Path(path).name) != fingerprint(Path(path)):
             return f"{path} is not the file {step.name} wrote (changed or damaged since)"
     return None
+
+
+def check(step: Step) -> Optional[str]:
+    """None when the results may be reused; else why not (a result missing, the record missing
+    or other, a result changed since)."""
+    missing = [path for path in step.results if not Path(path).is_file()]
+    if missing:
+        return f"{missing[0]} is missing"
+    return changed(step) or damaged(step)
 
 
 def forget(step: Step) -> None:

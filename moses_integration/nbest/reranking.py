@@ -37,7 +37,7 @@ from ..ini.moses_ini import MosesIni
 from ..ini.moses_install import MosesInstall
 from ..line_files import count_lines, read_lines
 from ..preflight import ParallelSet
-from ..step_records import Step, check, files_of, fingerprint, forget, record
+from ..step_records import Step, check, files_of, fingerprint, forget, ini_files, record
 from ..tables.filtering import filter_for_test, filtered_ini
 from .candidates import first_best, read_nbest, rerank
 from .sentence_models import AddFeatures
@@ -146,19 +146,10 @@ class _Steps:
                 "rerun the same command to continue from them")
 
 
-def _ini_files(ini_path: Path, base_dir: Path) -> list:
-    """The files the ini's features name (tables, language models), by checksum: a table or model
-    replaced at the same path decodes other lists."""
-    ini = MosesIni.read(ini_path)
-    ini.make_paths_absolute(base_dir)
-    paths = [Path(feature.args["path"]) for feature in ini.features() if "path" in feature.args]
-    return [fingerprint(path) if path.is_file() else {"not a file": str(path)} for path in paths]
-
-
 def _decoded(steps: _Steps, install: MosesInstall, config: RerankConfig, data: ParallelSet) -> Path:
     path = config.out_dir / f"{data.label}.decoder.nbest"
     step = steps.step(f"decode-{data.label}", f"the {data.label} set's decoded n-best list", [path],
-                      {"ini": fingerprint(config.ini_path), "ini's files": _ini_files(config.ini_path, config.base_dir),
+                      {"ini": fingerprint(config.ini_path), "ini's files": ini_files(config.ini_path, config.base_dir),
                        "source": fingerprint(data.src_path)},
                       {"nbest_size": config.nbest_size, "decoder_flags": list(config.decoder_flags),
                        "filter_tables": config.filter_tables})
