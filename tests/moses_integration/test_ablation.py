@@ -477,3 +477,24 @@ def test_a_failed_reranking_is_resumed(setup):
     summary = run_ablation(config, moses, report=quiet)
     assert list(summary.system) == ["Baseline", "+rerank"]
     assert scored == ["dev.decoder.nbest", "test.decoder.nbest"]  # dev's scored list was kept
+
+
+def test_a_replicates_test_scores_are_redone_when_what_they_were_made_from_changed(setup):
+    """evaluation.record.json: another --detokenize, or a result.json without its record (an older
+    rescorer's), decodes and scores test again; the tuning run is reused, never redone."""
+    moses, config = setup
+    config.systems, config.replicates = ["Baseline"], 1
+    first = run_ablation(config, moses, report=quiet)
+    rep = config.out_dir / "baseline" / "rep1"
+    config.detokenize_lang = "fr"
+    said = []
+    again = run_ablation(config, moses, report=said.append)
+    assert len(calls(moses.root, "moses")) == 2 and len(calls(moses.root, "mert-moses.pl")) == 1
+    assert "Baseline replicate 1: done earlier, skipped" not in said
+    assert again.test_bleu_mean.tolist() != first.test_bleu_mean.tolist()  # detokenized, scored with 13a
+    (rep / "evaluation.record.json").unlink()
+    run_ablation(config, moses, report=quiet)
+    assert len(calls(moses.root, "moses")) == 3 and len(calls(moses.root, "mert-moses.pl")) == 1
+    said.clear()
+    run_ablation(config, moses, report=said.append)
+    assert "Baseline replicate 1: done earlier, skipped" in said and len(calls(moses.root, "moses")) == 3
