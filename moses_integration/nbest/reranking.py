@@ -1,7 +1,9 @@
 """Rerank a tuned Moses system's n-best lists with sentence models' scores: `rescore moses rerank`.
 
-The steps, each kept in the output directory so that a rerun resumes after the last finished
-one (every file is written whole or not at all):
+The steps, each kept in the output directory with a record of what it was made from
+(`steps/<step>.json`, step_records.py), so that a rerun reuses a finished step only when its
+inputs (files by checksum, models by content), settings and results are those recorded, and
+redoes it otherwise (every file is written whole or not at all):
 
 0. `dev.decoder.nbest`, `test.decoder.nbest`: the tuned system's n-best lists (`moses
    -n-best-list FILE N distinct`), unless the lists are given.
@@ -11,7 +13,7 @@ one (every file is written whole or not at all):
 3. `seed<S>/weights.json`: mert or kbmira, once per seed, started from the tuned system's own
    weights (from its moses.ini) and `initial_weight` for each new feature.
 4. `seed<S>/test.reranked`, `dev.reranked`: each sentence's hypothesis of highest weighted score.
-5. `results.md`, `results.csv`: BLEU and chrF of the decoder's 1-best and of the
+5. `results.md`, `results.csv` (written by every run, from the steps' files): BLEU and chrF of the decoder's 1-best and of the
    reranked outputs (mean ± sd over the seeds) against one or more references, and the paired
    test (approximate randomization by default) of the reranked outputs against the 1-best.
 """
@@ -35,6 +37,7 @@ from ..ini.moses_ini import MosesIni
 from ..ini.moses_install import MosesInstall
 from ..line_files import count_lines, read_lines
 from ..preflight import ParallelSet
+from ..step_records import Step, check, files_of, fingerprint, forget, ini_files, record
 from ..tables.filtering import filter_for_test, filtered_ini
 from .candidates import check_every_sentence, first_best, read_nbest, rerank
 from .sentence_models import AddFeatures
@@ -65,6 +68,7 @@ class RerankConfig:
     detokenize_lang: Optional[str] = None
     new_features: Sequence[str] = field(default_factory=tuple)  # names the command adds (for the report)
     scored_with: Sequence[str] = field(default_factory=tuple)  # the models (paths) behind the features
+    scoring: dict = field(default_factory=dict)  # the scorer's settings that change the features (precision)
 
 
 def start_weights(ini: MosesIni, names: Sequence[str], initial_weight: float) -> dict:
@@ -112,34 +116,65 @@ def decode_nbest(install: MosesInstall, config: RerankConfig, data: ParallelSet,
     return path
 
 
-def _check_same_work(config: RerankConfig) -> None:
-    """The scored lists and tuned weights in out_dir belong to one set of models and one
-    optimizer: a rerun asking for others is refused instead of mixing them."""
-    record = config.out_dir / "rerank.json"
-    wanted = {"models": list(config.scored_with), "features": list(config.new_features),
-              "optimizer": config.optimizer, "ini": str(config.ini_path)}
-    if record.is_file():
-        before = json.loads(record.read_text())
-        if before != wanted:
-            changed = ", ".join(key for key in wanted if before.get(key) != wanted[key])
-            raise MosesConfigError(f"{config.out_dir} holds a reranking with other {changed} "
-                                   f"({record}): use another --out-dir")
-        return
-    _write_json(record, wanted)
+class _Steps:
+    """The steps of one run: each reused when its record matches (step_records.check), else
+    (re)made and recorded; the files of the finished ones, for the note of an interrupt."""
+
+    def __init__(self, out_dir: Path, report: Callable[[str], None]) -> None:
+        self.out_dir, self.report, self.finished = out_dir, report, []
+
+    def step(self, key: str, name: str, results: Sequence[Path], inputs: dict, settings: dict) -> Step:
+        return Step(name, self.out_dir / "steps" / f"{key}.json", results, inputs, settings)
+
+    def ensure(self, step: Step, make: Callable[[], None], doing: str) -> None:
+        """Reuse the step's results or make them (`doing` says what, when it is done)."""
+        reason = check(step)
+        if reason is not None:
+            again = step.record_path.is_file() or any(Path(path).is_file() for path in step.results)
+            self.report(f"{doing} again: {reason}" if again else doing)
+            forget(step)
+            make()
+            record(step)
+        self.finished += [Path(path).name for path in step.results]
+
+    def kept_note(self) -> str:
+        """What an interrupted run leaves in out_dir, and how to go on from it."""
+        if not self.finished:
+            return f"no step had finished, no results were written ({self.out_dir})"
+        files = ", ".join(dict.fromkeys(self.finished))
+        return (f"no results were written; the finished steps are kept in {self.out_dir} ({files}): "
+                "rerun the same command to continue from them")
 
 
-def _scored_lists(config: RerankConfig, install: MosesInstall, add_features: AddFeatures, report) -> dict:
+def _decoded(steps: _Steps, install: MosesInstall, config: RerankConfig, data: ParallelSet) -> Path:
+    path = config.out_dir / f"{data.label}.decoder.nbest"
+    step = steps.step(f"decode-{data.label}", f"the {data.label} set's decoded n-best list", [path],
+                      {"ini": fingerprint(config.ini_path), "ini's files": ini_files(config.ini_path, config.base_dir),
+                       "source": fingerprint(data.src_path)},
+                      {"nbest_size": config.nbest_size, "decoder_flags": list(config.decoder_flags),
+                       "filter_tables": config.filter_tables})
+    steps.ensure(step, lambda: decode_nbest(install, config, data, path),
+                 f"decoding the {data.label} set's {config.nbest_size}-best lists with {config.ini_path}")
+    return path
+
+
+def _scored_lists(config: RerankConfig, install: MosesInstall, add_features: AddFeatures, steps: _Steps,
+                  sizes: dict) -> dict:
     lists = {}
     for label, nbest, data in (("dev", config.dev_nbest, config.dev), ("test", config.test_nbest, config.test)):
+        if nbest is None:
+            nbest = _decoded(steps, install, config, data)
         path = config.out_dir / f"{label}.nbest.gz"
-        if not path.is_file() and nbest is None:
-            nbest = config.out_dir / f"{label}.decoder.nbest"
-            if not nbest.is_file():
-                report(f"decoding the {label} set's {config.nbest_size}-best lists with {config.ini_path}")
-                decode_nbest(install, config, data, nbest)
-        if not path.is_file():
-            report(f"scoring the {label} n-best list {nbest} with the sentence models")
+        step = steps.step(f"score-{label}", f"the {label} list scored with the models", [path],
+                          {"n-best list": fingerprint(nbest), "source": fingerprint(data.src_path),
+                           "models": files_of(config.scored_with)},
+                          {"features": list(config.new_features), **config.scoring})
+
+        def make(nbest=nbest, data=data, path=path, label=label):
+            read_nbest(nbest, sizes[label])  # its format, naming its own lines, before the models score it
             add_features(nbest, data.src_path, path)
+
+        steps.ensure(step, make, f"scoring the {label} n-best list {nbest} with the sentence models")
         lists[label] = path
     return lists
 
@@ -154,47 +189,69 @@ def _plain_references(config: RerankConfig) -> list:
     return paths
 
 
-def _tuned(config: RerankConfig, install: MosesInstall, dev_list: Path, report) -> dict:
+def _tuned(config: RerankConfig, install: MosesInstall, dev_list: Path, steps: _Steps) -> dict:
     features, scores = config.out_dir / "dev.features.dat", config.out_dir / "dev.scores.dat"
-    if not (features.is_file() and scores.is_file()):
-        report("extracting the dev list's features and BLEU statistics (extractor)")
-        extract(install, dev_list, _plain_references(config), features, scores)
+    step = steps.step("extract-dev", "the dev list's extracted features and BLEU statistics", [features, scores],
+                      {"dev list": fingerprint(dev_list), "references": files_of(config.dev.ref_paths)}, {})
+    steps.ensure(step, lambda: extract(install, dev_list, _plain_references(config), features, scores),
+                 "extracting the dev list's features and BLEU statistics (extractor)")
     start = start_weights(MosesIni.read(config.ini_path), feature_names(features), config.initial_weight)
     tuned = {}
     for seed in config.seeds:
         path = config.out_dir / f"seed{seed}" / "weights.json"
-        if not path.is_file():
-            report(f"seed {seed}: tuning the reranking weights ({config.optimizer})")
+        step = steps.step(f"tune-seed{seed}", f"seed {seed}'s reranking weights", [path],
+                          {"features": fingerprint(features), "statistics": fingerprint(scores)},
+                          {"optimizer": config.optimizer, "seed": seed, "initial_weight": config.initial_weight,
+                           "start weights": start})
+
+        def make(seed=seed, path=path):
             result = tune_weights(install, config.optimizer, features, scores, start, seed, path.parent)
             _write_json(path, {"optimizer": config.optimizer, "dev_bleu_nbest": result.dev_bleu,
                                "weights": result.weights})
+
+        steps.ensure(step, make, f"seed {seed}: tuning the reranking weights ({config.optimizer})")
         tuned[seed] = json.loads(path.read_text())
     return tuned
 
 
-def run_rerank(config: RerankConfig, install: MosesInstall, add_features: AddFeatures,
-               report: Callable[[str], None] = lambda message: None) -> pd.DataFrame:
-    """All the steps (see the module's docstring); returns the results table."""
-    sizes = check_sets(config)
-    config.out_dir.mkdir(parents=True, exist_ok=True)
-    _check_same_work(config)
-    lists = _scored_lists(config, install, add_features, report)
-    tuned = _tuned(config, install, lists["dev"], report)
-    sentences = {label: read_nbest(lists[label], sizes[label]) for label in lists}
-    refs = {label: [read_lines(p) for p in data.ref_paths] for label, data in
-            (("dev", config.dev), ("test", config.test))}
-    baseline = {label: first_best(sentences[label]) for label in sentences}
+def _reranked(config: RerankConfig, lists: dict, sentences: dict, tuned: dict, steps: _Steps) -> dict:
+    """Each seed's reranked dev and test outputs."""
     outputs = {}
     for seed, found in tuned.items():
         outputs[seed] = {}
         for label in ("dev", "test"):
             path = config.out_dir / f"seed{seed}" / f"{label}.reranked"
-            if not path.is_file():
-                _write_lines(path, rerank(sentences[label], found["weights"]))
+            step = steps.step(f"rerank-seed{seed}-{label}", f"seed {seed}'s reranked {label} output", [path],
+                              {"scored list": fingerprint(lists[label]),
+                               "weights": fingerprint(config.out_dir / f"seed{seed}" / "weights.json")}, {})
+            steps.ensure(step, lambda path=path, label=label: _write_lines(path, rerank(sentences[label],
+                                                                                          found["weights"])),
+                         f"seed {seed}: reranking the {label} lists")
             outputs[seed][label] = read_lines(path)
-    _write_lines(config.out_dir / "test.1best", baseline["test"])
-    table = _results(config, tuned, baseline, outputs, refs)
-    _write_tables(config, table, refs)
+    return outputs
+
+
+def run_rerank(config: RerankConfig, install: MosesInstall, add_features: AddFeatures,
+               report: Callable[[str], None] = lambda message: None) -> pd.DataFrame:
+    """All the steps (see the module's docstring); returns the results table. An interrupt
+    leaves with `.note` saying which finished steps out_dir keeps for a rerun."""
+    sizes = check_sets(config)
+    config.out_dir.mkdir(parents=True, exist_ok=True)
+    steps = _Steps(config.out_dir, report)
+    try:
+        lists = _scored_lists(config, install, add_features, steps, sizes)
+        tuned = _tuned(config, install, lists["dev"], steps)
+        sentences = {label: read_nbest(lists[label], sizes[label]) for label in lists}
+        outputs = _reranked(config, lists, sentences, tuned, steps)
+        refs = {label: [read_lines(p) for p in data.ref_paths] for label, data in
+                (("dev", config.dev), ("test", config.test))}
+        baseline = {label: first_best(sentences[label]) for label in sentences}
+        _write_lines(config.out_dir / "test.1best", baseline["test"])
+        table = _results(config, tuned, baseline, outputs, refs)
+        _write_tables(config, table, refs)
+    except KeyboardInterrupt as interrupt:
+        interrupt.note = steps.kept_note()
+        raise
     return table
 
 

@@ -18,10 +18,12 @@ and `+RNN+rerank`: replicate r's tuned system decodes dev and test n-best lists,
 models' scores are added, the reranking weights are tuned on dev with seed + r (nbest/reranking.py)
 and its reranked test output is scored and tested against Baseline like every other row.
 
-Layout of out_dir (reruns skip finished work: a replicate with result.json is done):
+Layout of out_dir (reruns skip finished work whose record says it was made from the same inputs
+and settings, step_records.py; a tuning run made from other is refused, its test scores redone):
   tables/<system>.phrase-table.gz   <system>/moses.ini   <system>/rep<r>/{start.moses.ini,mert/}
-  test-filtered/   <system>/rep<r>/{test.moses.ini,test.hyp,result.json}   column-stats.json
-  <system>/rep<r>/rerank/ (nbest/reranking.py's layout, with rerank.json the row's result)
+  test-filtered/   <system>/rep<r>/{test.moses.ini,test.hyp,result.json,evaluation.record.json}
+  <system>/rep<r>/mert/tuning.record.json   column-stats.json
+  <system>/rep<r>/rerank/ (nbest/reranking.py's layout; result.json the row, made again each run)
   results.csv  results.md  replicates.csv  mert-curves.csv  mert-curves.png
 """
 
@@ -43,6 +45,7 @@ from ..ini.moses_ini import Feature, MosesIni
 from ..ini.moses_install import MosesInstall
 from ..line_files import read_lines
 from ..preflight import ParallelSet, require_preflight
+from ..step_records import Step, check, files_of, fingerprint, forget, ini_files, record
 from ..tables.columns import ColumnLayout, SystemSpec, infer_layout, plan_systems
 from ..tables.filtering import FilteredModel, filter_for_test, filtered_ini, system_tables
 from ..tables.phrase_table import read_num_scores
@@ -226,17 +229,27 @@ def _with_history(result: EvalResult, work_dir: Path, config: AblationConfig) ->
     return result
 
 
+def _evaluation_step(spec: SystemSpec, replicate: int, plan: _Plan, config: AblationConfig, tuned_ini: Path,
+                     rep_dir: Path) -> Step:
+    """The test decoding and scores of a tuned replicate: made from its tuned weights, the files
+    its ini names, the test set (and its filtered table), the settings that change the output."""
+    inputs = {"tuned ini": fingerprint(tuned_ini), "tuned ini's files": ini_files(tuned_ini, config.base_dir),
+              "test source": fingerprint(config.base_dir / config.test.src_path),
+              "test references": files_of(config.base_dir / p for p in config.test.ref_paths)}
+    if plan.filtered is not None:
+        inputs["filtered test table"] = fingerprint(Path(plan.test_tables[spec.slug]))
+    return Step(f"{spec.name} replicate {replicate}'s test scores", rep_dir / "evaluation.record.json",
+                [rep_dir / "test.hyp", rep_dir / "result.json"], inputs,
+                {"decoder_flags": list(config.decoder_flags), "filter_test": plan.filtered is not None,
+                 "detokenize_lang": config.detokenize_lang})
+
+
 def _run_replicate(spec: SystemSpec, replicate: int, plan: _Plan, config: AblationConfig,
                    moses: MosesInstall, report: Callable[[str], None]) -> EvalResult:
+    """Tune (tuning/mert_moses.py reuses a finished run made from the same, refuses one made from
+    other), then decode and score test (reused when its record matches, step_records.py)."""
     rep_dir = config.out_dir / spec.slug / f"rep{replicate}"
     result_path = rep_dir / "result.json"
-    if result_path.is_file() and (rep_dir / "mert" / "moses.ini").is_file():
-        report(f"{spec.name} replicate {replicate}: done earlier, skipped")
-        result = read_result(result_path)
-        if result.new_weights is None:  # a result written before the weights were recorded
-            weights = MosesIni.read(rep_dir / "mert" / "moses.ini").weights(plan.table.name)
-            result.new_weights = dict(zip(spec.new_columns, weights[len(weights) - len(spec.new_columns):]))
-        return _with_history(result, rep_dir / "mert", config)
     kind = _start_kind(spec, config)
     _check_start_kind(rep_dir, kind)
     start_ini, starts = _start(spec, kind, replicate, plan, config, rep_dir, report)
@@ -252,6 +265,14 @@ def _run_replicate(spec: SystemSpec, replicate: int, plan: _Plan, config: Ablati
         f"{'?' if b is None else f'{b:.2f}'}"))
     tuned_weights = MosesIni.read(tuned.ini_path).weights(plan.table.name)
     num_base = len(tuned_weights) - len(starts)
+    evaluation = _evaluation_step(spec, replicate, plan, config, tuned.ini_path, rep_dir)
+    if check(evaluation) is None:
+        report(f"{spec.name} replicate {replicate}: done earlier, skipped")
+        result = read_result(result_path)
+        if result.new_weights is None:  # a result written before the weights were recorded
+            result.new_weights = dict(zip(spec.new_columns, tuned_weights[num_base:]))
+        return _with_history(result, rep_dir / "mert", config)
+    forget(evaluation)
     warnings = tuned.warnings + check_tuned_weights(
         MosesIni.read(tuned.ini_path), plan.table.name,
         list(range(num_base, num_base + len(starts))), starts)
@@ -270,6 +291,7 @@ def _run_replicate(spec: SystemSpec, replicate: int, plan: _Plan, config: Ablati
     result.iterations, result.stopped_by = tuned.iterations, tuned.stopped_by
     _with_history(result, rep_dir / "mert", config)
     write_result(result, result_path)
+    record(evaluation)
     report(f"{spec.name} replicate {replicate}: test BLEU {result.bleu:.2f} ({kind} start, "
            f"{result.iterations} MERT iterations, stopped by {result.stopped_by})")
     return result

@@ -4,11 +4,11 @@ n-best lists reranked with sentence models (nbest/reranking.py), scored like eve
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Sequence
 
 from ..errors import MosesConfigError
-from ..evaluation.scores import EvalResult, evaluate_file, read_result, write_result
+from ..evaluation.scores import EvalResult, evaluate_file, write_result
 from ..ini.moses_install import MosesInstall
 from ..preflight import ParallelSet
 from ..tables.columns import SystemSpec
@@ -28,18 +28,19 @@ class RerankRows:
     new_features: Sequence[str]
     optimizer: str = "mert"
     systems: Sequence[str] = ()  # the systems whose lists are reranked; empty: see reranked_systems
-    scored_with: Sequence[str] = ()  # the models' paths (a rerun with others is refused)
+    scored_with: Sequence[str] = ()  # the models' paths (their contents are recorded by the steps)
+    scoring: dict = field(default_factory=dict)  # the scorer's settings that change the features
 
 
 def rerank_replicate(spec: SystemSpec, replicate: int, config: AblationConfig, sets: Sequence[ParallelSet],
                      moses: MosesInstall, report: Callable[[str], None]) -> EvalResult:
-    """Replicate r of a system, its n-best lists reranked (nbest/reranking.py), as a result row."""
+    """Replicate r of a system, its n-best lists reranked (nbest/reranking.py), as a result row.
+    The row is made again on every run from the reranking's steps, which are reused only when
+    their records match (a failed or other reranking is redone, never taken for a result)."""
     from ..nbest.reranking import RerankConfig, run_rerank
 
     rep_dir = config.out_dir / spec.slug / f"rep{replicate}"
-    result_path = rep_dir / "rerank" / "rerank.json"
-    if result_path.is_file():
-        return read_result(result_path)
+    result_path = rep_dir / "rerank" / "result.json"  # the row, for the reader: never read back
     seed = config.seed + replicate
     rerank = RerankConfig(dev_nbest=None, dev=sets[0], test_nbest=None, test=sets[1],
                           ini_path=rep_dir / "mert" / "moses.ini", out_dir=rep_dir / "rerank",
@@ -47,7 +48,7 @@ def rerank_replicate(spec: SystemSpec, replicate: int, config: AblationConfig, s
                           decoder_flags=config.decoder_flags, optimizer=config.rerank.optimizer, seeds=(seed,),
                           test_type=config.test_type, num_samples=config.num_samples,
                           detokenize_lang=config.detokenize_lang, new_features=config.rerank.new_features,
-                          scored_with=config.rerank.scored_with)
+                          scored_with=config.rerank.scored_with, scoring=config.rerank.scoring)
     table = run_rerank(rerank, moses, config.rerank.add_features,
                        report=lambda message: report(f"{spec.name} replicate {replicate}: {message}"))
     result = evaluate_file(rep_dir / "rerank" / f"seed{seed}" / "test.reranked", sets[1].ref_paths,

@@ -1,7 +1,8 @@
 """Run Moses' own tuning driver, scripts/training/mert-moses.pl, as a subprocess with an
 argument list; stream its log to a file; report each finished iteration with the dev BLEU
 the optimizer found; resume an interrupted run with --continue; say why it stopped; check the
-tuned weights."""
+tuned weights. `tuning.record.json` in the working directory says what the run began with
+(step_records.py): a rerun continues or reuses it only with the same, and refuses otherwise."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from ..errors import MosesConfigError, MosesRunError
 from ..ini.moses_ini import MosesIni
 from ..ini.moses_install import MosesInstall
 from ..line_files import is_gzipped, open_binary_read
+from ..step_records import Step, changed, damaged, files_of, fingerprint, ini_files, record
 from .dev_curve import MERT_DEFAULT_MAX_ITERATIONS, read_stop_reason
 
 __all__ = [
@@ -30,6 +32,7 @@ __all__ = [
     "iterations_run",
     "check_tuned_weights",
     "tune",
+    "tuning_step",
 ]
 
 logger = logging.getLogger(__name__)
@@ -192,11 +195,17 @@ def tune(moses: MosesInstall, config: TuningConfig,
     """Run (or resume, or skip if finished) one tuning run; returns the tuned moses.ini."""
     work_dir = config.work_dir
     final_ini = work_dir / "moses.ini"
+    made_from = tuning_step(config)
+    if final_ini.is_file() or (config.resume and read_finished_step(work_dir) is not None):
+        _check_same_run(made_from)
     if final_ini.is_file():
         done = iterations_run(work_dir, config.max_iterations) or 0
         logger.info("%s: already tuned, not re-running", work_dir)
+        record(made_from)  # its moses.ini too, from now on (kept if it was recorded already)
         return _result(final_ini, done, config)
     work_dir.mkdir(parents=True, exist_ok=True)
+    if not (config.resume and read_finished_step(work_dir) is not None):
+        record(Step(made_from.name, made_from.record_path, [], made_from.inputs, made_from.settings))  # its start
     # The decoder runs inside work_dir, so the ini it gets names files by absolute path.
     ini = MosesIni.read(config.base_dir / config.ini_path)
     ini.make_paths_absolute(config.base_dir)
@@ -229,7 +238,31 @@ def tune(moses: MosesInstall, config: TuningConfig,
             f"mert-moses.pl exited with status {code} after {reported} finished iteration(s)"
             f"{'' if final_ini.is_file() else ' without writing moses.ini'}; see {log_path} "
             "(rerun to continue from the last finished iteration)")
+    record(made_from)
     return _result(final_ini, reported, config)
+
+
+def tuning_step(config: TuningConfig) -> Step:
+    """What a tuning run is made from: the ini and the files it names, the dev set, the settings
+    that change its weights (not the threads: mert's restarts are drawn before its pool starts)."""
+    ini = config.base_dir / config.ini_path
+    return Step("the tuning run", config.work_dir / "tuning.record.json", [config.work_dir / "moses.ini"],
+                {"ini": fingerprint(ini), "ini's files": ini_files(ini, config.base_dir),
+                 "dev source": fingerprint(config.base_dir / config.dev_src),
+                 "dev references": files_of(config.base_dir / path for path in (config.dev_ref, *config.dev_extra_refs))},
+                {"optimizer": "batch-mira" if config.batch_mira else "mert", "seed": config.seed,
+                 "nbest": config.nbest, "max_iterations": config.max_iterations,
+                 "extra_args": list(config.extra_args), "decoder_flags": list(config.decoder_flags)})
+
+
+def _check_same_run(step: Step) -> None:
+    """A begun or finished run is continued or reused only with what it began with; else refused,
+    not redone: its iterations may have taken hours, and the user decides whether to drop them."""
+    reason = changed(step) or damaged(step, only_recorded=True)
+    if reason is not None:
+        work_dir = step.record_path.parent
+        raise MosesConfigError(f"{work_dir}: {reason}; rerun with what it began with, or delete {work_dir} "
+                               "to tune again")
 
 
 def _result(final_ini: Path, iterations: int, config: TuningConfig) -> TuningResult:

@@ -91,7 +91,8 @@ def rerank_config(settings: RerankSettings):
         seeds=tuple(range(settings.seed, settings.seed + settings.seeds)),
         initial_weight=0.0 if settings.initial_weight is None else settings.initial_weight,
         test_type=settings.test_type, detokenize_lang=settings.detokenize_lang,
-        scored_with=[str(Path(model).resolve()) for model in settings.models])
+        scored_with=[str(Path(model).resolve()) for model in settings.models],
+        scoring={"precision": settings.precision})
 
 
 NBEST_COMMANDS = (rescore_nbest_command, rerank_command)

@@ -79,7 +79,8 @@ def ablation_command(**options) -> None:
         add_features, names = sentence_features(scorer, settings.rerank_models, per_word=settings.rerank_per_word)
         config.rerank = RerankRows(add_features, names, OPTIMIZER_PROGRAMS[settings.rerank_optimizer],
                                    systems=settings.rerank_systems,
-                                   scored_with=[str(Path(m).resolve()) for m in settings.rerank_models])
+                                   scored_with=[str(Path(m).resolve()) for m in settings.rerank_models],
+                                   scoring={"precision": settings.precision})
     with working_in(settings.out_dir, "ablation directory"):
         run_ablation(config, install, report=say)
     if settings.plot:

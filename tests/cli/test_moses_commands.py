@@ -301,7 +301,7 @@ def test_ablation_reranks_baseline_and_the_chosen_system(tmp_path, monkeypatch):
     assert result.exit_code == 0, result.output
     rows = [line.split(" | ")[0] for line in result.output.splitlines() if line.startswith("| +")]
     assert rows[:3] == ["| +WP", "| +rerank", "| +WP+rerank"] and "| +RNN+rerank" not in rows
-    assert (tmp_path / "out/wp/rep1/rerank/rerank.json").is_file()
+    assert (tmp_path / "out/wp/rep1/rerank/result.json").is_file()
 
 
 def test_ablation_refuses_to_rerank_a_system_it_does_not_build(tmp_path, monkeypatch):

@@ -514,6 +514,11 @@ def kbmira() -> int:
 
 if __name__ == "__main__":
     record()
+    if SETTINGS.get("hang_in") == TOOL:  # a long run of this program, for a signal to land in
+        subprocess.run([sys.executable, "-c", "import time; time.sleep(600)"])
+    if SETTINGS.get("fail_in") == TOOL:  # this program failing, as one short of memory does
+        print("Killed", file=sys.stderr)
+        sys.exit(137)
     handlers = {"mert-moses.pl": mert_moses, "moses": decoder, "processPhraseTableMin": compact,
                 "filter-model-given-input.pl": filter_model, "extractor": extractor, "mert": mert,
                 "kbmira": kbmira}

@@ -409,3 +409,92 @@ def test_reranked_rows_join_the_table(setup):
     again = run_ablation(config, moses, report=quiet)
     assert len(calls(moses.root, "mert")) == 2 and scored == ["dev.decoder.nbest", "test.decoder.nbest"] * 2
     pd.testing.assert_frame_equal(again, summary)
+
+
+def length_features(scored, sign=-1.0):
+    """An add_features whose one model scores sign * the hypothesis' length; `scored` collects
+    the lists it scored."""
+    from moses_integration.nbest.rnn_features import SentenceModel, add_sentence_features
+
+    def add_features(nbest, source, out):
+        scored.append(nbest.name)
+        fake = SentenceModel("RNNfwd", lambda pairs: [sign * len(t.split()) for _, t in pairs])
+        add_sentence_features(nbest, out, source, [fake], per_word=False)
+
+    return add_features
+
+
+def test_a_rerun_with_another_rerank_model_or_optimizer_redoes_the_reranking(setup, tmp_path):
+    """Issue 32 case 3: the reranking steps record the models' contents and the optimizer: another
+    model scores the (kept) decoded lists again, another optimizer tunes again."""
+    from moses_integration.study.ablation import RerankRows
+
+    moses, config = setup
+    config.systems, config.replicates = ["Baseline"], 1
+    model_a, model_b = tmp_path / "a.pt", tmp_path / "b.pt"
+    model_a.write_bytes(b"model A")
+    model_b.write_bytes(b"model B")
+    scored = []
+    config.rerank = RerankRows(length_features(scored), ["RNNfwd"], scored_with=[str(model_a)])
+    run_ablation(config, moses, report=quiet)
+    rerank = config.out_dir / "baseline" / "rep1" / "rerank"
+    first = gzip.open(rerank / "test.nbest.gz", "rt").readline()
+    assert first.split(" ||| ")[2].endswith(f"RNNfwd= -{len(first.split(' ||| ')[1].split())}")
+    config.rerank = RerankRows(length_features(scored, +1.0), ["RNNfwd"], scored_with=[str(model_b)])
+    run_ablation(config, moses, report=quiet)
+    assert scored == ["dev.decoder.nbest", "test.decoder.nbest"] * 2
+    assert len(calls(moses.root, "moses")) == 1 + 2  # test decoding, then dev and test lists once
+    again = gzip.open(rerank / "test.nbest.gz", "rt").readline()
+    assert again.split(" ||| ")[2].endswith(f"RNNfwd= {len(again.split(' ||| ')[1].split())}")
+    assert len(calls(moses.root, "mert")) == 2
+    config.rerank = RerankRows(length_features(scored, +1.0), ["RNNfwd"], optimizer="kbmira",
+                               scored_with=[str(model_b)])
+    summary = run_ablation(config, moses, report=quiet)
+    assert len(calls(moses.root, "kbmira")) == 1 and len(scored) == 4
+    assert json.loads((rerank / "seed101" / "weights.json").read_text())["optimizer"] == "kbmira"
+    assert json.loads((rerank / "result.json").read_text())["bleu"] == pytest.approx(summary.test_bleu_mean.tolist()[-1])
+
+
+def test_a_failed_reranking_is_resumed(setup):
+    """Issue 32 case 12: the reranking's record and the row's result are separate files, so a
+    reranking that failed once is continued by the rerun (it was TypeError on every rerun)."""
+    from moses_integration.study.ablation import RerankRows
+
+    moses, config = setup
+    config.systems, config.replicates = ["Baseline"], 1
+    scored = []
+    working = length_features(scored)
+
+    def failing(nbest, source, out):
+        if nbest.name == "test.decoder.nbest":
+            raise MosesRunError("the scorer failed")
+        working(nbest, source, out)
+
+    config.rerank = RerankRows(failing, ["RNNfwd"])
+    with pytest.raises(MosesRunError, match="the scorer failed"):
+        run_ablation(config, moses, report=quiet)
+    config.rerank = RerankRows(working, ["RNNfwd"])
+    summary = run_ablation(config, moses, report=quiet)
+    assert list(summary.system) == ["Baseline", "+rerank"]
+    assert scored == ["dev.decoder.nbest", "test.decoder.nbest"]  # dev's scored list was kept
+
+
+def test_a_replicates_test_scores_are_redone_when_what_they_were_made_from_changed(setup):
+    """evaluation.record.json: another --detokenize, or a result.json without its record (an older
+    rescorer's), decodes and scores test again; the tuning run is reused, never redone."""
+    moses, config = setup
+    config.systems, config.replicates = ["Baseline"], 1
+    first = run_ablation(config, moses, report=quiet)
+    rep = config.out_dir / "baseline" / "rep1"
+    config.detokenize_lang = "fr"
+    said = []
+    again = run_ablation(config, moses, report=said.append)
+    assert len(calls(moses.root, "moses")) == 2 and len(calls(moses.root, "mert-moses.pl")) == 1
+    assert "Baseline replicate 1: done earlier, skipped" not in said
+    assert again.test_bleu_mean.tolist() != first.test_bleu_mean.tolist()  # detokenized, scored with 13a
+    (rep / "evaluation.record.json").unlink()
+    run_ablation(config, moses, report=quiet)
+    assert len(calls(moses.root, "moses")) == 3 and len(calls(moses.root, "mert-moses.pl")) == 1
+    said.clear()
+    run_ablation(config, moses, report=said.append)
+    assert "Baseline replicate 1: done earlier, skipped" in said and len(calls(moses.root, "moses")) == 3

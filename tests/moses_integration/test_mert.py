@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from moses_integration.errors import MosesRunError
+from moses_integration.errors import MosesConfigError, MosesRunError
 from moses_integration.tuning.mert_moses import (TuningConfig, build_mert_argv, check_tuned_weights, read_finished_step,
                                     read_iteration_bleu, tune)
 from moses_integration.tuning.dev_curve import dev_bleu_curve, read_stop_reason
@@ -136,6 +136,31 @@ def test_interrupted_run_is_continued_then_skipped(moses, tmp_path):
     assert "--continue" not in first["argv"] and second["argv"][-1] == "--continue"
     assert result.iterations == 11
     tune(moses, config(tmp_path), poll_seconds=0.05)  # finished: not run again
+    assert len(calls(moses.root, "mert-moses.pl")) == 2
+
+
+def test_a_run_is_continued_or_reused_only_with_what_it_began_with(moses, tmp_path):
+    """tuning.record.json: another seed or dev set, or a moses.ini changed since the run wrote it,
+    is refused (redoing would drop hours of MERT); a run with no record is refused the same way."""
+    set_fake(moses.root, stop_after=2)
+    with pytest.raises(MosesRunError):
+        tune(moses, config(tmp_path, seed=1, max_iterations=3), poll_seconds=0.05)
+    set_fake(moses.root, stop_after=None)
+    with pytest.raises(MosesConfigError, match=r"work: its setting seed changed since the tuning run was made; "
+                                               r"rerun with what it began with, or delete .*work to tune again"):
+        tune(moses, config(tmp_path, seed=2, max_iterations=3), poll_seconds=0.05)
+    with pytest.raises(MosesConfigError, match=r"work: its dev source changed since the tuning run was made"):
+        tune(moses, config(tmp_path, seed=1, max_iterations=3, dev_src=Path("corpus/test.en.gz")), poll_seconds=0.05)
+    assert len(calls(moses.root, "mert-moses.pl")) == 1
+    tune(moses, config(tmp_path, seed=1, max_iterations=3), poll_seconds=0.05)  # the same: continued
+    assert calls(moses.root, "mert-moses.pl")[-1]["argv"][-1] == "--continue"
+    tuned = tmp_path / "work" / "moses.ini"
+    tuned.write_text(tuned.read_text().replace("# BLEU", "# edited BLEU"))
+    with pytest.raises(MosesConfigError, match=r"moses.ini is not the file the tuning run wrote"):
+        tune(moses, config(tmp_path, seed=1, max_iterations=3), poll_seconds=0.05)
+    (tmp_path / "work" / "tuning.record.json").unlink()
+    with pytest.raises(MosesConfigError, match=r"no readable record of what the tuning run was made from"):
+        tune(moses, config(tmp_path, seed=1, max_iterations=3), poll_seconds=0.05)
     assert len(calls(moses.root, "mert-moses.pl")) == 2
 
 

@@ -4,6 +4,9 @@ extractor names them, and `rescore moses rerank` tunes, reranks, reports and res
 
 import gzip
 import json
+import signal
+import subprocess
+import time
 
 import numpy as np
 import pytest
@@ -13,9 +16,9 @@ from moses_integration.ini.moses_ini import MosesIni
 from moses_integration.nbest.rnn_features import SentenceModel, add_sentence_features
 from moses_integration.nbest.candidates import feature_values, first_best, read_nbest, rerank
 from moses_integration.nbest.reranking import start_weights
-from tests.fake_moses import FIXTURES, calls, install_fake_moses, needs_fixtures
+from tests.fake_moses import FIXTURES, calls, install_fake_moses, needs_fixtures, set_fake
 from tests.fake_moses.systems import small_system
-from tests.helpers import first_lines, rescore
+from tests.helpers import FIXTURE_FILES, RESCORE, first_lines, rescore
 
 pytestmark = needs_fixtures
 
@@ -170,18 +173,130 @@ def test_rerank_refuses_references_that_do_not_match(tmp_path, tiny_model_path, 
     assert not calls(moses, "moses")
 
 
-def test_a_rerun_with_other_models_is_refused(tmp_path, tiny_model_path, dev_slice):
+def given_list(tmp_path, name, reorder=lambda hypotheses: hypotheses, damage=None):
+    """The fixture's dev 100-best list (mert-moses.pl's first run) for the 20 sentences of
+    dev_slice, each sentence's hypotheses reordered by `reorder`; `damage` (line number, text)
+    replaces one line."""
+    sentences: dict = {}
+    for line in gzip.open(TUNING / "run1.best100.out.gz", "rt").read().splitlines():
+        if int(line.split(" ||| ")[0]) < 20:
+            sentences.setdefault(line.split(" ||| ")[0], []).append(line)
+    lines = [line for hypotheses in sentences.values() for line in reorder(hypotheses)]
+    if damage is not None:
+        lines[damage[0] - 1] = damage[1]
+    path = tmp_path / name
+    path.write_text("".join(line + "\n" for line in lines))
+    return path
+
+
+def test_a_rerun_with_another_test_list_or_starting_weight_redoes_what_they_change(tmp_path, tiny_model_path,
+                                                                                   dev_slice):
+    """Issue 32 case 1: the steps record what they were made from; another --test-nbest rescores and
+    reranks the test list (dev's steps are kept), another --initial-weight tunes again."""
+    moses = install_fake_moses(tmp_path / "moses")
+    first, other = given_list(tmp_path, "a.nbest"), given_list(tmp_path, "b.nbest", lambda h: h[::-1])
+    out = tmp_path / "rerank"
+    run = run_rerank(tmp_path, moses, tiny_model_path, dev_slice, "--seeds", "1", "--dev-nbest", first,
+                     "--test-nbest", first)
+    assert run.returncode == 0, run.stderr
+    one_best = (out / "test.1best").read_text().splitlines()
+    assert one_best[0] == "abraham prit une autre femme , et son nom était ketura ."
+    again = run_rerank(tmp_path, moses, tiny_model_path, dev_slice, "--seeds", "1", "--dev-nbest", first,
+                       "--test-nbest", other)
+    assert again.returncode == 0, again.stderr
+    assert "scoring the test n-best list" in again.stderr and "again: its n-best list changed" in again.stderr
+    assert "scoring the dev n-best list" not in again.stderr and len(calls(moses, "mert")) == 1
+    last = [line.split(" ||| ")[1].strip() for line in other.read_text().splitlines()]
+    assert (out / "test.1best").read_text().splitlines()[0] == last[0] != one_best[0]
+    assert gzip.open(out / "test.nbest.gz", "rt").readline().split(" ||| ")[1].strip() == last[0]
+    third = run_rerank(tmp_path, moses, tiny_model_path, dev_slice, "--seeds", "1", "--dev-nbest", first,
+                       "--test-nbest", other, "--initial-weight", "0.5")
+    assert third.returncode == 0, third.stderr
+    assert "tuning the reranking weights (mert) again: its setting initial_weight" in third.stderr
+    assert len(calls(moses, "mert")) == 2
+    assert (out / "seed1" / "init.opt").read_text().splitlines()[0].endswith(" 0.5 0.5")  # mert's start
+    weights = json.loads((out / "seed1" / "weights.json").read_text())["weights"]
+    assert (weights["RNNfwd_0"], weights["RNNfwdPerWord_0"]) == (0.5, 0.5)  # the stand-in keeps the start
+
+
+def test_a_model_retrained_in_place_is_another_model(tmp_path, tiny_model_path, dev_slice):
+    """Issue 32 case 2: a model is its content, not its path: a copy elsewhere reuses the scored
+    lists; new bytes at the same path score them again."""
+    moses = install_fake_moses(tmp_path / "moses")
+    model = tmp_path / "m.pt"
+    model.write_bytes(tiny_model_path.read_bytes())
+    assert run_rerank(tmp_path, moses, model, dev_slice, "--seeds", "1").returncode == 0
+    out = tmp_path / "rerank"
+    before = gzip.open(out / "test.nbest.gz", "rt").readline()
+    copy = tmp_path / "copy.pt"
+    copy.write_bytes(model.read_bytes())
+    run = run_rerank(tmp_path, moses, copy, dev_slice, "--seeds", "1")
+    assert run.returncode == 0, run.stderr
+    assert "scoring the" not in run.stderr and len(calls(moses, "mert")) == 1
+    model.write_bytes((FIXTURE_FILES / "v1-model.pt").read_bytes())  # "retrained" at the same path
+    run = run_rerank(tmp_path, moses, model, dev_slice, "--seeds", "1")
+    assert run.returncode == 0, run.stderr
+    assert "scoring the test n-best list" in run.stderr and "again: its models changed" in run.stderr
+    assert gzip.open(out / "test.nbest.gz", "rt").readline() != before
+    assert len(calls(moses, "mert")) == 2 and len(calls(moses, "moses")) == 2  # retuned; never decoded again
+
+
+def test_a_damaged_scored_list_is_made_again(tmp_path, tiny_model_path, dev_slice):
+    """A scored copy that is not the one the step wrote (damaged, truncated) is redone, not read."""
     moses = install_fake_moses(tmp_path / "moses")
     assert run_rerank(tmp_path, moses, tiny_model_path, dev_slice, "--seeds", "1").returncode == 0
-    other = tmp_path / "other.pt"
-    other.write_bytes(tiny_model_path.read_bytes())
-    run = run_rerank(tmp_path, moses, other, dev_slice, "--seeds", "1")
-    assert run.returncode == 1 and "holds a reranking with other models" in run.stderr
-    run = run_rerank(tmp_path, moses, tiny_model_path, dev_slice, "--seeds", "1", "--optimizer", "kbmira")
-    assert run.returncode == 1 and "holds a reranking with other optimizer" in run.stderr
+    out = tmp_path / "rerank"
+    good, table = (out / "test.nbest.gz").read_bytes(), (out / "results.md").read_text()
+    (out / "test.nbest.gz").write_bytes(good[:len(good) // 2])
+    run = run_rerank(tmp_path, moses, tiny_model_path, dev_slice, "--seeds", "1")
+    assert run.returncode == 0, run.stderr
+    assert "test.nbest.gz is not the file the test list scored with the models wrote" in run.stderr
+    assert (out / "test.nbest.gz").read_bytes() == good and run.stdout == table
 
 
-def given_list(path, sentences, edit=lambda sentence, line: line):
+def test_a_bad_feature_names_the_users_list_and_line(tmp_path, tiny_model_path, dev_slice):
+    """Issue 32 case 21: the given list is read before the models score it, so an error names it."""
+    moses = install_fake_moses(tmp_path / "moses")
+    good = given_list(tmp_path, "a.nbest")
+    line = good.read_text().splitlines()[6].replace("LM0= -", "LM0= x")
+    bad = given_list(tmp_path, "bad.nbest", damage=(7, line))
+    run = run_rerank(tmp_path, moses, tiny_model_path, dev_slice, "--seeds", "1", "--dev-nbest", good,
+                     "--test-nbest", bad)
+    assert run.returncode == 1
+    assert run.stderr.strip().splitlines()[-1].startswith(f"Error: {bad}:7: bad features field"), run.stderr
+    assert not (tmp_path / "rerank" / "test.nbest.gz").exists()
+
+
+def test_an_interrupt_says_what_is_kept_and_a_rerun_continues(tmp_path, tiny_model_path, dev_slice):
+    """Issue 32 case 20: SIGTERM while mert tunes: the decoded and scored lists stay, and the
+    last line says so and how to go on; the rerun decodes and scores nothing again."""
+    moses = install_fake_moses(tmp_path / "moses", hang_in="mert")
+    src, ref, darby = dev_slice
+    small_system(tmp_path)[0].rename(tmp_path / "pt.moses.ini")
+    process = subprocess.Popen(
+        [RESCORE, "moses", "rerank", "--ini", tmp_path / "pt.moses.ini", "--model", tiny_model_path, "--dev", src,
+         ref, "--dev-ref", darby, "--test", src, ref, "--test-ref", darby, "--nbest-size", "100", "--out-dir",
+         tmp_path / "rerank", "--moses-dir", moses, "--seeds", "1"],
+        stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 300
+    while not calls(moses, "mert") and time.time() < deadline and process.poll() is None:
+        time.sleep(0.1)
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 143, stderr
+    out = tmp_path / "rerank"
+    assert stderr.strip().splitlines()[-1] == (
+        f"rescore: interrupted (SIGTERM); no results were written; the finished steps are kept in {out} "
+        "(dev.decoder.nbest, dev.nbest.gz, test.decoder.nbest, test.nbest.gz, dev.features.dat, "
+        "dev.scores.dat): rerun the same command to continue from them")
+    set_fake(moses, hang_in=None)
+    run = run_rerank(tmp_path, moses, tiny_model_path, dev_slice, "--seeds", "1")
+    assert run.returncode == 0, run.stderr
+    assert not any(f"{doing} the" in run.stderr for doing in ("decoding", "scoring", "extracting"))
+    assert len(calls(moses, "moses")) == 2 and len(calls(moses, "extractor")) == 1
+
+
+def user_list(path, sentences, edit=lambda sentence, line: line):
     """A user's n-best list of the dev slice: the fixture's dev 100-best lines (those the stand-in
     decoder writes) of the given sentences, each line through `edit`."""
     with gzip.open(TUNING / "run1.best100.out.gz", "rb") as handle:
@@ -194,7 +309,7 @@ def test_a_given_list_without_every_sentence_is_refused_before_any_work(tmp_path
     """Issue 32, case 4: the sentences a list lacks were scored as empty translations (test BLEU
     0.00 for an empty list). Moses gives every sentence a line, so a list without one is refused."""
     moses = install_fake_moses(tmp_path / "moses")
-    cut = given_list(tmp_path / "cut.nbest", set(range(20)) - {5, 12})
+    cut = user_list(tmp_path / "cut.nbest", set(range(20)) - {5, 12})
     run = run_rerank(tmp_path, moses, tiny_model_path, dev_slice, "--test-nbest", cut)
     assert run.returncode == 1
     assert run.stderr.splitlines()[-1] == (
@@ -237,7 +352,7 @@ def test_bytes_that_are_not_utf8_are_kept_through_the_reranking(tmp_path, tiny_m
 
     def latin1(sentence, line):  # every hypothesis of sentence 0 gets a Latin-1 byte
         return line.replace(b"abraham", b"abr\xe0ham", 1) if sentence == 0 else line
-    given = given_list(tmp_path / "test.nbest", set(range(20)), latin1)
+    given = user_list(tmp_path / "test.nbest", set(range(20)), latin1)
     run = run_rerank(tmp_path, moses, tiny_model_path, dev_slice, "--test-nbest", given, "--seeds", "1",
                      test_slice=(source, *dev_slice[1:]))
     assert run.returncode == 0, run.stderr
