@@ -61,8 +61,10 @@ def lm_train_settings(settings: TrainSettings, explicit: frozenset) -> TrainSett
         shown = ", ".join(option_name(TrainSettings, name) for name in given)
         raise SettingError(f"{shown}: not for a language model (--lm): it is trained on one tokenized "
                            f"text, on random n-grams of its sentences; drop {'them' if len(given) > 1 else 'it'}")
-    return dataclasses.replace(settings, **{key: value for key, value in LM_TRAIN_DEFAULTS.items()
-                                            if key not in explicit})
+    defaults = {key: value for key, value in LM_TRAIN_DEFAULTS.items() if key not in explicit}
+    if settings.optimizer != "adam":  # the measured rate is Adam's: Adadelta keeps its own
+        defaults.pop("learning_rate", None)
+    return dataclasses.replace(settings, **defaults)
 
 
 def _resumed(job: LmTrainJob) -> tuple[str, TrainSettings, LmSettings, dict]:
