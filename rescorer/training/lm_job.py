@@ -107,6 +107,8 @@ def train_lm_job(job: LmTrainJob, reporter, placement: Placement) -> None:
     warn_if_emulated(reporter, precision, device)
     sizes = LM_PRESETS[preset]
     shown = {key: value for key, value in signature_items(settings.resolved()).items() if key not in NOT_FOR_LM}
+    if settings.shortlist_size is None and not settings.resume:  # the preset's (resumed: the checkpoint's)
+        shown["shortlist_size"] = str(sizes["shortlist_size"])
     reporter.signature("train-lm", preset=preset, order=lm_settings.order, embedding_size=sizes["embedding_size"],
                        hidden_sizes="x".join(map(str, sizes["hidden_sizes"])), **shown,
                        log_z_penalty=lm_settings.log_z_penalty, device=device.type, precision=precision)

@@ -51,3 +51,11 @@ def test_the_scorer_loads_an_lm_file_and_refuses_a_phrase_model(bundle, tmp_path
         sentence_log_probs(bundle, ["a b"]), abs=1e-6)
     with pytest.raises(ModelFileError, match=r"tiny.pt: a phrase model .*not a language model"):
         scorer.score_sentences(tiny_model_path, ["a b"])
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_scores_on_cuda_match_the_cpus(bundle):
+    sentences = ["a b c a", "c c", "", "b a x y z a b c"]
+    on_cpu = sentence_log_probs(bundle, sentences)
+    bundle.model.to("cuda")
+    assert sentence_log_probs(bundle, sentences, torch.device("cuda")) == pytest.approx(on_cpu, abs=1e-4)
