@@ -21,6 +21,7 @@ import numpy as np
 import torch
 
 from rescorer.data.lm_corpus import NgramStream
+from rescorer.errors import RescorerError
 from rescorer.models.lm_files import LmBundle, save_lm
 from rescorer.runtime.device import autocast
 from rescorer.training.budget import update_limit
@@ -80,7 +81,8 @@ def held_out_figures(model: torch.nn.Module, ngrams: NgramStream, positions: np.
 
 
 class LmTrainer(Trainer):
-    """Trainer's loop (train, validate, stop, checkpoint, resume) over the CSLM's n-grams."""
+    """Trainer's loop (train, validate, stop, checkpoint, resume) over the CSLM's n-grams: it sets
+    the attributes that loop reads itself, having no pair cache for Trainer.__init__."""
 
     def __init__(self, bundle: LmBundle, ngrams: NgramStream, settings: TrainSettings, lm_settings: LmSettings,
                  device: torch.device, precision: str, checkpoint_path: Path,
@@ -96,8 +98,6 @@ class LmTrainer(Trainer):
         self.optimizer = make_optimizer(self.model, settings)
         self.split = SentenceSplit(ngrams, settings.seed, settings.valid_pairs)
         if len(self.split.train_targets) == 0:
-            from rescorer.errors import RescorerError
-
             raise RescorerError("too few sentences to train on")
         self.state = TrainState()
         self.best_weights = copy.deepcopy(self.model.state_dict())
