@@ -16,7 +16,7 @@ from rescorer.cli.options import (EXISTING_FILE, EXISTING_OR_STDIN, NEW_FILE, Se
                                   model_option,
                                   force_option, model_options, output_option, reject_option, run_score_options, score_options,
                                   score_resume_option, train_only_options, train_options)
-from rescorer.cli.record_options import record_from
+from rescorer.cli.record_options import record_from, record_options
 from rescorer.cli.reporting import Reporter
 from rescorer.errors import ModelSettingError
 from rescorer.models.settings import MODEL_OPTION_KEYS
@@ -24,9 +24,13 @@ from rescorer.records import SettingError, settings_of
 from rescorer.runtime.failure_reports import reports_errors
 from rescorer.runtime.settings import RuntimeSettings
 from rescorer.scoring.settings import ScoreSettings
+from rescorer.training.lm_settings import LmSettings
 from rescorer.training.settings import TrainSettings
 
 __all__ = ["MAIN_COMMANDS"]
+
+lm_options = record_options(LmSettings)
+LM_ONLY = tuple(field.name for field, _ in settings_of(LmSettings))
 
 
 def default_output(table_path: Path) -> Path:
@@ -115,23 +119,35 @@ def run_jobs(reporter: Reporter, placement, train, scoring) -> None:
               help="Train on a parallel corpus instead of a phrase table: tokenized source and "
                    "target text, one sentence per line (gzip allowed), as Moses trains on; for "
                    "sentence models that rerank n-best lists.")
+@click.option("--lm", "lm", type=EXISTING_OR_STDIN, metavar="TARGET_TEXT", default=None,
+              help="Train the paper's target language model (CSLM, a feed-forward n-gram network) on "
+                   "tokenized target text, one sentence a line (gzip allowed, '-' for stdin); --preset "
+                   "paper gives the paper's sizes.")
 @output_option("Model file to write.", type=NEW_FILE, required=True)
 @model_options
 @train_only_options
+@lm_options
 @reject_option
 @force_option("Replace an existing model (and its checkpoint).")
 @device_options
 @click.pass_obj
 @reports_errors
 def train_command(reporter: Reporter, phrase_table: Optional[Path], parallel: Optional[tuple],
-                  output: Path, reject_path: Optional[Path], force: bool, **options) -> None:
-    """Train a model on the unique phrase pairs of PHRASE_TABLE, or on the sentence pairs of a
-    parallel corpus (--parallel SRC TGT)."""
+                  lm: Optional[Path], output: Path, reject_path: Optional[Path], force: bool, **options) -> None:
+    """Train a model on the unique phrase pairs of PHRASE_TABLE, on the sentence pairs of a
+    parallel corpus (--parallel SRC TGT), or a target language model on text (--lm TARGET_TEXT)."""
     from rescorer.io.atomic_output import AtomicOutput, committed_together
     from rescorer.io.path_checks import RunPaths, output_targets, training_targets
     from rescorer.runtime.placement import placed
     from rescorer.training.job import train_job
 
+    lm_given = sorted(name for name in explicit_options() if name in LM_ONLY)
+    if lm is not None:
+        train_lm_command(reporter, phrase_table, parallel, lm, output, reject_path, force, options)
+        return
+    if lm_given:
+        raise click.UsageError(f"{', '.join('--' + name.replace('_', '-') for name in lm_given)}: only with "
+                               f"--lm (a language model)")
     job = train_job_of(phrase_table, parallel, output, options)
     if job.runtime.precision == "int8":
         raise click.UsageError("--precision int8 is for scoring (rescore score, rescore run); "
@@ -151,6 +167,36 @@ def train_command(reporter: Reporter, phrase_table: Optional[Path], parallel: Op
             train_job(dataclasses.replace(job, reject=rejects), reporter, placement)
         if rejects is not None and rejects.lines_written:
             reporter.say(f"{rejects.lines_written} bad lines rejected to {reject_path}")
+
+
+def train_lm_command(reporter: Reporter, phrase_table: Optional[Path], parallel: Optional[tuple], lm: Path,
+                     output: Path, reject_path: Optional[Path], force: bool, options: dict) -> None:
+    """`rescore train --lm`: the CSLM (rescorer.training.lm_job)."""
+    from rescorer.io.path_checks import RunPaths, training_targets
+    from rescorer.runtime.placement import placed
+    from rescorer.training.lm_job import LmTrainJob, lm_train_settings, train_lm_job
+
+    explicit = frozenset(explicit_options())
+    if phrase_table is not None or parallel:
+        raise click.UsageError("--lm trains a language model on one text: give no PHRASE_TABLE or --parallel")
+    refused = [name for name in ("arch", *MODEL_OPTION_KEYS[2:], "reject_path") if name in explicit]
+    if refused:
+        params = {param.name: param for param in click.get_current_context().command.params}
+        shown = ", ".join(params[name].opts[-1] for name in refused)
+        raise click.UsageError(f"{shown}: not for a language model (--lm), whose sizes are its --preset's; "
+                               f"drop {'them' if len(refused) > 1 else 'it'}")
+    if options["precision"] == "int8":
+        raise click.UsageError("--precision int8 is for scoring; train in fp32 or bf16")
+    with usage_errors():
+        settings = lm_train_settings(record_from(TrainSettings, options), explicit)
+    job = LmTrainJob(lm, output, options["preset"], settings, record_from(LmSettings, options),
+                     record_from(RuntimeSettings, options), explicit)
+    writes = training_targets(output, None, settings.resume)[:2]  # the model and its checkpoint: no pair cache
+    with placed(reporter, job.runtime) as placement, \
+            placement.ranks.main_only(RunPaths([("language model text", lm)], writes, force=force),
+                                      "checking the paths"):
+        with usage_errors():
+            train_lm_job(job, reporter, placement)
 
 
 @click.command("score")

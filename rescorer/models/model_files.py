@@ -7,6 +7,10 @@ Format versions: 2 records the architecture and all its settings in `config`. Ve
 held a cho2014 GRU model, whose config dict is a valid version-2 config (its defaults); on load
 it is upgraded in memory: its encoder's weights move under `encoder.forward_layers.0.`, where
 the stackable encoder keeps its first layer. The scores are unchanged.
+
+Kinds: `kind` says what the file holds: "phrase", a phrase or sentence model (src/tgt
+vocabularies; files without `kind` are of this kind), or "lm", the CSLM target language model
+(one vocabulary; rescorer.models.lm_files). Each loader refuses the other kind in one line.
 """
 
 from __future__ import annotations
@@ -33,8 +37,19 @@ from rescorer.models import ModelConfig, PhraseScorer, build_model
 FORMAT_NAME = "rescorer-model"
 FORMAT_VERSION = 2
 READABLE_VERSIONS = (1, 2)
+PHRASE_KIND, LM_KIND = "phrase", "lm"
 REQUIRED_KEYS = ("format", "format_version", "package_version", "config", "src_vocab",
                  "tgt_vocab", "weights", "training")
+REQUIRED_KEYS_BY_KIND = {PHRASE_KIND: REQUIRED_KEYS,
+                         LM_KIND: ("format", "format_version", "package_version", "config", "vocab",
+                                   "weights", "training")}
+# What each kind is, and where it goes, for the one line that refuses the other kind.
+KIND_DESCRIPTIONS = {
+    PHRASE_KIND: "a phrase model (written by `rescore train PHRASE_TABLE` or `--parallel`), not a "
+                 "language model: give a model written by `rescore train --lm`",
+    LM_KIND: "a target language model (kind lm, written by `rescore train --lm`), not a phrase "
+             "model: give it where a language model is expected (--lm)",
+}
 
 
 @dataclass
@@ -59,6 +74,7 @@ def save_model(bundle: ModelBundle, path: Path, extra: Optional[dict] = None) ->
         "format": FORMAT_NAME,
         "format_version": FORMAT_VERSION,
         "package_version": __version__,
+        "kind": PHRASE_KIND,
         "config": bundle.config.to_dict(),
         "src_vocab": list(bundle.src_vocab.tokens),
         "tgt_vocab": list(bundle.tgt_vocab.tokens),
@@ -67,6 +83,12 @@ def save_model(bundle: ModelBundle, path: Path, extra: Optional[dict] = None) ->
         "direction": bundle.direction,
         **(extra or {}),
     }
+    write_model_payload(payload, path)
+
+
+def write_model_payload(payload: dict, path: Path) -> None:
+    """torch.save `payload` to `path` through a temporary file and a rename (never half-written)."""
+    path = Path(path)
     temporary = path.with_name(temporary_name(path))
     file = None
     try:
@@ -141,10 +163,26 @@ def read_model_file(path: Path) -> dict:
         raise ModelFileError(f"{path}: model format version {payload.get('format_version')!r}, "
                              f"this rescorer {__version__} reads versions "
                              f"{', '.join(map(str, READABLE_VERSIONS))}")
-    missing = [key for key in REQUIRED_KEYS if key not in payload]
+    kind = model_kind(payload)
+    if kind not in REQUIRED_KEYS_BY_KIND:
+        raise ModelFileError(f"{path}: model of unknown kind {kind!r} (this rescorer {__version__} reads "
+                             f"{', '.join(REQUIRED_KEYS_BY_KIND)})")
+    missing = [key for key in REQUIRED_KEYS_BY_KIND[kind] if key not in payload]
     if missing:
         raise ModelFileError(f"{path}: model file lacks {', '.join(missing)}")
     return upgrade_payload(payload)
+
+
+def model_kind(payload: dict) -> str:
+    """'phrase' or 'lm': what a payload holds (files from before kinds hold phrase models)."""
+    return payload.get("kind", PHRASE_KIND)
+
+
+def require_kind(payload: dict, path: Path, kind: str) -> None:
+    """Refuse, in one line, a model file of another kind than the caller loads."""
+    found = model_kind(payload)
+    if found != kind:
+        raise ModelFileError(f"{path}: {KIND_DESCRIPTIONS[found]}")
 
 
 def upgrade_payload(payload: dict) -> dict:
@@ -221,6 +259,7 @@ def _check_shapes(config: ModelConfig, weights: dict, path: Path) -> None:
 
 def bundle_from_payload(payload: dict, path: Path) -> ModelBundle:
     """The model (eval mode, CPU) of a payload read by `read_model_file`; `path` names errors."""
+    require_kind(payload, path, PHRASE_KIND)
     try:
         config = ModelConfig.from_dict(payload["config"])
         _check_shapes(config, payload["weights"], path)

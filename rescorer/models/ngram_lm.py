@@ -18,6 +18,15 @@ from torch import nn
 
 BOS = "<s>"
 BOS_ID = 3
+DEFAULT_ORDER = 7  # the paper's 7-grams, for every preset unless --order says otherwise
+# Sizes by preset. paper: section 4.1.2 (15,000-word shortlist as for the paper's RNN); small:
+# what trains on one shared CPU thread in under half an hour on a 0.8M-word corpus (about 900
+# 7-grams/s on this machine: benchmarks/cslm_perplexity.py); tiny: for tests.
+LM_PRESETS = {
+    "paper": {"embedding_size": 512, "hidden_sizes": (1536, 1024), "shortlist_size": 15000},
+    "small": {"embedding_size": 128, "hidden_sizes": (512, 256), "shortlist_size": 10000},
+    "tiny": {"embedding_size": 8, "hidden_sizes": (16, 16), "shortlist_size": 50},
+}
 
 
 @dataclass(frozen=True)
@@ -37,6 +46,13 @@ class NgramLmConfig:
     @classmethod
     def from_dict(cls, values: dict) -> "NgramLmConfig":
         return cls(**{**values, "hidden_sizes": tuple(values["hidden_sizes"])})
+
+
+def lm_config(preset: str, vocab_size: int, order: int = DEFAULT_ORDER) -> NgramLmConfig:
+    """The config of a preset's network over a vocabulary of `vocab_size` ids (specials and BOS
+    included)."""
+    sizes = LM_PRESETS[preset]
+    return NgramLmConfig(vocab_size, order, sizes["embedding_size"], tuple(sizes["hidden_sizes"]))
 
 
 class NgramLM(nn.Module):

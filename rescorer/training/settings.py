@@ -76,13 +76,14 @@ class TrainSettings:
                             "per epoch [default: 3000, unless --batch-size].",
         option="--batch-tokens", show_default=False)
     batch_size: Optional[int] = setting(  # random pairs per update (the paper: 64)
-        None, POSITIVE_INT, "Instead of --batch-tokens: this many random pairs per update (Cho et al.: 64).",
+        None, POSITIVE_INT, "Instead of --batch-tokens: this many random pairs per update (Cho et al.: 64); with --lm, random "
+                            "n-grams [default: 256].",
         option="--batch-size", show_default=False)
     optimizer: str = setting("adam", choice(*OPTIMIZERS), "Cho et al.: adadelta.", option="--optimizer")
     # None, for these three: the default of the optimizer and batches (resolve_defaults)
     learning_rate: Optional[float] = setting(
         None, POSITIVE_FLOAT, "[default: 1.0 for Adadelta; for Adam 6e-3 with --batch-tokens, 1e-3 with "
-                              "--batch-size]", option="--learning-rate", show_default=False)
+                              "--batch-size, 1e-2 with --lm]", option="--learning-rate", show_default=False)
     warmup_updates: Optional[int] = setting(
         None, COUNT, "Raise the learning rate linearly over the first N updates [default: 100 for Adam "
                      "with --batch-tokens, else 0].", option="--warmup-updates", show_default=False)
@@ -100,10 +101,10 @@ class TrainSettings:
     max_seconds: Optional[float] = setting(None, POSITIVE_FLOAT, "Stop training after this many seconds.",
                                            option="--max-time", show_default=False, resume=MAY_CHANGE,
                                            legacy_names=("max_time",))
-    valid_pairs: int = setting(2000, POSITIVE_INT, "Held-out pairs for validation perplexity.",
+    valid_pairs: int = setting(2000, POSITIVE_INT, "Held-out pairs for validation perplexity (with --lm: sentences, default 1000).",
                                option="--valid-pairs")
     valid_every: int = setting(250, POSITIVE_INT, "Updates between validations (held-out perplexity, early "
-                               "stopping, the kept best model).", option="--valid-every", resume=MAY_CHANGE)
+                               "stopping, the kept best model) [with --lm: 500].", option="--valid-every", resume=MAY_CHANGE)
     patience: int = setting(4, POSITIVE_INT, "Validations without improvement before stopping early.",
                             option="--patience", resume=MAY_CHANGE)
     checkpoint_every: int = setting(1000, POSITIVE_INT, "Updates between checkpoints (MODEL.checkpoint, what "

@@ -1,0 +1,95 @@
+"""The CSLM's model file: the same self-contained format as the phrase models
+(rescorer.models.model_files: format name and version, plain types and tensors, written
+atomically), of kind "lm", with one vocabulary instead of two.
+
+The vocabulary is the shortlist: ids 0-2 the specials of rescorer.data.vocabulary, 3 the
+sentence begin "<s>" (rescorer.models.ngram_lm.BOS_ID), then the words, most frequent first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+import torch
+
+from rescorer import __version__
+from rescorer.data.vocabulary import SPECIALS, Vocabulary
+from rescorer.errors import ModelFileError
+from rescorer.models.model_files import (FORMAT_NAME, FORMAT_VERSION, LM_KIND, read_model_file, require_kind,
+                                         write_model_payload)
+from rescorer.models.ngram_lm import BOS, BOS_ID, NgramLM, NgramLmConfig
+
+__all__ = ["LmBundle", "lm_vocabulary", "save_lm", "load_lm", "lm_bundle_from_payload"]
+
+
+@dataclass
+class LmBundle:
+    """A CSLM with its shortlist and how it was trained."""
+
+    model: NgramLM
+    vocab: Vocabulary
+    training: dict = field(default_factory=dict)
+
+    @property
+    def config(self) -> NgramLmConfig:
+        return self.model.config
+
+
+def lm_vocabulary(ranked_words: list[str]) -> Vocabulary:
+    """The LM's vocabulary: the specials, "<s>" at BOS_ID, then `ranked_words`."""
+    words = [word for word in ranked_words if word != BOS and word not in SPECIALS]
+    return Vocabulary([*SPECIALS, BOS, *words])
+
+
+def save_lm(bundle: LmBundle, path: Path, extra: Optional[dict] = None) -> None:
+    """Write the LM atomically; `extra` adds entries such as optimizer state (checkpoints)."""
+    write_model_payload({
+        "format": FORMAT_NAME,
+        "format_version": FORMAT_VERSION,
+        "package_version": __version__,
+        "kind": LM_KIND,
+        "config": bundle.config.to_dict(),
+        "vocab": list(bundle.vocab.tokens),
+        "weights": {name: t.detach().cpu() for name, t in bundle.model.state_dict().items()},
+        "training": dict(bundle.training),
+        **(extra or {}),
+    }, path)
+
+
+def load_lm(path: Path, device: Optional[torch.device] = None) -> LmBundle:
+    """Load an LM file for scoring (eval mode, on `device`, default CPU); a phrase model is
+    refused in one line."""
+    bundle = lm_bundle_from_payload(read_model_file(path), path)
+    if device is not None:
+        bundle.model.to(device)
+    return bundle
+
+
+def lm_bundle_from_payload(payload: dict, path: Path) -> LmBundle:
+    """The LM (eval mode, CPU) of a payload read by `read_model_file`; `path` names errors."""
+    require_kind(payload, path, LM_KIND)
+    try:
+        config = NgramLmConfig.from_dict(payload["config"])
+        vocab = Vocabulary(payload["vocab"])
+        with torch.device("meta"):  # check the shapes before allocating (a damaged config)
+            expected = {name: tuple(t.shape) for name, t in NgramLM(config).state_dict().items()}
+        found = {name: tuple(getattr(t, "shape", ())) for name, t in payload["weights"].items()}
+        if expected != found:
+            wrong = sorted(name for name in set(expected) | set(found) if expected.get(name) != found.get(name))
+            raise ModelFileError(f"{path}: model file does not match its own config ({wrong[0]}: "
+                                 f"{list(found.get(wrong[0], ()))} in the file, "
+                                 f"{list(expected.get(wrong[0], ()))} by the config)")
+        model = NgramLM(config)
+        model.load_state_dict(payload["weights"])
+    except ModelFileError:
+        raise
+    except (ValueError, TypeError, RuntimeError, KeyError) as error:
+        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+        raise ModelFileError(f"{path}: model file does not match its own config ({reason})") from None
+    if len(vocab) != config.vocab_size or vocab.tokens[BOS_ID] != BOS:
+        raise ModelFileError(f"{path}: the vocabulary ({len(vocab)} tokens) does not fit the model "
+                             f"({config.vocab_size} ids, {BOS!r} at id {BOS_ID})")
+    model.eval()
+    return LmBundle(model, vocab, dict(payload["training"]))

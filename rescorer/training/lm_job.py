@@ -1,0 +1,139 @@
+"""`rescore train --lm`'s job below the command line: one record in (LmTrainJob), the settings
+signature, the progress bars of the other models (rescorer.training.job.TrainingProgress) and
+the summary out through a reporter."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from rescorer.errors import RescorerError
+from rescorer.io.file_names import checkpoint_path_for
+from rescorer.records import SettingError, option_name, signature_items
+from rescorer.runtime.placement import Placement, warn_if_emulated
+from rescorer.runtime.settings import RuntimeSettings
+from rescorer.training.job import TrainingProgress, kept_for_more_training
+from rescorer.training.lm_settings import LM_TRAIN_DEFAULTS, LmSettings
+from rescorer.training.settings import TrainSettings
+
+__all__ = ["LmTrainJob", "NOT_FOR_LM", "lm_train_settings", "train_lm_job"]
+
+# What a language model has no use for: no source side, no pair counts, no token batches of
+# sentence pairs, no sampled softmax (self-normalization needs the whole one), no pair cache; a
+# sentence longer than the reader's bound is an error, not left out.
+NOT_FOR_LM = ("src_corpus", "tgt_corpus", "direction", "pair_weights", "batch_tokens", "sampled_softmax",
+              "cache_dir", "max_pair_length")
+
+
+@dataclass(frozen=True)
+class LmTrainJob:
+    """Everything one CSLM training run is asked for."""
+
+    corpus_path: Path
+    model_path: Path
+    preset: str
+    settings: TrainSettings
+    lm_settings: LmSettings
+    runtime: RuntimeSettings
+    explicit: frozenset = frozenset()  # names given on the command line: under --resume the others
+    # are the checkpoint's
+
+
+class LmCorpusSource:
+    """What `kept_for_more_training` says of the corpus."""
+
+    kind = "corpus"
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def command_args(self) -> str:
+        return f"--lm {self.path}"
+
+
+def lm_train_settings(settings: TrainSettings, explicit: frozenset) -> TrainSettings:
+    """The training settings of an LM: those it cannot take refused in one line, the LM's own
+    defaults (LM_TRAIN_DEFAULTS) where none was given."""
+    given = [name for name in NOT_FOR_LM if name in explicit]
+    if given:
+        shown = ", ".join(option_name(TrainSettings, name) for name in given)
+        raise SettingError(f"{shown}: not for a language model (--lm): it is trained on one tokenized "
+                           f"text, on random n-grams of its sentences; drop {'them' if len(given) > 1 else 'it'}")
+    defaults = {key: value for key, value in LM_TRAIN_DEFAULTS.items() if key not in explicit}
+    if settings.optimizer != "adam":  # the measured rate is Adam's: Adadelta keeps its own
+        defaults.pop("learning_rate", None)
+    return dataclasses.replace(settings, **defaults)
+
+
+def _resumed(job: LmTrainJob) -> tuple[str, TrainSettings, LmSettings, dict]:
+    """(preset, settings, LM settings, checkpoint payload): under --resume, what the command line
+    left at its defaults is the checkpoint's."""
+    from rescorer.models.model_files import read_model_file
+    from rescorer.records import from_stored
+    from rescorer.training.resume import recorded_training, resumed_settings
+
+    checkpoint = checkpoint_path_for(job.model_path)
+    if not checkpoint.is_file():
+        raise RescorerError(f"{checkpoint}: no checkpoint to resume from")
+    payload = read_model_file(checkpoint)
+    training = payload.get("training", {})
+    if "settings" not in training:
+        raise RescorerError(f"{checkpoint}: holds no training checkpoint (no training settings)")
+    recorded, _ = recorded_training(training)
+    settings = resumed_settings(job.settings, job.explicit, recorded)
+    lm_recorded = from_stored(LmSettings, training.get("lm_settings", {}).get("fields", {}))
+    lm_settings = dataclasses.replace(job.lm_settings, **{key: value for key, value in lm_recorded.items()
+                                                         if key not in job.explicit})
+    preset = job.preset if "preset" in job.explicit else training.get("preset", job.preset)
+    return preset, settings, lm_settings, payload
+
+
+def train_lm_job(job: LmTrainJob, reporter, placement: Placement) -> None:
+    """Train the CSLM; the settings line shows what is really used."""
+    from rescorer.models.ngram_lm import LM_PRESETS
+    from rescorer.runtime.device import resolve_precision
+    from rescorer.training.lm_pipeline import train_lm
+    from rescorer.training.pipeline import TrainingRun
+
+    if placement.ranks.is_distributed:
+        raise SettingError("--lm trains on one device: run it without torchrun")
+    settings, lm_settings, preset, payload = job.settings, job.lm_settings, job.preset, None
+    if settings.resume:
+        preset, settings, lm_settings, payload = _resumed(job)
+    device = placement.device
+    precision = resolve_precision(job.runtime.precision, device)
+    warn_if_emulated(reporter, precision, device)
+    sizes = LM_PRESETS[preset]
+    shown = {key: value for key, value in signature_items(settings.resolved()).items() if key not in NOT_FOR_LM}
+    if settings.shortlist_size is None and not settings.resume:  # the preset's (resumed: the checkpoint's)
+        shown["shortlist_size"] = str(sizes["shortlist_size"])
+    reporter.signature("train-lm", preset=preset, order=lm_settings.order, embedding_size=sizes["embedding_size"],
+                       hidden_sizes="x".join(map(str, sizes["hidden_sizes"])), **shown,
+                       log_z_penalty=lm_settings.log_z_penalty, device=device.type, precision=precision)
+    started = time.perf_counter()
+    progress = TrainingProgress(reporter, "corpus", settings.resolved(), device.type)
+
+    def on_ready(valid_ngrams: int) -> None:  # the speed estimate counts n-grams, not sentences
+        progress.settings = dataclasses.replace(progress.settings, valid_pairs=max(valid_ngrams, 1))
+
+    with progress:
+        report = train_lm(job.corpus_path, job.model_path, preset=preset, settings=settings,
+                          lm_settings=lm_settings, on_ready=on_ready, run=TrainingRun(
+                              device, precision, progress.lines_read, progress.on_pass, progress.on_update,
+                              checkpoint_payload=payload))
+    state, held_out = report.state, report.held_out
+    if report.coverage is not None:
+        reporter.say(f"shortlist: {len(report.bundle.vocab) - 4} words; token coverage "
+                     f"{report.coverage.ratio:.1%}")
+    elapsed = time.perf_counter() - started
+    reporter.say(f"trained on {report.num_sentences - report.valid_sentences} sentences "
+                 f"({report.valid_sentences} held out, {held_out.ngrams} words and sentence ends): "
+                 f"{state.updates} updates, stopped: {state.stopped_because}; valid perplexity "
+                 f"{held_out.perplexity:.2f} (update {state.best_update}), mean |log Z| "
+                 f"{held_out.mean_abs_log_z:.3f}; {state.train_tokens / max(state.seconds, 1e-9):.0f} "
+                 f"n-grams/s; {elapsed:.1f} s; model {job.model_path}")
+    kept = kept_for_more_training(LmCorpusSource(job.corpus_path), job.model_path, None)
+    if kept:
+        reporter.say(kept)
