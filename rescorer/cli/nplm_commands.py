@@ -29,12 +29,13 @@ def export_nplm_command(reporter: Reporter, model_path: Path, output: Path, forc
     """
     from rescorer.errors import RescorerError
     from rescorer.io.path_checks import is_stream
-    from rescorer.models.lm_payload import load_lm
+    from rescorer.models.lm_files import load_lm
     from rescorer.models.nplm_format import write_nplm
 
     if output.name.endswith(".gz") and not is_stream(output):
         raise click.UsageError(f"{output}: NPLM reads plain text only; name the output without .gz")
-    model, tokens = load_lm(model_path)
+    bundle = load_lm(model_path)
+    model, tokens = bundle.model, bundle.vocab.tokens
     try:
         lines = write_nplm(model, tokens, output, force=force)
     except ValueError as error:

@@ -5,7 +5,8 @@ import torch
 
 from rescorer.cli.main import main
 from rescorer.data.vocabulary import EOS, PAD, UNK
-from rescorer.models.lm_payload import save_lm
+from rescorer.data.vocabulary import Vocabulary
+from rescorer.models.lm_files import LmBundle, save_lm
 from rescorer.models.ngram_lm import BOS, NgramLM, NgramLmConfig
 from rescorer.models.nplm_format import read_nplm
 from tests.helpers import FIXTURE_FILES, invoke, rescore
@@ -21,7 +22,7 @@ def lm_path(tmp_path):
         for parameter in model.parameters():
             parameter.uniform_(-1, 1)
     path = tmp_path / "cslm.pt"
-    save_lm(model, TOKENS, path)
+    save_lm(LmBundle(model, Vocabulary(TOKENS)), path)
     return path
 
 
@@ -51,8 +52,9 @@ def test_an_existing_output_is_kept_unless_forced(lm_path, tmp_path):
 
 
 @pytest.mark.parametrize("model, message", [
-    (FIXTURE_FILES / "v1-model.pt", "a phrase-table model, not a target language model (kind 'lm')"),
-    (FIXTURE_FILES / "nplm" / "README.md", "not a readable model file"),
+    (FIXTURE_FILES / "v1-model.pt", "a phrase model (written by `rescore train PHRASE_TABLE` or `--parallel`), "
+                                    "not a language model"),
+    (FIXTURE_FILES / "nplm" / "README.md", "not a model file"),
 ])
 def test_a_file_that_is_not_a_language_model_is_one_line_and_writes_nothing(tmp_path, model, message):
     out = tmp_path / "out.nplm"
@@ -64,8 +66,8 @@ def test_a_file_that_is_not_a_language_model_is_one_line_and_writes_nothing(tmp_
 
 def test_a_vocabulary_nplm_cannot_hold_names_the_model_and_writes_nothing(tmp_path):
     path = tmp_path / "cslm.pt"
-    save_lm(NgramLM(NgramLmConfig(vocab_size=5, order=3, embedding_size=2, hidden_sizes=(3, 2))),
-            [PAD, UNK, EOS, BOS, "</s>"], path)
+    save_lm(LmBundle(NgramLM(NgramLmConfig(vocab_size=5, order=3, embedding_size=2, hidden_sizes=(3, 2))),
+                     Vocabulary([PAD, UNK, EOS, BOS, "</s>"])), path)
     result = invoke(main, "export-nplm", path, "-o", tmp_path / "out.nplm", catch_exceptions=True)
     assert result.exit_code == 1
     assert f"{path}: cannot be written in NPLM's format (word 4 of the vocabulary, '</s>'" in result.output
