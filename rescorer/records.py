@@ -44,6 +44,7 @@ class Kind:
     base: str  # int, float, choice, flag, text or path
     minimum: Optional[float] = None
     min_open: bool = False  # minimum itself is refused
+    maximum: Optional[float] = None  # a bound past which the value means nothing (and overflows)
     choices: tuple = ()
     exists: bool = False  # path: must exist
     allow_dash: bool = False  # path: '-' is stdin or stdout
@@ -71,6 +72,8 @@ class Kind:
             return "expected a finite number"
         if self.minimum is not None and (value < self.minimum or (self.min_open and value == self.minimum)):
             return f"expected {'>' if self.min_open else '>='} {self.minimum:g}"
+        if self.maximum is not None and value > self.maximum:
+            return f"expected <= {self.maximum:g}"
         return None
 
 

@@ -46,11 +46,14 @@ class FiniteFloatRange(click.FloatRange):
 
 def click_type(kind: Kind):
     if kind.base == "int":
-        return int if kind.minimum is None else click.IntRange(int(kind.minimum), min_open=kind.min_open)
+        if kind.minimum is None and kind.maximum is None:
+            return int
+        return click.IntRange(None if kind.minimum is None else int(kind.minimum),
+                              None if kind.maximum is None else int(kind.maximum), min_open=kind.min_open)
     if kind.base == "float":
-        if kind.minimum is None:
+        if kind.minimum is None and kind.maximum is None:
             return FiniteFloat()
-        return FiniteFloatRange(min=kind.minimum, min_open=kind.min_open)
+        return FiniteFloatRange(min=kind.minimum, max=kind.maximum, min_open=kind.min_open)
     if kind.base == "choice":
         return click.Choice(kind.choices)
     if kind.base == "path":
