@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import shutil
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -90,9 +91,25 @@ def encode_table(table_path: Union[Path, PairSource], src_vocab: Vocabulary, tgt
     if cache is None:
         cache = build_pair_cache(pair_source(table_path).pairs(progress, reject, direction, with_counts),
                                  src_vocab, tgt_vocab, cache_dir, meta, max_pair_length, with_counts)
-    if cache.num_pairs == 0:
-        raise RescorerError(f"{table_path}: no pairs to train on")
+    check_enough_pairs(cache, table_path, max_pair_length)
     return cache
+
+
+def check_enough_pairs(cache: PairCache, table_path: Union[Path, PairSource], max_pair_length: Optional[int]) -> None:
+    """Training needs two pairs: one held out to validate, one to train on. Fewer is refused in
+    one line saying where the others went, and the useless cache is removed."""
+    if cache.num_pairs >= 2:
+        return
+    left_out = (f"; {cache.too_long} longer than --max-pair-length {max_pair_length} words on a side were "
+                f"left out" if cache.too_long else "")
+    if cache.num_pairs == 0 and cache.too_long:
+        left_out = (f": all {cache.too_long} pairs have a side longer than --max-pair-length "
+                    f"{max_pair_length} words (0: no bound)")
+    shutil.rmtree(cache.directory, ignore_errors=True)
+    if cache.num_pairs == 0:
+        raise RescorerError(f"{table_path}: no pairs to train on{left_out}")
+    raise RescorerError(f"{table_path}: 1 pair to train on{left_out}: training holds one pair out for "
+                        f"validation and needs another to train on")
 
 
 def cache_meta(table_path: Union[Path, PairSource], src_vocab: Vocabulary, tgt_vocab: Vocabulary,
