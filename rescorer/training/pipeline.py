@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import shutil
 from collections import Counter
@@ -211,6 +212,7 @@ def train_on_table(table_path: Union[Path, PairSource], model_path: Path, *, pre
             model.check()  # before the table is read
             torch.manual_seed(settings.seed)
             size = settings.shortlist_size or model.shortlist_size
+            settings = dataclasses.replace(settings, shortlist_size=size)  # the checkpoint records it
             src_corpus, tgt_corpus = settings.src_corpus, settings.tgt_corpus
             run.on_pass("counting words")
             vocabularies = ranks.on_main(

@@ -53,9 +53,11 @@ class TrainSettings:
     depend only on (seed, u), so the MAY_CHANGE ones change no weight of the updates both runs
     make."""
 
-    shortlist_size: Optional[int] = setting(  # None: the preset's
+    # None: the preset's. A checkpoint records the size used (the preset's filled in), so that a
+    # resume asking for another is refused: the model's shortlists are the checkpoint's.
+    shortlist_size: Optional[int] = setting(
         None, POSITIVE_INT, "Words per side in the shortlist [default: the preset's, 15000 for small].",
-        option="--shortlist-size", show_default=False, resume=NOT_RECORDED)  # the model file holds the shortlists
+        option="--shortlist-size", show_default=False)
     src_corpus: Optional[Path] = setting(None, EXISTING_FILE_OR_STDIN,
                                          "Tokenized source corpus to count the shortlist on.",
                                          option="--src-corpus", show_default=False, resume=NOT_RECORDED)
