@@ -110,7 +110,11 @@ def pair_weights(cache: PairCache, kind: str) -> Optional[np.ndarray]:
     if cache.counts is None:
         raise RescorerError(f"{cache.directory}: the pair cache holds no counts (built for unique pairs)")
     counts = np.asarray(cache.counts, dtype=np.float32)
-    return counts if kind == "count" else (1.0 + np.log(counts)).astype(np.float32)
+    weights = counts if kind == "count" else (1.0 + np.log(counts)).astype(np.float32)
+    if not (np.isfinite(weights) & (weights > 0)).all():  # a cache the table's reading did not check
+        raise RescorerError(f"{cache.directory}: pair counts out of range for --pair-weights {kind}; remove the "
+                            f"pair cache so that the table is read (and its bad counts named) again")
+    return weights
 
 
 def make_optimizer(model: torch.nn.Module, settings: TrainSettings) -> torch.optim.Optimizer:
