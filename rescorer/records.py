@@ -44,6 +44,7 @@ class Kind:
     base: str  # int, float, choice, flag, text or path
     minimum: Optional[float] = None
     min_open: bool = False  # minimum itself is refused
+    maximum: Optional[float] = None  # a bound past which the value means nothing (and overflows)
     choices: tuple = ()
     exists: bool = False  # path: must exist
     allow_dash: bool = False  # path: '-' is stdin or stdout
@@ -54,7 +55,6 @@ class Kind:
     # text: turns the given text into the value (decoder flags into words), raising a ValueError
     # that says why it cannot; the command line makes that a usage error.
     parse: Optional[Callable[[str], Any]] = None
-    maximum: Optional[float] = None  # int, float: the largest value taken
 
     def refusal(self, value: Any) -> Optional[str]:
         """Why `value` is not one of this kind's values (None: it is); a tuple of a repeatable or

@@ -15,6 +15,7 @@ import click
 
 from rescorer.cli.options import (EXISTING_FILE, EXISTING_OR_STDIN, PICKS, model_option, SCORE_COLUMN, column_index, device_option,
                                   score_format_option, seed_option, table_output_options)
+from rescorer.cli.record_options import FiniteFloatRange
 from rescorer.cli.reporting import say, signature
 from rescorer.scoring.settings import MAX_BEAM
 from rescorer.runtime.failure_reports import reports_errors
@@ -116,7 +117,7 @@ def top_targets_command(table_path: Path, model: Optional[Path], column: Optiona
               help="Beam size K: the K best targets beam search finds (0: no beam search).")
 @click.option("--samples", type=click.IntRange(0, MAX_SAMPLES), default=50, show_default=True,
               help="Targets drawn per source (0: no sampling); the paper drew 50.")
-@click.option("--temperature", type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True,
+@click.option("--temperature", type=FiniteFloatRange(min=0, min_open=True), default=1.0, show_default=True,
               help="Sample from p^(1/T); log p is always the model's own.")
 @seed_option("Samples depend only on (seed, source).")
 @click.option("--table", "table_path", type=EXISTING_FILE,

@@ -34,14 +34,15 @@ class PhraseTablePairs:
     kind = "table"  # how progress lines name it
 
     def pairs(self, progress: Progress, reject: Optional[RejectSink] = None, direction: str = "forward",
-              with_counts: bool = False) -> Iterator[tuple]:
-        """(model source, model target) of every line, then its c(pair) with `with_counts`; a
-        bad line stops the read (reject None) or goes to `reject`."""
+              with_counts: bool = False, lowest_count: tuple = (0.0, "")) -> Iterator[tuple]:
+        """(model source, model target) of every line, then its c(pair) with `with_counts` (a
+        count not above `lowest_count`, (bound, why), refused); a bad line stops the read
+        (reject None) or goes to `reject`."""
         with PhraseTableReader(self.path, reject_path=reject) as reader:
             for entry in reader:
                 progress(1)
                 pair = oriented(entry.src, entry.tgt, direction)
-                yield (*pair, pair_count(entry, str(self.path))) if with_counts else pair
+                yield (*pair, pair_count(entry, str(self.path), *lowest_count)) if with_counts else pair
 
     def identity(self) -> dict:
         return file_identity(self.path, "table")
@@ -65,7 +66,7 @@ class ParallelCorpusPairs:
     kind = "corpus"
 
     def pairs(self, progress: Progress, reject: Optional[RejectSink] = None, direction: str = "forward",
-              with_counts: bool = False) -> Iterator[tuple]:
+              with_counts: bool = False, lowest_count: tuple = (0.0, "")) -> Iterator[tuple]:
         if with_counts:
             raise RescorerError("a parallel corpus has no pair counts: weight its sentence pairs "
                                 "equally (--pair-weights unique)")

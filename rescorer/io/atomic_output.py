@@ -14,7 +14,7 @@ import threading
 from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
-from typing import BinaryIO, Iterable, Iterator, Optional
+from typing import BinaryIO, Callable, Iterable, Iterator, Optional
 
 from rescorer.errors import RescorerError
 from rescorer.io.file_names import same_file, temporary_name
@@ -65,6 +65,29 @@ def _signals_held(hold: bool) -> Iterator[None]:
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+
+@contextmanager
+def _signals_deferred() -> Iterator[None]:
+    """SIGINT and SIGTERM that arrive during the block are handled after it, by the handlers in
+    place before it. Python runs handlers in the main thread, whichever thread the kernel gave the
+    signal to, so swapping them holds a signal that a mask on the main thread alone would not (a
+    process-directed signal goes to any thread that does not block it). Off the main thread, where
+    handlers cannot be set, the block runs as it is."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    previous = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
+    for signum in previous:
+        signal.signal(signum, lambda signum, frame: caught.append(signum))
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        for signum in caught:
+            signal.raise_signal(signum)  # to the handler in place before, now
 
 
 def stdout_bytes():
@@ -293,9 +316,15 @@ class AtomicOutput:
 
 
 @contextmanager
-def committed_together(*outputs: Optional[AtomicOutput]) -> Iterator[None]:
+def committed_together(*outputs: Optional[AtomicOutput],
+                       on_committed: Callable[[], None] = lambda: None) -> Iterator[None]:
     """Open several AtomicOutputs; on success finish all of them before renaming any, so that
-    a full disk while finishing one (a reject file) leaves none of them at its target."""
+    a full disk while finishing one (a reject file) leaves none of them at its target.
+
+    The renames and `on_committed` happen with SIGINT and SIGTERM deferred: a signal that arrives
+    once the outputs are in place is handled only after `on_committed` has said the run is done
+    (rescorer.runtime.failure_reports.ending), so it cannot report the complete output as an
+    interrupted run's."""
     active = [output for output in outputs if output is not None]
     for output in active:
         output.open()
@@ -307,8 +336,10 @@ def committed_together(*outputs: Optional[AtomicOutput]) -> Iterator[None]:
         for output in active:
             output.discard()
         raise
-    for output in active:
-        output.commit()
+    with _signals_deferred():
+        for output in active:
+            output.commit()
+        on_committed()
 
 
 def write_atomically(path: Path, data: bytes) -> None:

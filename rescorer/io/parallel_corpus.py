@@ -43,13 +43,16 @@ class ParallelCorpusReader:
             for line_no, (src_line, tgt_line) in enumerate(_zip_sides(src, tgt, *self.paths), start=1):
                 self.lines_read = line_no
                 src_words, tgt_words = src_line.strip(), tgt_line.strip()
+                src_text, tgt_text = (words.decode("utf-8", "surrogateescape") for words in (src_words, tgt_words))
                 problem = None
-                if not src_words:
-                    problem = f"{src_name}:{line_no}: empty source sentence (its target line is " \
-                              f"{_shown(tgt_words)})"
-                elif not tgt_words:
-                    problem = f"{tgt_name}:{line_no}: empty target sentence (its source line is " \
-                              f"{_shown(src_words)})"
+                # no words as training splits them: str.split() also splits on Unicode
+                # whitespace (a line of one no-break space is an empty sentence)
+                if not src_text.split():
+                    problem = f"{src_name}:{line_no}: empty source sentence{_only_spaces(src_words)} (its " \
+                              f"target line is {_shown(tgt_words)})"
+                elif not tgt_text.split():
+                    problem = f"{tgt_name}:{line_no}: empty target sentence{_only_spaces(tgt_words)} (its " \
+                              f"source line is {_shown(src_words)})"
                 if problem is not None:
                     if self.reject is None:
                         raise CorpusError(problem)
@@ -57,8 +60,7 @@ class ParallelCorpusReader:
                     self.lines_rejected += 1
                     continue
                 good += 1
-                yield (line_no, src_words.decode("utf-8", "surrogateescape"),
-                       tgt_words.decode("utf-8", "surrogateescape"))
+                yield line_no, src_text, tgt_text
         if self.lines_read == 0:
             raise CorpusError(f"{src_name}: the parallel corpus is empty")
         if good == 0:
@@ -72,6 +74,11 @@ class ParallelCorpusReader:
         except CompressedStreamError as exc:
             raise CorpusError(f"{exc.name}: {exc.kind} stream is {exc.reason} after line "
                               f"{self.lines_read}") from None
+
+
+def _only_spaces(words: bytes) -> str:
+    """What an empty sentence holds when it is not nothing: Unicode whitespace, shown escaped."""
+    return f" (only whitespace: {words.decode('utf-8', 'backslashreplace')!a})" if words else ""
 
 
 def _shown(words: bytes, limit: int = 40) -> str:

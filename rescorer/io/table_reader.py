@@ -260,9 +260,17 @@ def read_chunks(reader: PhraseTableReader, chunk_size: int) -> Iterator[list[Phr
         yield chunk
 
 
-def pair_count(entry: PhraseEntry, name: str) -> float:
+# c(pair) weighs a pair in the loss, kept as float32: a batch's weights must add up to a finite
+# number (1e39 became inf, and the loss nan: "training diverged"). Counts of a corpus's phrase
+# pairs are far below this bound.
+MAX_PAIR_COUNT = 1e30
+
+
+def pair_count(entry: PhraseEntry, name: str, lowest: float = 0.0, lowest_reason: str = "") -> float:
     """c(pair), the third number of the counts field (`src ||| tgt ||| scores ||| alignment |||
-    c(target) c(source) c(pair)`, as Moses' training writes it); a line without it is refused."""
+    c(target) c(source) c(pair)`, as Moses' training writes it); a line without it, or whose count
+    is not a finite number above `lowest` (0: positive; `lowest_reason` says why a higher bound)
+    and at most MAX_PAIR_COUNT, is refused, named."""
     fields = entry.raw.split(_SEP)
     counts = fields[4].split() if len(fields) > 4 else []
     try:
@@ -272,9 +280,15 @@ def pair_count(entry: PhraseEntry, name: str) -> float:
         raise PhraseTableFormatError(f"{name}:{entry.line_no}: expected the counts field c(target) c(source) "
                                      f"c(pair) after the alignment (for weighting pairs by their counts), "
                                      f"found {found!r}") from None
-    if not count > 0:
-        raise PhraseTableFormatError(f"{name}:{entry.line_no}: pair count {counts[2].decode()!r} is not "
-                                     f"positive")
+    where = f"{name}:{entry.line_no}: pair count {counts[2].decode('utf-8', 'replace')!r}"
+    if not math.isfinite(count):
+        raise PhraseTableFormatError(f"{where} is not a finite number")
+    if count > MAX_PAIR_COUNT:
+        raise PhraseTableFormatError(f"{where} is out of range (a count that weighs a pair is at most "
+                                     f"{MAX_PAIR_COUNT:g})")
+    if not count > lowest:
+        raise PhraseTableFormatError(f"{where} is not positive" if lowest == 0 else
+                                     f"{where} is not above {lowest:.4g}{lowest_reason}")
     return count
 
 

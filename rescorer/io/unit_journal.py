@@ -283,9 +283,11 @@ class UnitJournal:
             return None
         return f"{_kept(records)} are kept in {self.directory}: rerun with --resume to continue"
 
-    def assemble(self, output: AtomicOutput, rejects: Optional[AtomicOutput], num_units: int) -> dict:
+    def assemble(self, output: AtomicOutput, rejects: Optional[AtomicOutput], num_units: int,
+                 on_committed: Callable[[], None] = lambda: None) -> dict:
         """Concatenate the units in order into `output` (and their rejects into `rejects`), then
-        commit both together; returns the records, checked to cover every unit."""
+        commit both together, `on_committed` called with the signals held (committed_together);
+        returns the records, checked to cover every unit."""
         records = self.records()
         missing = [unit for unit in range(num_units) if unit not in records]
         if missing:
@@ -298,7 +300,7 @@ class UnitJournal:
             raise RescorerError(f"{self.directory}: units {damaged[:5]} were damaged on disk while "
                                 f"the run lasted (their checksums differ from their records); they "
                                 f"are dropped: rerun with --resume to score them again")
-        with committed_together(output, rejects):
+        with committed_together(output, rejects, on_committed=on_committed):
             for unit in range(num_units):
                 output.copy_from(self.data_path(unit), records[unit]["lines_written"])
                 if records[unit]["lines_rejected"] and rejects is not None:

@@ -33,6 +33,7 @@ from rescorer.data.vocabulary import Vocabulary
 from rescorer.errors import ModelFileError
 from rescorer.io.file_names import temporary_name
 from rescorer.models import ModelConfig, PhraseScorer, build_model
+from rescorer.runtime.failure_reports import is_out_of_memory
 
 FORMAT_NAME = "rescorer-model"
 FORMAT_VERSION = 2
@@ -155,6 +156,8 @@ def read_model_file(path: Path) -> dict:
         raise ModelFileError(f"{path}: not a readable model file, truncated or corrupt") from None
     except (RuntimeError, EOFError, zipfile.BadZipFile, OSError, ValueError, KeyError, IndexError,
             TypeError, AttributeError) as error:
+        if is_out_of_memory(error):  # a sound file too large for the memory left: not "corrupt"
+            raise
         reason = str(error).splitlines()[0] if str(error) else type(error).__name__
         raise ModelFileError(f"{path}: not a readable model file, truncated or corrupt ({reason})") from None
     if not isinstance(payload, dict) or payload.get("format") != FORMAT_NAME:

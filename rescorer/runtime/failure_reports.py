@@ -3,7 +3,8 @@ status, and never a traceback.
 
 - A RescorerError (bad input, a path the run must not write): its message, exit 1.
 - An OSError the library did not expect (a full disk, a vanished file): `PATH: reason`, exit 1.
-- Out of memory: one line saying which knob lowers it, exit 1.
+- Out of memory, whoever allocates (torch's CPU allocator raises a plain RuntimeError): one line
+  saying how much was asked for and which of the command's options lower it, exit 1.
 - SIGINT and SIGTERM, even while torch is being imported: `rescore: interrupted (SIGINT); ...`
   with what was kept, exit 130 or 143. Temporaries are removed on the way out, because the
   signal becomes an exception that every writer's `with` block sees.
@@ -22,7 +23,7 @@ import signal
 import sys
 
 __all__ = ["Interrupted", "install_signal_handlers", "reports_errors", "SIGNAL_NAMES", "ending", "one_line",
-           "injected_fault"]
+           "injected_fault", "is_out_of_memory", "out_of_memory_line", "MEMORY_OPTIONS"]
 
 SIGNAL_NAMES = {signal.SIGINT: "SIGINT", signal.SIGTERM: "SIGTERM"}
 _armed = False  # False while the program starts: an interrupt then just ends it
@@ -147,9 +148,57 @@ def one_line(error: Exception) -> str:
         return str(error)
     if isinstance(error, OSError):
         return _os_error_line(error)
-    if isinstance(error, MemoryError) or type(error).__name__ == "OutOfMemoryError":
-        return ("out of memory: lower --token-budget or --chunk-size (scoring) or --batch-size "
-                "(training)")
+    if is_out_of_memory(error):
+        return out_of_memory_line(error)
     first = str(error).splitlines()[0] if str(error) else ""
     return (f"internal error {type(error).__name__}: {first} (a bug in rescore: please report "
             f"it with the traceback that RESCORE_TRACEBACK=1 prints)")
+
+
+# What an allocation failure says, wherever it arises: torch raises a plain RuntimeError on a CPU
+# ("DefaultCPUAllocator: can't allocate memory", errno 12) and OutOfMemoryError on a GPU; numpy
+# and Python raise MemoryError.
+_ALLOCATION_FAILURES = ("can't allocate memory", "Cannot allocate memory", "out of memory")
+# The options that size what a command holds in memory at once, in the order a user should try them.
+MEMORY_OPTIONS = ("--batch-tokens", "--batch-size", "--token-budget", "--chunk-size", "--beam", "--samples")
+
+
+def is_out_of_memory(error: BaseException) -> bool:
+    if isinstance(error, MemoryError) or type(error).__name__ == "OutOfMemoryError":
+        return True
+    return isinstance(error, RuntimeError) and any(text in str(error) for text in _ALLOCATION_FAILURES)
+
+
+def _memory_options() -> list:
+    """The running command's options among MEMORY_OPTIONS (none outside a command)."""
+    click = sys.modules.get("click")
+    ctx = click.get_current_context(silent=True) if click is not None else None
+    if ctx is None:
+        return []
+    taken = {opt for param in ctx.command.params for opt in getattr(param, "opts", ())}
+    return [option for option in MEMORY_OPTIONS if option in taken]
+
+
+def _requested(error: BaseException) -> str:
+    """' (an allocation of 4.0 TB failed)' when the error says how much, else ''."""
+    import re
+
+    found = re.search(r"[Tt]ried to allocate (?:(\d+) bytes|([\d.]+ ?[KMGT]i?B))", str(error))
+    if not found:
+        return ""
+    size = found.group(2)
+    if size is None:
+        count = int(found.group(1))
+        unit, scale = next(((unit, scale) for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6))
+                            if count >= scale), ("bytes", 1))
+        size = f"{count / scale:.1f} {unit}" if scale > 1 else f"{count} bytes"
+    return f" (an allocation of {size} failed)"
+
+
+def out_of_memory_line(error: BaseException) -> str:
+    """One line for an allocation failure: how much was asked for, and which options of this
+    command lower it."""
+    options = _memory_options()
+    lower = (f": lower {', '.join(options[:-1])} or {options[-1]}" if len(options) > 1 else
+             f": lower {options[0]}" if options else "")
+    return f"out of memory{_requested(error)}{lower}"

@@ -74,6 +74,16 @@ def check_ensemble(ensemble: bool, bundles: list, model_paths: list) -> None:
         named = ", ".join(f"{path.name} ({bundle.direction})" for path, bundle in zip(model_paths, bundles))
         raise SettingError(f"--ensemble mixes models of one direction, not {named}: score the "
                            f"directions as columns of their own (drop --ensemble)")
+    # Each model's log p is a distribution over the target phrases its shortlist can spell ([UNK]
+    # for the rest): a mixture of two shortlists' distributions is no distribution of either.
+    first = bundles[0].tgt_vocab
+    unlike = [f"{path.name}'s ({len(bundle.tgt_vocab) - 3} words)"
+              for path, bundle in zip(model_paths[1:], bundles[1:]) if bundle.tgt_vocab != first]
+    if unlike:
+        raise SettingError(f"--ensemble mixes models of one target shortlist, and {' and '.join(unlike)} "
+                           f"{'is' if len(unlike) == 1 else 'are'} not {model_paths[0].name}'s ({len(first) - 3} "
+                           f"words): score them as columns of their own (drop --ensemble), or train them on one "
+                           f"shortlist")
 
 
 def output_already_finished(reporter, ranks, output: Path, reject_path: Optional[Path], resume: bool) -> bool:

@@ -95,6 +95,9 @@ class ScoreSettings:
             raise ValueError(f"not a unit journal's settings ({error!r})") from None
 
 
+MAX_LENGTH_RATIO = 100.0
+
+
 @dataclass(frozen=True)
 class TranslateSettings:
     """How `rescore translate` searches: its beam search's settings (rescorer.scoring.translation)."""
@@ -108,7 +111,10 @@ class TranslateSettings:
                            "0 ranks by log p, which prefers short outputs.", option="--length-penalty")
     batch_size: int = setting(32, POSITIVE_INT, "Sentences decoded together.", option="--batch-size")
     # a translation has at most length_ratio * source words + length_slack words
-    length_ratio: float = setting(2.0, POSITIVE_FLOAT, "A translation has at most ratio * source words + 10 words.",
+    # bounded: a translation 100 times its source's length is never one, and ratio * words must
+    # stay a number of words (1e308 overflowed)
+    length_ratio: float = setting(2.0, dataclasses.replace(POSITIVE_FLOAT, maximum=MAX_LENGTH_RATIO),
+                                  "A translation has at most ratio * source words + 10 words.",
                                   option="--max-length-ratio")
     length_slack: int = setting(10, COUNT)
 

@@ -177,7 +177,7 @@ def _rescore_stream(table_path, output_path, models: ScoringModels, settings: Sc
                if reject_path is not None else None)
     try:
         with PhraseTableReader(table_path, reject_path=rejects) as reader, long_lived_objects_frozen(), \
-                committed_together(output, rejects), ThreadPoolExecutor(max_workers=1) as writer:
+                committed_together(output, rejects, on_committed=ending), ThreadPoolExecutor(max_workers=1) as writer:
             pending = None
             for chunk in in_background(encode_chunks(reader, vocabularies, s.chunk_size)):
                 logps = score_chunk(chunk, bundles, vocab_index, s.token_budget, s.precision, table_path)
@@ -200,5 +200,6 @@ def _rescore_stream(table_path, output_path, models: ScoringModels, settings: Sc
                           if output.is_stream else
                           f"no output was written ({output_path} is as it was)")
         raise
-    ending()  # the output is complete: a signal now would only cut short the report
+    # the output is complete once renamed: `ending` ran before any signal was let in after the
+    # rename, so a signal now would only cut short the report
     return _summary(totals, time.perf_counter() - started, models)

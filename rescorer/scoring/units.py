@@ -181,8 +181,9 @@ def _assemble(journal: UnitJournal, units: TableUnits, table_path: Path, output_
     output = AtomicOutput(output_path, force=force, input_path=table_path, encoded=True)
     rejects = (AtomicOutput(reject_path, force=force, input_path=table_path, only_if_written=True)
                if reject_path is not None else None)
-    records = journal.assemble(output, rejects, units.num_units)
-    ending()  # the output is complete: a signal now would only cut short the clean-up and the report
+    # The output is complete once renamed: a signal from then on would only cut short the clean-up
+    # and the report, and `ending` is called before any signal is let in after the rename.
+    records = journal.assemble(output, rejects, units.num_units, on_committed=ending)
     injected_fault("after-output", 0)
     journal.remove()
     return records

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import shutil
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +24,7 @@ from rescorer.models.model_files import ModelBundle, bundle_from_payload, read_m
 from rescorer.runtime.distributed import SINGLE, Ranks
 from rescorer.runtime.progress import Progress, no_progress
 from rescorer.training.resume import check_resume, recorded_training
+from rescorer.training.settings import LOWEST_PAIR_COUNT
 from rescorer.training.trainer import Trainer, TrainSettings, TrainState, unigram_perplexity
 
 
@@ -81,23 +84,41 @@ def table_identity(table_path: Union[Path, PairSource]) -> dict:
 def encode_table(table_path: Union[Path, PairSource], src_vocab: Vocabulary, tgt_vocab: Vocabulary,
                  cache_dir: Path, progress: Progress = no_progress,
                  reject: Optional[RejectSink] = None, max_pair_length: Optional[int] = None,
-                 direction: str = "forward", with_counts: bool = False) -> PairCache:
+                 direction: str = "forward", with_counts: bool = False,
+                 lowest_count: tuple = (0.0, "")) -> PairCache:
     """The table's pairs as an on-disk cache, reusing `cache_dir` when it still matches; pairs
     with a side longer than `max_pair_length` words are left out (and counted); `with_counts`
-    keeps each pair's c(pair) for weighted training."""
-    meta = cache_meta(table_path, src_vocab, tgt_vocab, max_pair_length, direction, with_counts)
+    keeps each pair's c(pair) for weighted training, refusing counts not above `lowest_count`
+    ((bound, why): LOWEST_PAIR_COUNT)."""
+    meta = cache_meta(table_path, src_vocab, tgt_vocab, max_pair_length, direction, with_counts, lowest_count[0])
     cache = open_matching_cache(cache_dir, meta)
     if cache is None:
-        cache = build_pair_cache(pair_source(table_path).pairs(progress, reject, direction, with_counts),
-                                 src_vocab, tgt_vocab, cache_dir, meta, max_pair_length, with_counts)
-    if cache.num_pairs == 0:
-        raise RescorerError(f"{table_path}: no pairs to train on")
+        pairs = pair_source(table_path).pairs(progress, reject, direction, with_counts, lowest_count)
+        cache = build_pair_cache(pairs, src_vocab, tgt_vocab, cache_dir, meta, max_pair_length, with_counts)
+    check_enough_pairs(cache, table_path, max_pair_length)
     return cache
+
+
+def check_enough_pairs(cache: PairCache, table_path: Union[Path, PairSource], max_pair_length: Optional[int]) -> None:
+    """Training needs two pairs: one held out to validate, one to train on. Fewer is refused in
+    one line saying where the others went, and the useless cache is removed."""
+    if cache.num_pairs >= 2:
+        return
+    left_out = (f"; {cache.too_long} longer than --max-pair-length {max_pair_length} words on a side were "
+                f"left out" if cache.too_long else "")
+    if cache.num_pairs == 0 and cache.too_long:
+        left_out = (f": all {cache.too_long} pairs have a side longer than --max-pair-length "
+                    f"{max_pair_length} words (0: no bound)")
+    shutil.rmtree(cache.directory, ignore_errors=True)
+    if cache.num_pairs == 0:
+        raise RescorerError(f"{table_path}: no pairs to train on{left_out}")
+    raise RescorerError(f"{table_path}: 1 pair to train on{left_out}: training holds one pair out for "
+                        f"validation and needs another to train on")
 
 
 def cache_meta(table_path: Union[Path, PairSource], src_vocab: Vocabulary, tgt_vocab: Vocabulary,
                max_pair_length: Optional[int], direction: str = "forward",
-               with_counts: bool = False) -> dict:
+               with_counts: bool = False, lowest_count: float = 0.0) -> dict:
     """What a pair cache was built from: a cache that differs in any of it is rebuilt."""
     meta = {**table_identity(table_path), "vocab_hash": hash_vocabularies(src_vocab, tgt_vocab)}
     if max_pair_length is not None:  # a cache built without the bound still matches without it
@@ -106,6 +127,8 @@ def cache_meta(table_path: Union[Path, PairSource], src_vocab: Vocabulary, tgt_v
         meta["direction"] = direction
     if with_counts:
         meta["pair_counts"] = True
+    if lowest_count > 0:  # its counts were checked against the bound (log-count's 1/e)
+        meta["lowest_pair_count"] = lowest_count
     return meta
 
 
@@ -194,6 +217,7 @@ def train_on_table(table_path: Union[Path, PairSource], model_path: Path, *, pre
             model.check()  # before the table is read
             torch.manual_seed(settings.seed)
             size = settings.shortlist_size or model.shortlist_size
+            settings = dataclasses.replace(settings, shortlist_size=size)  # the checkpoint records it
             src_corpus, tgt_corpus = settings.src_corpus, settings.tgt_corpus
             run.on_pass("counting words")
             vocabularies = ranks.on_main(
@@ -205,15 +229,16 @@ def train_on_table(table_path: Union[Path, PairSource], model_path: Path, *, pre
                                  vocabularies.src_vocab, vocabularies.tgt_vocab, direction=direction)
             bundle.training = {"model_options": run.model_options or {}}
         with_counts = settings.pair_weights != "unique"
+        lowest_count = LOWEST_PAIR_COUNT.get(settings.pair_weights, (0.0, ""))
 
         def build_cache() -> None:  # on rank 0; the others open it once it is built
             run.on_pass("encoding pairs")
             encode_table(table_path, bundle.src_vocab, bundle.tgt_vocab, cache_dir, run.progress,
-                         rejects.next_pass(), settings.max_pair_length, direction, with_counts)
+                         rejects.next_pass(), settings.max_pair_length, direction, with_counts, lowest_count)
 
         ranks.on_main(build_cache, "encoding the pairs")
         cache = open_built_cache(table_path, bundle.src_vocab, bundle.tgt_vocab, cache_dir,
-                                 settings.max_pair_length, direction, with_counts)
+                                 settings.max_pair_length, direction, with_counts, lowest_count[0])
         if ranks.is_distributed:
             from rescorer.training.distributed_trainer import DistributedTrainer
 
@@ -244,10 +269,11 @@ def _save_trained(bundle: ModelBundle, model_path: Path, checkpoint: Path, train
 
 def open_built_cache(table_path: Union[Path, PairSource], src_vocab: Vocabulary, tgt_vocab: Vocabulary,
                      cache_dir: Path, max_pair_length: Optional[int] = None,
-                     direction: str = "forward", with_counts: bool = False) -> PairCache:
+                     direction: str = "forward", with_counts: bool = False,
+                     lowest_count: float = 0.0) -> PairCache:
     """The pair cache `encode_table` built (on rank 0, for every rank)."""
     cache = open_matching_cache(cache_dir, cache_meta(table_path, src_vocab, tgt_vocab, max_pair_length,
-                                                      direction, with_counts))
+                                                      direction, with_counts, lowest_count))
     if cache is None:
         raise RescorerError(f"{cache_dir}: cannot open the pair cache that rank 0 built (the "
                             f"directory must be on a file system that every node sees)")

@@ -29,9 +29,11 @@ __all__ = ["CHANGEABLE_SETTINGS", "recorded_training", "resumed_settings", "resu
 CHANGEABLE_SETTINGS = tuple(field.name for field, declared in settings_of(TrainSettings)
                             if declared.resume == MAY_CHANGE)
 _COMPARED = tuple(field.name for field, declared in settings_of(TrainSettings) if declared.resume == MUST_MATCH)
-# What checkpoints written before a setting existed trained with: no length bound; random pairs
-# (with their defaults) before token batches; unique pairs before pair weights.
-_BEFORE_THE_SETTING = {"max_pair_length": None, "batch_tokens": None, "pair_weights": "unique"}
+# What checkpoints written before a setting existed (or was recorded) trained with: no length
+# bound; random pairs (with their defaults) before token batches; unique pairs before pair
+# weights; shortlists of the size asked for, unrecorded (None: a resume may not ask for a size).
+_BEFORE_THE_SETTING = {"max_pair_length": None, "batch_tokens": None, "pair_weights": "unique",
+                       "shortlist_size": None}
 
 
 def recorded_training(training: dict) -> tuple[dict, dict]:
@@ -98,11 +100,33 @@ def resume_differences(payload: dict, recorded_config: dict, asked_config: dict,
     recorded, _ = recorded_training(training)
     differences += _differences("", _plain(effective_settings(recorded)),
                                 _plain(effective_settings(asdict(asked_settings))), _COMPARED)
-    for key in ("table_name", "table_bytes", "corpus_source_name", "corpus_source_bytes",
-                "corpus_target_name", "corpus_target_bytes"):
-        if key in training and training[key] != table.get(key):
-            differences.append(f"{_name(key)} {training[key]!r} (checkpoint) vs {table[key]!r} (now)")
-    return differences
+    return differences + _source_differences(training, table)
+
+
+_SOURCE_KEYS = {"table": ("table_name", "table_bytes"),
+                "corpus": ("corpus_source_name", "corpus_source_bytes", "corpus_target_name", "corpus_target_bytes")}
+
+
+def _source_kind(record: dict) -> str:
+    return next((kind for kind, keys in _SOURCE_KEYS.items() if keys[0] in record), "")
+
+
+def _described_source(record: dict) -> str:
+    if _source_kind(record) == "table":
+        return f"phrase table {record['table_name']!r}"
+    return f"parallel corpus {record['corpus_source_name']!r}, {record['corpus_target_name']!r}"
+
+
+def _source_differences(training: dict, source: dict) -> list[str]:
+    """Whether this run reads what the checkpoint was trained on: the same kind of source (a
+    table, or a parallel corpus), of the same names and sizes."""
+    kind = _source_kind(training)
+    if not kind:  # a checkpoint from before sources were recorded
+        return []
+    if kind != _source_kind(source):
+        return [f"trained on {_described_source(training)} (checkpoint) vs {_described_source(source)} (now)"]
+    return [f"{_name(key)} {training[key]!r} (checkpoint) vs {source[key]!r} (now)"
+            for key in _SOURCE_KEYS[kind] if key in training and training[key] != source.get(key)]
 
 
 def _changeable() -> str:

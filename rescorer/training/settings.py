@@ -4,6 +4,7 @@ loading torch. Resolution of the defaults that depend on others (the optimizer, 
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Optional
@@ -13,7 +14,7 @@ from rescorer.records import (COUNT, DIRECTORY_TO_WRITE, EXISTING_FILE_OR_STDIN,
                               POSITIVE_FLOAT, POSITIVE_INT, SettingError, check_record, choice, setting, stored)
 from rescorer.training.budget import DEFAULT_MAX_EPOCHS
 
-__all__ = ["TrainSettings", "resolve_defaults", "DEFAULT_BATCH_TOKENS", "OPTIMIZERS", "PAIR_WEIGHTS",
+__all__ = ["TrainSettings", "resolve_defaults", "DEFAULT_BATCH_TOKENS", "OPTIMIZERS", "PAIR_WEIGHTS", "LOWEST_PAIR_COUNT",
            "TRAIN_SETTINGS_FORMAT"]
 
 OPTIMIZERS = ("adadelta", "adam")
@@ -23,6 +24,10 @@ DEFAULT_BATCH_TOKENS = 3000  # benchmarks/time_to_quality.py: the shortest time 
 TOKEN_BATCH_ADAM = {"learning_rate": 6e-3, "warmup_updates": 100}
 TOKEN_BATCH_SAMPLED_WORDS = 2048
 PAIR_WEIGHTS = ("unique", "count", "log-count")
+# The c(pair) a weighting refuses at or below (naming the table line), and why: log-count weighs a
+# pair 1 + ln c(pair), which is not positive for c <= 1/e. (Every weighting refuses c <= 0.)
+LOWEST_PAIR_COUNT = {"log-count": (math.exp(-1), " (1/e): --pair-weights log-count would weigh the pair "
+                                                 "1 + ln c(pair) <= 0 (--pair-weights count takes it)")}
 # A checkpoint's stored training settings: 2, field names in {"format", "fields"}; before it (no
 # format), `options` held the raw command-line options and `settings` the resolved ones.
 TRAIN_SETTINGS_FORMAT = 2
@@ -53,9 +58,11 @@ class TrainSettings:
     depend only on (seed, u), so the MAY_CHANGE ones change no weight of the updates both runs
     make."""
 
-    shortlist_size: Optional[int] = setting(  # None: the preset's
+    # None: the preset's. A checkpoint records the size used (the preset's filled in), so that a
+    # resume asking for another is refused: the model's shortlists are the checkpoint's.
+    shortlist_size: Optional[int] = setting(
         None, POSITIVE_INT, "Words per side in the shortlist [default: the preset's, 15000 for small].",
-        option="--shortlist-size", show_default=False, resume=NOT_RECORDED)  # the model file holds the shortlists
+        option="--shortlist-size", show_default=False)
     src_corpus: Optional[Path] = setting(None, EXISTING_FILE_OR_STDIN,
                                          "Tokenized source corpus to count the shortlist on.",
                                          option="--src-corpus", show_default=False, resume=NOT_RECORDED)

@@ -56,9 +56,13 @@ def heldout_mask(indices: np.ndarray, seed: int, fraction: float) -> np.ndarray:
 
 
 class PairSplit:
-    """Train/validation split of a cache: validation is a small hashed slice of the pairs."""
+    """Train/validation split of a cache: validation is a small hashed slice of the pairs.
 
-    def __init__(self, num_pairs: int, seed: int, valid_pairs: int):
+    A table of a few pairs may hash none into the slice; then one pair, drawn by the seed, is held
+    out, so that every model is validated (a run without held-out pairs kept its untrained
+    initial weights as the best). One pair alone cannot be split and is refused."""
+
+    def __init__(self, num_pairs: int, seed: int, valid_pairs: int, source: str = "the training data"):
         self.num_pairs = num_pairs
         self.seed = seed
         # Hold out at most a tenth of a small table, so tiny tables still train.
@@ -67,8 +71,14 @@ class PairSplit:
                                               seed, self.fraction)) + start
                   for start in range(0, num_pairs, 1 << 20)]
         self.valid = np.concatenate(chunks) if chunks else np.zeros(0, dtype=np.int64)
-        if num_pairs - len(self.valid) < 1:
-            raise RescorerError("too few phrase pairs to train on")
+        self.drawn = np.zeros(0, dtype=np.int64)  # the pair held out when the slice holds none
+        if len(self.valid) == 0 and valid_pairs > 0 and num_pairs >= 2:
+            self.drawn = np.random.default_rng([seed, num_pairs]).integers(0, num_pairs, size=1)
+            self.valid = self.drawn
+        if num_pairs - len(self.valid) < 1 or (valid_pairs > 0 and len(self.valid) == 0):
+            raise RescorerError(f"{source}: {num_pairs} pair{'s' if num_pairs != 1 else ''} to train on: "
+                                f"too few to hold one out for validation and train on the others (at "
+                                f"least 2 are needed)")
 
     @property
     def num_train(self) -> int:
@@ -86,7 +96,8 @@ class PairSplit:
         picked = np.zeros(0, dtype=np.int64)
         while len(picked) < batch_size:
             draw = rng.integers(0, self.num_pairs, size=2 * batch_size)
-            picked = np.concatenate([picked, draw[~heldout_mask(draw, self.seed, self.fraction)]])
+            held = heldout_mask(draw, self.seed, self.fraction) | np.isin(draw, self.drawn)
+            picked = np.concatenate([picked, draw[~held]])
         return picked[:batch_size]
 
 
@@ -99,7 +110,11 @@ def pair_weights(cache: PairCache, kind: str) -> Optional[np.ndarray]:
     if cache.counts is None:
         raise RescorerError(f"{cache.directory}: the pair cache holds no counts (built for unique pairs)")
     counts = np.asarray(cache.counts, dtype=np.float32)
-    return counts if kind == "count" else (1.0 + np.log(counts)).astype(np.float32)
+    weights = counts if kind == "count" else (1.0 + np.log(counts)).astype(np.float32)
+    if not (np.isfinite(weights) & (weights > 0)).all():  # a cache the table's reading did not check
+        raise RescorerError(f"{cache.directory}: pair counts out of range for --pair-weights {kind}; remove the "
+                            f"pair cache so that the table is read (and its bad counts named) again")
+    return weights
 
 
 def make_optimizer(model: torch.nn.Module, settings: TrainSettings) -> torch.optim.Optimizer:
@@ -285,6 +300,7 @@ class Trainer:
             if not math.isfinite(loss):
                 kept = (f"{self.checkpoint_path} holds update {self.checkpoint_update}"
                         if self.checkpoint_update is not None else "no checkpoint was written")
+                kept += f"; the pair cache {self.cache.directory} is kept, so a new run skips encoding"
                 raise RescorerError(f"training diverged at update {state.updates}: the loss is {loss}; "
                                     f"lower --learning-rate or --clip-norm and start again ({kept})")
             ppl = None

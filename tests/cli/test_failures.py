@@ -132,6 +132,14 @@ CASES = [
      "model embed-dim 32 (checkpoint) vs 128 (now)", ["done.pt.checkpoint"], []),
     ("resume on another table", ["train", "bad.gz", "-o", "done.pt", "--resume", *FAST], 1,
      "table-name 't.gz' (checkpoint) vs 'bad.gz' (now)", ["done.pt.checkpoint"], []),
+    # issue 32: the shortlists are the checkpoint's, and so is the kind of training data
+    ("resume with another shortlist size", ["train", "t.gz", "-o", "done.pt", "--resume", "--shortlist-size",
+                                            "10", *FAST], 1,
+     "shortlist-size 2000 (checkpoint) vs 10 (now)", ["done.pt", "done.pt.checkpoint"], []),
+    ("resume with a corpus instead of the table", ["train", "--parallel", "s.en", "s.fr", "-o", "done.pt",
+                                                   "--resume", *FAST], 1,
+     "trained on phrase table 't.gz' (checkpoint) vs parallel corpus 's.en', 's.fr' (now)",
+     ["done.pt", "done.pt.checkpoint"], []),
     ("resume without a checkpoint", ["train", "t.gz", "-o", "none.pt", "--resume", *FAST], 1,
      "none.pt.checkpoint: no checkpoint to resume from", [], ["none.pt"]),
     ("pickle that runs code", ["score", "t.gz", "--model", "evil.pt", "-o", "o.gz"], 1,
@@ -231,6 +239,9 @@ def _prepare(case: str, workspace: Path, trained_run: Path) -> None:
     if case.startswith("resume with") or case == "resume on another table":
         for path in trained_run.iterdir():
             (shutil.copytree if path.is_dir() else shutil.copy)(path, workspace / path.name)
+    if case == "resume with a corpus instead of the table":
+        (workspace / "s.en").write_text("a b\nc d\ne f\n")
+        (workspace / "s.fr").write_text("x y\nz w\nv u\n")
     if case.startswith("every line bad"):
         (workspace / "allbad.gz").write_bytes(gzip.compress(b"a ||| b\nc ||| d\ne ||| f\n"))
     if case == "garbage between two gzip members":

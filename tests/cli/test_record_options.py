@@ -123,3 +123,50 @@ def test_the_ablation_s_record_is_made_from_click_s_values():
     assert (settings.models, settings.threads, settings.decoder_flags, settings.optimizer) == ((Path("a.pt"),), 2, (), "mert")
     with pytest.raises(click.UsageError, match="give exactly one of --rescored-table and --model"):
         record_from(AblationSettings, {"ini_path": Path("m.ini")})
+
+
+def _commands(command, path=()):
+    """Every command of `rescore` (subgroups walked), with its name as typed."""
+    if isinstance(command, click.Group):
+        for name, subcommand in command.commands.items():
+            yield from _commands(subcommand, (*path, name))
+    else:
+        yield " ".join(path), command
+
+
+def _takes_numbers(param, ctx) -> bool:
+    """Whether an option's type turns text into floats: how a float option is told, whatever its type."""
+    try:
+        return isinstance(param.type.convert("1.5", param, ctx), float)
+    except click.BadParameter:
+        return False
+
+
+def test_every_number_option_of_every_command_refuses_nan_and_infinity_at_parse_time():
+    """An option added later with type=float (or a FloatRange, which takes nan and inf) fails here:
+    every float option refuses non-finite values while parsing, before any work."""
+    from rescorer.cli.main import main
+
+    checked = []
+    for name, command in _commands(main):
+        ctx = click.Context(command, info_name=name)
+        for param in command.params:
+            if not isinstance(param, click.Option) or not _takes_numbers(param, ctx):
+                continue
+            checked.append(f"{name} {param.opts[-1]}")
+            for text in ("nan", "inf", "-inf", "1e999"):
+                with pytest.raises(click.BadParameter):
+                    param.type.convert(text, param, ctx)
+                    pytest.fail(f"rescore {name} {param.opts[-1]} {text} is accepted")
+    assert {"train --learning-rate", "translate --length-penalty", "generate --temperature",
+            "moses ablation --initial-weight"} <= set(checked)
+
+
+def test_a_float_option_with_a_bound_refuses_values_past_it():
+    """`translate --max-length-ratio 1e308` overflowed into an internal error; now a usage error."""
+    from rescorer.cli.main import main
+
+    result = CliRunner().invoke(main, ["translate", str(EXAMPLE_TABLE), "--input", str(EXAMPLE_TABLE),
+                                       "-o", "out.txt", "--max-length-ratio", "1e308"])
+    assert result.exit_code == 2
+    assert "Invalid value for '--max-length-ratio': 1e+308 is not in the range 0<x<=100.0" in result.output

@@ -43,6 +43,26 @@ def test_an_empty_side_is_named(tmp_path, source, target, message):
     assert str(error.value) == message.replace("c.en", str(src)).replace("c.fr", str(tgt))
 
 
+@pytest.mark.parametrize("space", ["\u00a0", "\u3000", "\u2003 \u00a0", "\u200a"])
+def test_a_side_of_only_unicode_whitespace_is_empty(tmp_path, space):
+    """Issue 32 case 23: a line holding only a no-break space passed the check (bytes.strip() knows
+    ASCII whitespace only) and was trained as an empty sentence, since words are split by
+    str.split(), which splits on Unicode whitespace too."""
+    src, tgt = corpus(tmp_path, f"a\n{space}\nc\n", "x\ny\nz\n")
+    with pytest.raises(RescorerError) as error:
+        list(ParallelCorpusReader(src, tgt))
+    assert str(error.value) == (f"{src}:2: empty source sentence (only whitespace: {space!a}) (its target "
+                                f"line is 'y')")
+    rejects = Rejects()
+    assert list(ParallelCorpusReader(tgt, src, rejects)) == [(1, "x", "a"), (3, "z", "c")]
+    assert rejects.lines == [b"2\ty\t" + space.encode()]
+
+
+def test_unicode_whitespace_between_words_is_kept(tmp_path):
+    src, tgt = corpus(tmp_path, "a\u00a0b\n", "x\n")
+    assert list(ParallelCorpusReader(src, tgt)) == [(1, "a\u00a0b", "x")]
+
+
 def test_rejects_keep_the_line_number_and_both_sides(tmp_path):
     src, tgt = corpus(tmp_path, "a\n\nc\nd\n", "x\ny\n\nw\n")
     rejects = Rejects()

@@ -63,3 +63,18 @@ def test_an_ensemble_needs_two_models_before_any_work(tiny_model_path, example_t
     assert result.exit_code == 2 and "give --model two or more times" in result.output
     result = invoke(main, example_table, "-o", tmp_path / "o.gz", "--ensemble", catch_exceptions=True)
     assert result.exit_code == 2 and not (tmp_path / "o.gz.model.pt").exists()
+
+
+def test_an_ensemble_of_unlike_target_shortlists_is_refused_naming_them(tiny_model_path, example_table, tmp_path):
+    """Issue 32 case 8: a model that reads most target words as [UNK] was mixed with one that does
+    not, into one column that is a distribution of neither."""
+    table = first_lines(example_table, 20, tmp_path / "t.gz")
+    narrow = tmp_path / "narrow.pt"
+    train_on_table(example_table, narrow, preset="tiny",
+                   settings=TrainSettings(max_updates=1, valid_pairs=200, shortlist_size=300))
+    result = invoke(main, "score", table, "--model", tiny_model_path, "--model", narrow, "-o", tmp_path / "o.gz",
+                    "--ensemble", catch_exceptions=True)
+    assert result.exit_code == 2, result.output
+    assert (f"--ensemble mixes models of one target shortlist, and narrow.pt's (300 words) is not "
+            f"{tiny_model_path.name}'s (2000 words): score them as columns of their own") in result.output
+    assert not (tmp_path / "o.gz").exists()

@@ -178,3 +178,43 @@ def test_a_finished_unit_damaged_on_disk_is_scored_again(workspace, straight):
     assert "unit 2 was damaged on disk (its checksum differs from its record); it is scored again" in resumed.stderr
     assert "2000 lines were done by the interrupted run" in resumed.stderr  # units 0, 1, 3 and 4
     assert (workspace / "o.gz").read_bytes() == straight[0]
+
+
+# `rescore` whose os.replace sends the process SIGTERM the moment it has renamed a file of the given
+# name into place: the instant between the output's rename and the run's knowing it is done.
+SIGNAL_AFTER_RENAME = """
+import os, runpy, signal, sys
+target, real_replace = sys.argv.pop(1), os.replace
+def replace(src, dst, *args, **kwargs):
+    real_replace(src, dst, *args, **kwargs)
+    if os.path.basename(os.fspath(dst)) == target:
+        os.kill(os.getpid(), signal.SIGTERM)
+os.replace = replace
+sys.argv[0] = "rescore"
+runpy.run_module("rescorer", run_name="__main__")
+"""
+
+
+@pytest.mark.parametrize("table, streamed", [("t.gz", False), ("-", True)], ids=["units", "stdin"])
+def test_a_signal_just_after_the_output_is_renamed_into_place_changes_nothing(workspace, straight, table, streamed):
+    """Issue 32 case 24: SIGTERM landing right after the rename exited 143 with "9 finished units ...
+    kept: rerun with --resume" (or "no output was written"), though the output was complete. The
+    rename and the run's knowing it is done are one step: the signal waits, then changes nothing."""
+    import subprocess
+    import sys
+
+    run = subprocess.run([sys.executable, "-c", SIGNAL_AFTER_RENAME, "o.gz", "score", table, "--model", "m.pt",
+                          "-o", "o.gz", *map(str, SCORING)], cwd=workspace, env=one_thread_env(),
+                         input=(workspace / "t.gz").read_bytes() if streamed else None, capture_output=True,
+                         timeout=300)
+    stderr = run.stderr.decode()
+    assert run.returncode == 0, stderr
+    assert "interrupted" not in stderr and "Traceback" not in stderr
+    assert stderr.strip().splitlines()[-1].startswith("lines in 4002, out 4000, 2 rejected to rej.txt")
+    if streamed:  # batched otherwise than in units: the same lines, scores equal but for the last digits
+        lines, want = (gzip.decompress(data).splitlines() for data in ((workspace / "o.gz").read_bytes(), straight[0]))
+        assert [line.split(b" ||| ")[:2] for line in lines] == [line.split(b" ||| ")[:2] for line in want]
+    else:
+        assert (workspace / "o.gz").read_bytes() == straight[0]
+    assert (workspace / "rej.txt").read_bytes() == straight[1]
+    assert sorted(path.name for path in workspace.iterdir()) == ["m.pt", "o.gz", "rej.txt", "t.gz"]

@@ -73,3 +73,40 @@ def test_training_records_the_weights_and_resume_keeps_them(table, tmp_path):
                     catch_exceptions=True)
     assert result.exit_code == 1 and "pair-weights 'log-count' (checkpoint) vs 'unique' (now)" in result.output
     assert invoke(main, *args, "--max-updates", "6", "--resume").exit_code == 0
+
+
+def _table_with_count(tmp_path, table, count: bytes):
+    """The table with line 5's c(pair) replaced."""
+    lines = gz_lines(table, 40)
+    fields = lines[4].split(b" ||| ")
+    fields[4] = b" ".join(fields[4].split()[:2] + [count])
+    lines[4] = b" ||| ".join(fields)
+    path = tmp_path / "counts.gz"
+    path.write_bytes(gzip.compress(b"\n".join(lines) + b"\n"))
+    return path
+
+
+@pytest.mark.parametrize("kind, count, said", [
+    ("count", b"1e39", "pair count '1e39' is out of range (a count that weighs a pair is at most 1e+30)"),
+    ("log-count", b"inf", "pair count 'inf' is not a finite number"),
+    ("count", b"nan", "pair count 'nan' is not a finite number"),
+    ("log-count", b"0.2", "pair count '0.2' is not above 0.3679 (1/e): --pair-weights log-count would weigh the "
+                          "pair 1 + ln c(pair) <= 0"),
+])
+def test_a_count_no_weight_can_come_from_is_named_with_its_line(table, tmp_path, kind, count, said):
+    """Issue 32 case 18: c(pair) = inf or 1e39 made the loss nan ("training diverged ... lower
+    --learning-rate"), and a count below 1/e a negative log-count weight, the line never named."""
+    bad = _table_with_count(tmp_path, table, count)
+    result = invoke(main, "train", bad, "-o", tmp_path / "m.pt", "--preset", "tiny", "--max-updates", "2",
+                    "--valid-pairs", "5", "--pair-weights", kind, catch_exceptions=True)
+    assert result.exit_code == 1
+    assert result.output.strip().splitlines()[-1] == f"Error: {bad}:5: {said}" + (
+        " (--pair-weights count takes it)" if count == b"0.2" else "")
+    assert not (tmp_path / "m.pt").exists() and not (tmp_path / "m.pt.cache").exists()
+
+
+def test_a_count_below_one_over_e_is_a_fine_count_weight(table, tmp_path):
+    bad = _table_with_count(tmp_path, table, b"0.2")
+    result = invoke(main, "-q", "train", bad, "-o", tmp_path / "m.pt", "--preset", "tiny", "--max-updates", "2",
+                    "--valid-pairs", "5", "--pair-weights", "count", catch_exceptions=True)
+    assert result.exit_code == 0, result.output

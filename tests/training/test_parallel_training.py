@@ -9,7 +9,7 @@ import torch
 from rescorer.models.model_files import load_model, read_model_file
 from rescorer.scoring.batch_scoring import score_pairs
 from rescorer.training.resume import recorded_training
-from tests.helpers import SHARED, first_lines, rescore
+from tests.helpers import EXAMPLE_TABLE, SHARED, first_lines, rescore
 
 CORPUS = SHARED / "data" / "bible-en-fr" / "corpus"
 TINY = ["--preset", "tiny", "--valid-pairs", "20", "--valid-every", "10", "--seed", "3"]
@@ -102,3 +102,8 @@ def test_resume_continues_and_refuses_another_corpus(tmp_path, sides):
     other = first_lines(CORPUS / "train.fr.gz", 120, tmp_path / "other.fr.gz")
     run = rescore("train", "--parallel", sides[0], other, *common, "--max-updates", "15", "--resume")
     assert run.returncode == 1 and "corpus-target-name 'train.fr' (checkpoint) vs 'other.fr.gz' (now)" in run.stderr
+    table = first_lines(EXAMPLE_TABLE, 50, tmp_path / "t.gz")
+    run = rescore("train", table, *common, "--max-updates", "15", "--resume")  # issue 32 case 11: a KeyError
+    assert run.returncode == 1 and "Traceback" not in run.stderr
+    assert ("trained on parallel corpus 'train.en.gz', 'train.fr' (checkpoint) vs phrase table 't.gz' (now)"
+            in run.stderr.splitlines()[-1])

@@ -8,12 +8,14 @@ import torch
 
 from rescorer.data.pair_cache import build_pair_cache
 from rescorer.data.vocabulary import Vocabulary
+from rescorer.errors import RescorerError
 from rescorer.io.file_names import checkpoint_path_for
 from rescorer.models import ModelSettings
 from rescorer.models.model_files import ModelBundle, read_model_file
 from rescorer.training.pipeline import build_vocabularies, encode_table, new_model, train_on_table
 from rescorer.training.trainer import (PairSplit, Trainer, TrainSettings, evaluate_perplexity, heldout_mask,
                                        unigram_perplexity)
+from tests.helpers import gz_lines, rescore
 
 CPU = torch.device("cpu")
 PAPER_RECIPE = dict(batch_size=64, batch_tokens=None, optimizer="adadelta")  # Cho et al.'s training
@@ -97,6 +99,75 @@ def test_held_out_pairs_never_enter_training_batches():
     assert not np.isin(drawn, split.valid).any()
     assert len(np.unique(drawn)) > 3000  # uniform over the rest, not a fixed subset
     np.testing.assert_array_equal(split.train_batch(7, 64), split.train_batch(7, 64))
+
+
+@pytest.mark.parametrize("num_pairs", [2, 3, 5])
+def test_a_table_of_a_few_pairs_still_holds_one_out(num_pairs):
+    """The hashed slice of 2-5 pairs is mostly empty: one pair, drawn by the seed, is held out
+    instead, and never drawn for training (without it the untrained initial weights were kept)."""
+    for seed in range(1, 30):
+        split = PairSplit(num_pairs=num_pairs, seed=seed, valid_pairs=2000)
+        assert 1 <= len(split.valid) < num_pairs, seed
+        drawn = np.concatenate([split.train_batch(update, 8) for update in range(20)])
+        assert not np.isin(drawn, split.valid).any()
+        assert not np.isin(split.train_indices(), split.valid).any()
+        np.testing.assert_array_equal(split.valid, PairSplit(num_pairs, seed, 2000).valid)
+
+
+def test_one_pair_cannot_be_split():
+    with pytest.raises(RescorerError, match="1 pair to train on: too few to hold one out"):
+        PairSplit(num_pairs=1, seed=1, valid_pairs=2000)
+
+
+def _table_of(lines, path):
+    import gzip
+
+    path.write_bytes(gzip.compress(b"\n".join(lines) + b"\n"))
+    return path
+
+
+def test_training_on_three_pairs_validates_and_keeps_a_trained_model(example_table, tmp_path):
+    """Case 6 of issue 32: no pair was held out, so the model written was the untrained one
+    ("valid perplexity inf (update 0)", unigram nan and a numpy warning)."""
+    import gzip
+
+    table = _table_of(gzip.decompress(example_table.read_bytes()).split(b"\n")[:3], tmp_path / "t3.gz")
+    run = rescore("train", table, "-o", tmp_path / "m.pt", "--preset", "tiny", "--max-updates", "3")
+    assert run.returncode == 0, run.stderr
+    summary = next(line for line in run.stderr.splitlines() if line.startswith("trained on"))
+    assert summary.startswith("trained on 2 pairs (1 held out): 3 updates")
+    assert "(update 3)" in summary and "inf" not in summary and "nan" not in summary
+    assert "Warning" not in run.stderr
+    state = read_model_file(tmp_path / "m.pt")["training"]["state"]
+    assert state["best_update"] == 3 and math.isfinite(state["best_valid_ppl"])
+
+
+def test_training_on_one_pair_is_refused_and_writes_nothing(example_table, tmp_path):
+    import gzip
+
+    table = _table_of(gzip.decompress(example_table.read_bytes()).split(b"\n")[:1], tmp_path / "t1.gz")
+    run = rescore("train", table, "-o", tmp_path / "m.pt", "--preset", "tiny", "--max-updates", "3")
+    assert run.returncode == 1
+    assert run.stderr.splitlines()[-1] == (f"Error: {table}: 1 pair to train on: training holds one pair "
+                                           f"out for validation and needs another to train on")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["t1.gz"]
+
+
+def test_a_bound_that_leaves_every_pair_out_says_so_and_keeps_no_cache(example_table, tmp_path):
+    """Case 19 of issue 32: "no pairs to train on", without saying why, and an empty MODEL.cache."""
+    table = _table_of(gz_lines(example_table, 40), tmp_path / "t.gz")
+    run = rescore("train", table, "-o", tmp_path / "m.pt", "--preset", "tiny", "--max-pair-length", "1")
+    assert run.returncode == 1
+    assert run.stderr.splitlines()[-1] == (f"Error: {table}: no pairs to train on: all 40 pairs have a side "
+                                           f"longer than --max-pair-length 1 words (0: no bound)")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["t.gz"]
+
+
+def test_a_diverged_training_says_its_pair_cache_is_kept(example_cache, tmp_path):
+    trainer = make_trainer(example_cache, tmp_path, learning_rate=1e30, max_updates=50)
+    with pytest.raises(RescorerError, match=r"training diverged at update \d+: .*no checkpoint was written; "
+                                            r"the pair cache .*pairs is kept, so a new run skips encoding"):
+        trainer.train()
 
 
 def test_heldout_mask_depends_on_seed():

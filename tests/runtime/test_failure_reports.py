@@ -1,0 +1,54 @@
+"""An allocation failure is one line wherever it arises: torch's CPU allocator raises a plain
+RuntimeError ("can't allocate memory"), which went out as an internal error (issue 32 case 14)."""
+
+import click
+import pytest
+import torch
+from click.testing import CliRunner
+
+from rescorer.cli.main import main
+from rescorer.runtime.failure_reports import one_line, reports_errors
+
+
+@pytest.fixture(scope="module")
+def allocation_failure() -> RuntimeError:
+    """What torch raises when the CPU allocator cannot give the memory: 2^60 bytes is more than any
+    machine's address space."""
+    with pytest.raises(RuntimeError) as failure:
+        torch.empty(2 ** 57, dtype=torch.float64)
+    assert type(failure.value) is RuntimeError and "can't allocate memory" in str(failure.value)
+    return failure.value
+
+
+@pytest.mark.parametrize("command, options", [
+    (("train",), "--batch-tokens or --batch-size"),
+    (("score",), "--token-budget or --chunk-size"),
+    (("run",), "--batch-tokens, --batch-size, --token-budget or --chunk-size"),
+    (("translate",), "--batch-size or --beam"),
+])
+def test_an_allocation_failure_names_the_options_of_the_command_that_lower_it(allocation_failure, command, options):
+    group = main
+    for name in command:
+        group = group.commands[name]
+    with click.Context(group, info_name=command[-1]):
+        line = one_line(allocation_failure)
+    assert line == f"out of memory (an allocation of 1152921.5 TB failed): lower {options}"
+
+
+def test_a_gpu_s_and_numpy_s_failures_are_out_of_memory_too():
+    assert one_line(MemoryError()) == "out of memory"
+    assert one_line(torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 20.00 GiB (GPU 0)")) == \
+        "out of memory (an allocation of 20.00 GiB failed)"
+    assert one_line(RuntimeError("shape mismatch")).startswith("internal error RuntimeError: shape mismatch")
+
+
+def test_a_command_that_cannot_allocate_exits_in_one_line():
+    @click.command()
+    @click.option("--batch-size", type=int, default=1)
+    @reports_errors
+    def allocating(batch_size):
+        torch.empty(2 ** 57 * batch_size, dtype=torch.float64)
+
+    result = CliRunner().invoke(allocating, [])
+    assert result.exit_code == 1
+    assert result.output == "Error: out of memory (an allocation of 1152921.5 TB failed): lower --batch-size\n"
