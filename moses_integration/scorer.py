@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable, Protocol, Sequence
 
-__all__ = ["PairScorer", "RnnScorer", "pair_scorer"]
+__all__ = ["LmScorer", "PairScorer", "RnnScorer", "lm_pair_scorer", "pair_scorer"]
 
 PairScorer = Callable[[Sequence[tuple[str, str]]], Sequence[float]]
 
@@ -27,6 +27,18 @@ class RnnScorer(Protocol):
         """'forward' or 'inverse': which side the model predicts."""
 
 
+class LmScorer(Protocol):
+    def score_sentences(self, model_path: Path, sentences: Sequence[str]) -> Sequence[float]:
+        """log p of each sentence under that target language model, sentence begin and end
+        included, in nats."""
+
+
 def pair_scorer(scorer: RnnScorer, model_path: Path) -> PairScorer:
     """One model's pair scoring, as the n-best steps take it."""
     return lambda pairs: scorer.score_pairs(model_path, pairs)
+
+
+def lm_pair_scorer(scorer: LmScorer, model_path: Path) -> PairScorer:
+    """A language model's score of each pair's target (the source plays no part), as the n-best
+    steps take it."""
+    return lambda pairs: scorer.score_sentences(model_path, [target for _, target in pairs])

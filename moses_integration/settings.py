@@ -116,7 +116,11 @@ class RerankSettings:
         "weights start the reranker's.", option="--ini", required=True, show_default=False)
     models: tuple = setting(
         (), MORE_MODELS, "A sentence model (rescore train --parallel); repeat. A forward model adds RNNfwd= "
-        "log p(e|f), an inverse one (--direction inverse) RNNinv= log p(f|e).", option="--model", required=True,
+        "log p(e|f), an inverse one (--direction inverse) RNNinv= log p(f|e). --model, --lm or both.",
+        option="--model", show_default=False)
+    lms: tuple = setting(
+        (), MORE_MODELS, "A target language model (the CSLM: rescore train --lm); repeat. Adds CSLM= log p of "
+        "the hypothesis, sentence begin and end included (CSLM2= for a second).", option="--lm",
         show_default=False)
     dev: Optional[tuple] = like(DataSets, "dev", required=True)
     dev_refs: tuple = like(DataSets, "dev_refs")

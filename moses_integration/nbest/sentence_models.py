@@ -1,13 +1,13 @@
 """The sentence models of `moses rerank` and the ablation's reranked rows: one n-best feature
-per model (RNNfwd= log p(e|f), RNNinv= log p(f|e)), and per word with `per_word`, scored by the
-scorer the caller hands in."""
+per model (RNNfwd= log p(e|f), RNNinv= log p(f|e), CSLM= log p(e) for a target language
+model), and per word with `per_word`, scored by the scorers the caller hands in."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Optional, Sequence
 
-from ..scorer import RnnScorer, pair_scorer
+from ..scorer import LmScorer, RnnScorer, lm_pair_scorer, pair_scorer
 from .rnn_features import SentenceModel, add_sentence_features
 
 __all__ = ["AddFeatures", "sentence_features"]
@@ -25,14 +25,23 @@ def feature_names(directions: Sequence[str]) -> list[str]:
     return names
 
 
-def sentence_features(scorer: RnnScorer, models: Sequence[Path], per_word: bool) -> tuple[AddFeatures, list[str]]:
-    """(add_features, names): the n-best scoring step and the feature names it adds. Each model's
-    direction names its features."""
-    directions = [scorer.direction(Path(model)) for model in models]
+def lm_feature_names(count: int) -> list[str]:
+    """CSLM, then CSLM2, ... for a second language model."""
+    return ["CSLM" + (str(number) if number > 1 else "") for number in range(1, count + 1)]
+
+
+def sentence_features(scorer: Optional[RnnScorer], models: Sequence[Path], per_word: bool,
+                      lm_scorer: Optional[LmScorer] = None,
+                      lms: Sequence[Path] = ()) -> tuple[AddFeatures, list[str]]:
+    """(add_features, names): the n-best scoring step and the feature names it adds: the
+    sentence models' (each model's direction names its features), then the language models'."""
+    directions = [scorer.direction(Path(model)) for model in models] if models else []
     names = feature_names(directions)
-    new = [n for name in names for n in ([name, name + "PerWord"] if per_word else [name])]
     sentence_models = [SentenceModel(name, pair_scorer(scorer, Path(model)), direction == "inverse")
                        for name, model, direction in zip(names, models, directions)]
+    lm_names = lm_feature_names(len(lms))
+    sentence_models += [SentenceModel(name, lm_pair_scorer(lm_scorer, Path(lm))) for name, lm in zip(lm_names, lms)]
+    new = [n for model in sentence_models for n in ([model.name, model.name + "PerWord"] if per_word else [model.name])]
 
     def add_features(nbest: Path, source: Path, out: Path) -> None:
         add_sentence_features(nbest, out, source, sentence_models, per_word=per_word)

@@ -26,28 +26,66 @@ __all__ = ["NBEST_COMMANDS"]
               help="The decoder's input (tokenized, one sentence per line, gzip allowed); line i is "
                    "sentence id i.")
 @model_option("The model whose log p becomes the feature: a sentence model (rescore train --parallel), "
-              "or a phrase-table model with --mode phrase.")
+              "or a phrase-table model with --mode phrase.", required=False)
+@record_options(RerankSettings, only=("lms",))
 @output_option("Output n-best list (gzipped if it ends in .gz; '-': stdout).", required=True)
 @click.option("--feature-name", default="RNN0", show_default=True,
-              help="The feature's name in the list (NAME= value), as Moses' extractor and mert read it.")
+              help="The --model feature's name in the list (NAME= value), as Moses' extractor and mert read it.")
 @click.option("--mode", type=click.Choice(["auto", "sentence", "phrase"]), default="auto",
               show_default=True, help="phrase: sum over the segmentation's phrase pairs.")
+@click.option("--per-word/--no-per-word", "per_word", default=False, show_default=True,
+              help="With --lm: also add each feature's log p per word of the side its model predicts "
+                   "(NAMEPerWord=).")
 @device_option
 @precision_option
 @force_option("Overwrite the output.")
 @reports_errors
-def rescore_nbest_command(nbest_path: Path, input_path: Path, model: Path, output: Path,
-                          feature_name: str, mode: str, device: str, precision: str, force: bool) -> None:
-    """Add the RNN log-probability as a feature to every line of a Moses n-best list."""
-    from moses_integration.nbest.rnn_features import rescore_nbest
+def rescore_nbest_command(nbest_path: Path, input_path: Path, model: Path, lms: tuple, output: Path,
+                          feature_name: str, mode: str, per_word: bool, device: str, precision: str,
+                          force: bool) -> None:
+    """Add the RNN log-probability (--model) and the CSLM's (--lm) as features to every line of a
+    Moses n-best list."""
     from moses_integration.scorer import pair_scorer
     from rescorer.cli.moses_runs import rnn_scorer
 
-    reads = [("n-best list", nbest_path), ("source", input_path), ("model", model)]
+    if model is None and not lms:
+        raise click.UsageError("give the model whose log p becomes a feature: --model, --lm or both")
+    if lms and mode == "phrase":
+        raise click.UsageError("--lm scores whole hypotheses: --mode phrase applies to --model alone")
+    if per_word and not lms:
+        raise click.UsageError("--per-word applies with --lm (a sentence model's per-word form: moses rerank)")
+    reads = [("n-best list", nbest_path), ("source", input_path), ("model", model),
+             *(("language model", lm) for lm in lms)]
     with RunPaths(reads, [Target(output, "output", streamable=True)], force=force):
-        count = rescore_nbest(nbest_path, output, input_path,
-                              pair_scorer(rnn_scorer(device, precision), model), feature_name, mode, force=force)
-    say(f"{output}: {count} lines with {feature_name}=")
+        if not lms:
+            from moses_integration.nbest.rnn_features import rescore_nbest
+
+            count = rescore_nbest(nbest_path, output, input_path, pair_scorer(rnn_scorer(device, precision), model),
+                                  feature_name, mode, force=force)
+            names = [feature_name]
+        else:
+            count, names = _with_lm_features(nbest_path, input_path, model, lms, output, feature_name, per_word,
+                                             device, precision, force)
+    say(f"{output}: {count} lines with {', '.join(name + '=' for name in names)}")
+
+
+def _with_lm_features(nbest_path: Path, input_path: Path, model, lms: tuple, output: Path, feature_name: str,
+                      per_word: bool, device: str, precision: str, force: bool) -> tuple[int, list]:
+    """Every feature of one pass over the list: --model's whole-hypothesis log p, then each CSLM's."""
+    from moses_integration.nbest.rnn_features import SentenceModel, add_sentence_features
+    from moses_integration.nbest.sentence_models import lm_feature_names
+    from moses_integration.scorer import lm_pair_scorer, pair_scorer
+    from rescorer.cli.moses_runs import lm_scorer, rnn_scorer
+
+    models = []
+    if model is not None:
+        scorer = rnn_scorer(device, precision)
+        models.append(SentenceModel(feature_name, pair_scorer(scorer, model), scorer.direction(model) == "inverse"))
+    language_models = lm_scorer(device, precision)
+    models += [SentenceModel(name, lm_pair_scorer(language_models, lm)) for name, lm in
+               zip(lm_feature_names(len(lms)), lms)]
+    count = add_sentence_features(nbest_path, output, input_path, models, per_word=per_word, force=force)
+    return count, [n for m in models for n in ([m.name, m.name + "PerWord"] if per_word else [m.name])]
 
 
 @click.command("rerank")
@@ -58,18 +96,23 @@ def rerank_command(**options) -> None:
     reranking weights on dev with mert or kbmira, rerank test, compare with the 1-best."""
     from moses_integration.nbest.reranking import run_rerank
     from moses_integration.nbest.sentence_models import sentence_features
-    from rescorer.cli.moses_runs import rnn_scorer
+    from rescorer.cli.moses_runs import lm_scorer, rnn_scorer
 
     settings = record_from(RerankSettings, options)
+    if not settings.models and not settings.lms:
+        raise click.UsageError("give the features to rerank with: --model (a sentence model), --lm (a target "
+                               "language model) or both")
     install = find_moses(settings.moses_dir)
     config = rerank_config(settings)
     optimizer = config.optimizer  # the program: mert or kbmira
     install.require(binaries=("extractor", optimizer) + (("moses",) if settings.decodes else ()),
                     scripts=("training/filter-model-given-input.pl",) if settings.decodes and settings.filter_tables
                     else ())
-    add_features, config.new_features = sentence_features(rnn_scorer(settings.device, settings.precision),
-                                                           settings.models, settings.per_word)
-    signature("moses rerank", moses=install.root, ini=settings.ini_path, models=",".join(m.name for m in settings.models),
+    add_features, config.new_features = sentence_features(
+        rnn_scorer(settings.device, settings.precision) if settings.models else None, settings.models,
+        settings.per_word, lm_scorer(settings.device, settings.precision) if settings.lms else None, settings.lms)
+    signature("moses rerank", moses=install.root, ini=settings.ini_path,
+              models=",".join(m.name for m in (*settings.models, *settings.lms)),
               features=",".join(config.new_features), optimizer=optimizer, seeds=settings.seeds, seed=settings.seed,
               nbest=settings.nbest_size, test=settings.test_type, references=len(config.test.ref_paths))
     with working_in(settings.out_dir, "reranking directory"):
@@ -91,7 +134,7 @@ def rerank_config(settings: RerankSettings):
         seeds=tuple(range(settings.seed, settings.seed + settings.seeds)),
         initial_weight=0.0 if settings.initial_weight is None else settings.initial_weight,
         test_type=settings.test_type, detokenize_lang=settings.detokenize_lang,
-        scored_with=[str(Path(model).resolve()) for model in settings.models],
+        scored_with=[str(Path(model).resolve()) for model in (*settings.models, *settings.lms)],
         scoring={"precision": settings.precision})
 
 

@@ -22,3 +22,10 @@ def rnn_scorer(device: str = "auto", precision: str = "auto"):
     from rescorer.scoring.rnn_scorer import InProcessScorer
 
     return InProcessScorer(device, precision)
+
+
+def lm_scorer(device: str = "auto", precision: str = "auto"):
+    """The in-process CSLM scorer (moses_integration.scorer.LmScorer), like rnn_scorer's."""
+    from rescorer.scoring.lm_scoring import InProcessLmScorer
+
+    return InProcessLmScorer(device, precision)
