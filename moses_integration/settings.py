@@ -212,6 +212,11 @@ class AblationSettings:
         (), MORE_MODELS, "A sentence model (rescore train --parallel); repeat. Adds the rows +rerank and "
         "+RNN+rerank: those systems' n-best lists reranked with the models (see moses rerank).",
         option="--rerank-model", show_default=False)
+    lms: tuple = setting(
+        (), MORE_MODELS, "A target language model (the CSLM: rescore train --lm); repeat. Adds Cho et al.'s rows "
+        "+CSLM, +CSLM+RNN and +CSLM+RNN+WP: Baseline's, +RNN's and +RNN+WP's n-best lists reranked with its "
+        "CSLM= feature (those of Baseline and the --system ones with --system).", option="--lm",
+        show_default=False)
     rerank_systems: tuple = setting(
         (), MORE_NAMES, "A system whose n-best lists --rerank-model reranks; repeat. Default: Baseline and +RNN, or "
         "Baseline and the --system ones.", option="--rerank-system", metavar="NAME", show_default=False)

@@ -157,7 +157,9 @@ def to_markdown(summary: pd.DataFrame,
               "weights; cold = those and the new columns' scaled starting weights; warm = the "
               "same replicate's tuned Baseline weights and the new columns' starting weights; "
               "rerank = the system named before '+rerank', its n-best lists reranked with the "
-              "sentence models (weights tuned on dev; Dev BLEU is then the reranked dev output's). "
+              "sentence models (weights tuned on dev; Dev BLEU is then the reranked dev output's); "
+              "+CSLM, +CSLM+RNN, +CSLM+RNN+WP: Baseline, +RNN and +RNN+WP reranked the same way with the "
+              "target language model's CSLM= feature alone (Cho et al.'s Table 1). "
               "MERT iterations per replicate: 'max' = stopped by --max-iterations before "
               "converging, '?' = no stop message in its log. New-column weights: the tuned weight "
               "of each column the system adds, mean ± sd over the replicates."]

@@ -17,6 +17,8 @@ combination +fwdpw+inv, or those `rerank.systems` names) also get a reranked row
 and `+RNN+rerank`: replicate r's tuned system decodes dev and test n-best lists, the
 models' scores are added, the reranking weights are tuned on dev with seed + r (nbest/reranking.py)
 and its reranked test output is scored and tested against Baseline like every other row.
+With a target language model (`lm_rerank`), Cho et al.'s Table 1 rows: Baseline, +RNN and
++RNN+WP reranked with the CSLM's score alone, `+CSLM`, `+CSLM+RNN`, `+CSLM+RNN+WP`, the same way.
 
 Layout of out_dir (reruns skip finished work whose record says it was made from the same inputs
 and settings, step_records.py; a tuning run made from other is refused, its test scores redone):
@@ -24,6 +26,7 @@ and settings, step_records.py; a tuning run made from other is refused, its test
   test-filtered/   <system>/rep<r>/{test.moses.ini,test.hyp,result.json,evaluation.record.json}
   <system>/rep<r>/mert/tuning.record.json   column-stats.json
   <system>/rep<r>/rerank/ (nbest/reranking.py's layout; result.json the row, made again each run)
+  <system>/rep<r>/rerank-cslm/ (the same, for the CSLM's rows)
   results.csv  results.md  replicates.csv  mert-curves.csv  mert-curves.png
 """
 
@@ -54,7 +57,8 @@ from ..tables.starting_weights import (ColumnStats, cached_column_stats, check_l
 from ..tables.system_tables import check_same_pairs, column_indices, system_ini, write_system_tables
 from ..tuning.dev_curve import dev_bleu_curve, read_stop_reason
 from ..tuning.mert_moses import TuningConfig, check_tuned_weights, iterations_run, read_finished_step, tune
-from .reranked_rows import RerankRows, check_rerank_systems, rerank_replicate, reranked_systems
+from .reranked_rows import (RerankRows, check_rerank_systems, cslm_row_name, cslm_systems, rerank_replicate,
+                            reranked_systems)
 
 __all__ = ["AblationConfig", "RerankRows", "run_ablation"]
 
@@ -90,6 +94,7 @@ class AblationConfig:
     mert_extra_args: Sequence[str] = field(default_factory=tuple)
     plot_curves: bool = True
     rerank: Optional[RerankRows] = None  # reranked rows (+rerank, +RNN+rerank) when given
+    lm_rerank: Optional[RerankRows] = None  # the CSLM's reranked rows (+CSLM, +CSLM+RNN, +CSLM+RNN+WP)
 
 
 @dataclass
@@ -311,6 +316,13 @@ def run_ablation(config: AblationConfig, moses: MosesInstall,
         if spec.name in reranked:
             name = "+rerank" if spec.name == "Baseline" else f"{spec.name}+rerank"
             results[name] = [rerank_replicate(spec, r, config, _resolved_sets(config), moses, report)
+                             for r in range(1, config.replicates + 1)]
+    with_cslm = cslm_systems(config, [spec.name for spec in plan.specs])
+    for spec in plan.specs:
+        if spec.name in with_cslm:
+            name = cslm_row_name(spec.name)
+            results[name] = [rerank_replicate(spec, r, config, _resolved_sets(config), moses, report,
+                                              config.lm_rerank, name, "rerank-cslm")
                              for r in range(1, config.replicates + 1)]
     refs = read_references([config.base_dir / p for p in config.test.ref_paths])
     # Replicate r of each system is paired with replicate r of Baseline: the R test outputs

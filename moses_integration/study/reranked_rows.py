@@ -1,11 +1,12 @@
-"""The ablation's reranked rows (+rerank, +<system>+rerank): replicate r's tuned system, its
-n-best lists reranked with sentence models (nbest/reranking.py), scored like every other row."""
+"""The ablation's reranked rows (+rerank, +<system>+rerank; with a CSLM the paper's +CSLM,
++CSLM+RNN, +CSLM+RNN+WP): replicate r's tuned system, its n-best lists reranked with sentence
+models or a target language model (nbest/reranking.py), scored like every other row."""
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
 from ..errors import MosesConfigError
 from ..evaluation.scores import EvalResult, evaluate_file, write_result
@@ -16,7 +17,8 @@ from ..tables.columns import SystemSpec
 if TYPE_CHECKING:
     from .ablation import AblationConfig
 
-__all__ = ["RerankRows", "check_rerank_systems", "rerank_replicate", "reranked_systems"]
+__all__ = ["RerankRows", "check_rerank_systems", "cslm_row_name", "cslm_systems", "rerank_replicate",
+           "reranked_systems"]
 
 
 @dataclass
@@ -33,31 +35,35 @@ class RerankRows:
 
 
 def rerank_replicate(spec: SystemSpec, replicate: int, config: AblationConfig, sets: Sequence[ParallelSet],
-                     moses: MosesInstall, report: Callable[[str], None]) -> EvalResult:
-    """Replicate r of a system, its n-best lists reranked (nbest/reranking.py), as a result row.
+                     moses: MosesInstall, report: Callable[[str], None], rows: Optional[RerankRows] = None,
+                     row_name: Optional[str] = None, folder: str = "rerank") -> EvalResult:
+    """Replicate r of a system, its n-best lists reranked (nbest/reranking.py) with `rows`' models
+    (default: config.rerank's), as the result row `row_name`, worked on in rep<r>/`folder`.
     The row is made again on every run from the reranking's steps, which are reused only when
     their records match (a failed or other reranking is redone, never taken for a result)."""
     from ..nbest.reranking import RerankConfig, run_rerank
 
+    rows = rows or config.rerank
+    row_name = row_name or f"{spec.name}+rerank"
     rep_dir = config.out_dir / spec.slug / f"rep{replicate}"
-    result_path = rep_dir / "rerank" / "result.json"  # the row, for the reader: never read back
+    work = rep_dir / folder
+    result_path = work / "result.json"  # the row, for the reader: never read back
     seed = config.seed + replicate
     rerank = RerankConfig(dev_nbest=None, dev=sets[0], test_nbest=None, test=sets[1],
-                          ini_path=rep_dir / "mert" / "moses.ini", out_dir=rep_dir / "rerank",
+                          ini_path=rep_dir / "mert" / "moses.ini", out_dir=work,
                           nbest_size=config.nbest, base_dir=config.base_dir, threads=config.threads,
-                          decoder_flags=config.decoder_flags, optimizer=config.rerank.optimizer, seeds=(seed,),
+                          decoder_flags=config.decoder_flags, optimizer=rows.optimizer, seeds=(seed,),
                           test_type=config.test_type, num_samples=config.num_samples,
-                          detokenize_lang=config.detokenize_lang, new_features=config.rerank.new_features,
-                          scored_with=config.rerank.scored_with, scoring=config.rerank.scoring)
-    table = run_rerank(rerank, moses, config.rerank.add_features,
-                       report=lambda message: report(f"{spec.name} replicate {replicate}: {message}"))
-    result = evaluate_file(rep_dir / "rerank" / f"seed{seed}" / "test.reranked", sets[1].ref_paths,
-                           config.detokenize_lang)
-    weights = json.loads((rep_dir / "rerank" / f"seed{seed}" / "weights.json").read_text())["weights"]
+                          detokenize_lang=config.detokenize_lang, new_features=rows.new_features,
+                          scored_with=rows.scored_with, scoring=rows.scoring)
+    table = run_rerank(rerank, moses, rows.add_features,
+                       report=lambda message: report(f"{row_name} replicate {replicate}: {message}"))
+    result = evaluate_file(work / f"seed{seed}" / "test.reranked", sets[1].ref_paths, config.detokenize_lang)
+    weights = json.loads((work / f"seed{seed}" / "weights.json").read_text())["weights"]
     result.dev_bleu, result.start, result.dev_bleu_curve = float(table.iloc[1].dev_bleu), "rerank", []
-    result.new_weights = {name: weights.get(f"{name}_0") for name in config.rerank.new_features}
+    result.new_weights = {name: weights.get(f"{name}_0") for name in rows.new_features}
     write_result(result, result_path)
-    report(f"{spec.name}+rerank replicate {replicate}: test BLEU {result.bleu:.2f}")
+    report(f"{row_name} replicate {replicate}: test BLEU {result.bleu:.2f}")
     return result
 
 
@@ -67,6 +73,20 @@ def reranked_systems(config: AblationConfig) -> Sequence[str]:
     if config.rerank is None:
         return ()
     return config.rerank.systems or ("Baseline", *(config.systems or ["+RNN"]))
+
+
+def cslm_systems(config: AblationConfig, built: Sequence[str]) -> Sequence[str]:
+    """The systems the CSLM reranks (Cho et al.'s Table 1): Baseline, +RNN and +RNN+WP, or
+    Baseline and the --system ones, those the ablation builds; none without `lm_rerank`."""
+    if config.lm_rerank is None:
+        return ()
+    wanted = config.lm_rerank.systems or ("Baseline", *(config.systems or ["+RNN", "+RNN+WP"]))
+    return [name for name in dict.fromkeys(wanted) if name in built]
+
+
+def cslm_row_name(system: str) -> str:
+    """+CSLM for Baseline, +CSLM+RNN for +RNN: the paper's names."""
+    return "+CSLM" if system == "Baseline" else f"+CSLM{system}"
 
 
 def check_rerank_systems(names: Sequence[str], specs: Sequence[SystemSpec]) -> None:

@@ -51,13 +51,14 @@ def plot_scores(table_path: Path, output: Path, rnn_column: int, sample_size: in
 @reports_errors
 def ablation_command(**options) -> None:
     """Baseline, +RNN, +WP, +RNN+WP: R tuning replicates each, test scores, results table; with
-    --rerank-model also +rerank and +RNN+rerank (or +<system>+rerank for --system's)."""
+    --rerank-model also +rerank and +RNN+rerank (or +<system>+rerank for --system's); with --lm
+    the paper's +CSLM, +CSLM+RNN and +CSLM+RNN+WP."""
     from moses_integration.nbest.sentence_models import sentence_features
     from moses_integration.study.ablation import RerankRows, run_ablation
     from moses_integration.study.score_plots import ablation_scores_figure
     from moses_integration.tables.columns import names_from_models
     from moses_integration.tables.rescored_table import rescored_table as scored_table
-    from rescorer.cli.moses_runs import rnn_scorer
+    from rescorer.cli.moses_runs import lm_scorer, rnn_scorer
 
     settings = record_from(AblationSettings, options)
     install = find_moses(settings.moses_dir)
@@ -81,6 +82,12 @@ def ablation_command(**options) -> None:
                                    systems=settings.rerank_systems,
                                    scored_with=[str(Path(m).resolve()) for m in settings.rerank_models],
                                    scoring={"precision": settings.precision})
+    if settings.lms:
+        add_features, names = sentence_features(None, (), settings.rerank_per_word,
+                                                lm_scorer(settings.device, settings.precision), settings.lms)
+        config.lm_rerank = RerankRows(add_features, names, OPTIMIZER_PROGRAMS[settings.rerank_optimizer],
+                                      scored_with=[str(Path(lm).resolve()) for lm in settings.lms],
+                                      scoring={"precision": settings.precision})
     with working_in(settings.out_dir, "ablation directory"):
         run_ablation(config, install, report=say)
     if settings.plot:

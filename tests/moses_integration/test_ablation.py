@@ -411,14 +411,14 @@ def test_reranked_rows_join_the_table(setup):
     pd.testing.assert_frame_equal(again, summary)
 
 
-def length_features(scored, sign=-1.0):
+def length_features(scored, sign=-1.0, name="RNNfwd"):
     """An add_features whose one model scores sign * the hypothesis' length; `scored` collects
     the lists it scored."""
     from moses_integration.nbest.rnn_features import SentenceModel, add_sentence_features
 
     def add_features(nbest, source, out):
         scored.append(nbest.name)
-        fake = SentenceModel("RNNfwd", lambda pairs: [sign * len(t.split()) for _, t in pairs])
+        fake = SentenceModel(name, lambda pairs: [sign * len(t.split()) for _, t in pairs])
         add_sentence_features(nbest, out, source, [fake], per_word=False)
 
     return add_features
@@ -498,3 +498,25 @@ def test_a_replicates_test_scores_are_redone_when_what_they_were_made_from_chang
     said.clear()
     run_ablation(config, moses, report=said.append)
     assert "Baseline replicate 1: done earlier, skipped" in said and len(calls(moses.root, "moses")) == 3
+
+
+def test_the_cslm_rows_of_the_papers_table_1(setup):
+    """--lm: Baseline, +RNN and +RNN+WP reranked with the CSLM alone, as +CSLM, +CSLM+RNN and
+    +CSLM+RNN+WP, each in its replicate's rerank-cslm/, beside the sentence models' +rerank rows."""
+    from moses_integration.study.ablation import RerankRows
+
+    moses, config = setup
+    config.replicates = 1
+    config.systems = ["Baseline", "+RNN", "+RNN+WP"]
+    scored, lm_scored = [], []
+    config.rerank = RerankRows(length_features(scored), ["RNNfwd"], systems=("Baseline",))
+    config.lm_rerank = RerankRows(length_features(lm_scored, +1.0, "CSLM"), ["CSLM"])
+    summary = run_ablation(config, moses, report=quiet)
+    assert list(summary.system) == ["Baseline", "+RNN", "+RNN+WP", "+rerank", "+CSLM", "+CSLM+RNN", "+CSLM+RNN+WP"]
+    assert summary.start.tolist()[3:] == ["rerank"] * 4
+    assert lm_scored == ["dev.decoder.nbest", "test.decoder.nbest"] * 3
+    for slug in ("baseline", "rnn", "rnn-wp"):
+        assert (config.out_dir / slug / "rep1" / "rerank-cslm" / "seed101" / "test.reranked").is_file()
+    assert all(weights.startswith("CSLM ") for weights in summary.new_column_weights.tolist()[4:])
+    assert "+CSLM, +CSLM+RNN, +CSLM+RNN+WP: Baseline, +RNN and +RNN+WP reranked" in \
+        (config.out_dir / "results.md").read_text()
