@@ -20,7 +20,7 @@ __all__ = ["MODEL_COMMANDS"]
 @click.pass_obj
 @reports_errors
 def average_command(reporter: Reporter, model_paths: tuple, output: Path, force: bool) -> None:
-    """Write one model whose weights are the mean of MODEL...'s (checkpoints of one run)."""
+    """Write one model whose weights are the mean of the given models' (checkpoints of one run)."""
     from rescorer.io.path_checks import RunPaths, Target
     from rescorer.models.model_files import save_model
     from rescorer.training.averaging import average_models

@@ -134,7 +134,7 @@ def test_another_architecture_trains_and_several_models_score_in_one_pass(tiny_m
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--decoder-layers", "2"], "--decoder-layers does not apply to --arch cho2014 (only to luong)"),
+    (["--decoder-layers", "2"], "--decoder-layers does not apply to --arch cho2014 (only to luong, transformer)"),
     (["--arch", "luong", "--attention-window", "2"], "--attention-window applies to --attention local-m or local-p only"),
     (["--arch", "rnnsearch", "--cell", "lstm", "--gru-form", "cudnn"], "--gru-form applies to --cell gru only"),
 ])
