@@ -20,6 +20,11 @@ OPTIONAL_SETTINGS = ("maxout_units", "attention_size", "decoder_layers", "attent
                      "tied_embeddings")
 
 
+# Settings added after model files were first hashed by the unit journal, with the value that
+# means "not there" (see ModelConfig.identity_dict).
+ADDED_LATER = {"attention_heads": None, "tied_embeddings": None, "dropout": 0.0, "layer_norm": False}
+
+
 @dataclass(frozen=True)
 class ModelConfig:
     """Sizes and settings of a model; vocabulary sizes include the 3 special tokens."""
@@ -66,6 +71,13 @@ class ModelConfig:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+    def identity_dict(self) -> dict:
+        """The dict without the settings added since 0.2 (Transformer, dropout, layer norm) where
+        they keep their absent value: what decides the scores, as files before them recorded it,
+        so that a model's identity (a unit journal's hash) is the one it had."""
+        return {key: value for key, value in asdict(self).items()
+                if not (key in ADDED_LATER and value == ADDED_LATER[key])}
 
     def replace(self, **changes) -> "ModelConfig":
         return replace(self, **changes)

@@ -36,7 +36,7 @@ __all__ = ["bundle_identity", "rescore_in_units"]
 
 def bundle_identity(bundle: ModelBundle, name: str) -> dict:
     """The journal's identity of a model: its config, direction, vocabularies and weight bytes."""
-    return model_identity(name, bundle.config.to_dict(), bundle.direction,
+    return model_identity(name, bundle.config.identity_dict(), bundle.direction,
                           (bundle.src_vocab.tokens, bundle.tgt_vocab.tokens), weight_bytes(bundle.model))
 
 

@@ -98,8 +98,11 @@ def resume_differences(payload: dict, recorded_config: dict, asked_config: dict,
     training = payload.get("training", {})
     differences = _differences("model ", recorded_config, asked_config, set(recorded_config) | set(asked_config))
     recorded, _ = recorded_training(training)
-    differences += _differences("", _plain(effective_settings(recorded)),
-                                _plain(effective_settings(asdict(asked_settings))), _COMPARED)
+    asked = asdict(asked_settings)
+    if asked.get("shortlist_size") is None:  # not asked for (the library's callers): the checkpoint's
+        asked["shortlist_size"] = recorded.get("shortlist_size")
+    differences += _differences("", _plain(effective_settings(recorded)), _plain(effective_settings(asked)),
+                                _COMPARED)
     return differences + _source_differences(training, table)
 
 
