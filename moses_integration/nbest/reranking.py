@@ -174,7 +174,8 @@ def _scored_lists(config: RerankConfig, install: MosesInstall, add_features: Add
             read_nbest(nbest, sizes[label])  # its format, naming its own lines, before the models score it
             add_features(nbest, data.src_path, path)
 
-        steps.ensure(step, make, f"scoring the {label} n-best list {nbest} with the sentence models")
+        features = ", ".join(config.new_features)
+        steps.ensure(step, make, f"scoring the {label} n-best list {nbest} for the features {features}")
         lists[label] = path
     return lists
 
