@@ -84,6 +84,8 @@ class LmTrainer(Trainer):
     """Trainer's loop (train, validate, stop, checkpoint, resume) over the CSLM's n-grams: it sets
     the attributes that loop reads itself, having no pair cache for Trainer.__init__."""
 
+    save_bundle = staticmethod(save_lm)
+
     def __init__(self, bundle: LmBundle, ngrams: NgramStream, settings: TrainSettings, lm_settings: LmSettings,
                  device: torch.device, precision: str, checkpoint_path: Path,
                  on_progress: Optional[Callable[[TrainState, Optional[float]], None]] = None,
@@ -129,12 +131,6 @@ class LmTrainer(Trainer):
     def update_limit(self) -> tuple[int, str]:
         per_epoch = len(self.split.train_targets) / self.settings.batch_size
         return update_limit(self.settings.max_updates, self.settings.max_epochs, per_epoch)
-
-    def save_checkpoint(self) -> None:
-        self.bundle.training = self.training_record()
-        save_lm(self.bundle, self.checkpoint_path,
-                extra={"optimizer": self.optimizer.state_dict(), "best_weights": self.best_weights})
-        self.checkpoint_update = self.state.updates
 
     def training_record(self) -> dict:
         return {**self.bundle.training, "settings": self.settings.stored(), "lm_settings": self.lm_settings.stored(),

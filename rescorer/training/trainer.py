@@ -211,9 +211,11 @@ class Trainer:
         self.state = TrainState(**payload["training"]["state"])
         self.checkpoint_update = self.state.updates
 
+    save_bundle = staticmethod(save_model)  # how a checkpoint of this trainer's bundle is written
+
     def save_checkpoint(self) -> None:
         self.bundle.training = self.training_record()
-        save_model(self.bundle, self.checkpoint_path,
+        self.save_bundle(self.bundle, self.checkpoint_path,
                    extra={"optimizer": self.optimizer.state_dict(), "best_weights": self.best_weights})
         self.checkpoint_update = self.state.updates
 
