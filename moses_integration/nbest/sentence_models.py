@@ -10,7 +10,7 @@ from typing import Callable, Optional, Sequence
 from ..scorer import LmScorer, RnnScorer, lm_pair_scorer, pair_scorer
 from .rnn_features import SentenceModel, add_sentence_features
 
-__all__ = ["AddFeatures", "sentence_features"]
+__all__ = ["AddFeatures", "added_names", "lm_feature_names", "sentence_features"]
 
 AddFeatures = Callable[[Path, Path, Path], None]  # (nbest, source, out)
 
@@ -23,6 +23,11 @@ def feature_names(directions: Sequence[str]) -> list[str]:
         seen[base] = seen.get(base, 0) + 1
         names.append(base + (str(seen[base]) if seen[base] > 1 else ""))
     return names
+
+
+def added_names(models: Sequence[SentenceModel], per_word: bool) -> list[str]:
+    """The features add_sentence_features adds for `models`, in the order it adds them."""
+    return [name for model in models for name in ([model.name, model.name + "PerWord"] if per_word else [model.name])]
 
 
 def lm_feature_names(count: int) -> list[str]:
@@ -41,7 +46,7 @@ def sentence_features(scorer: Optional[RnnScorer], models: Sequence[Path], per_w
                        for name, model, direction in zip(names, models, directions)]
     lm_names = lm_feature_names(len(lms))
     sentence_models += [SentenceModel(name, lm_pair_scorer(lm_scorer, Path(lm))) for name, lm in zip(lm_names, lms)]
-    new = [n for model in sentence_models for n in ([model.name, model.name + "PerWord"] if per_word else [model.name])]
+    new = added_names(sentence_models, per_word)
 
     def add_features(nbest: Path, source: Path, out: Path) -> None:
         add_sentence_features(nbest, out, source, sentence_models, per_word=per_word)

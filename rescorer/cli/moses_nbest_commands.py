@@ -73,7 +73,7 @@ def _with_lm_features(nbest_path: Path, input_path: Path, model, lms: tuple, out
                       per_word: bool, device: str, precision: str, force: bool) -> tuple[int, list]:
     """Every feature of one pass over the list: --model's whole-hypothesis log p, then each CSLM's."""
     from moses_integration.nbest.rnn_features import SentenceModel, add_sentence_features
-    from moses_integration.nbest.sentence_models import lm_feature_names
+    from moses_integration.nbest.sentence_models import added_names, lm_feature_names
     from moses_integration.scorer import lm_pair_scorer, pair_scorer
     from rescorer.cli.moses_runs import lm_scorer, rnn_scorer
 
@@ -85,7 +85,7 @@ def _with_lm_features(nbest_path: Path, input_path: Path, model, lms: tuple, out
     models += [SentenceModel(name, lm_pair_scorer(language_models, lm)) for name, lm in
                zip(lm_feature_names(len(lms)), lms)]
     count = add_sentence_features(nbest_path, output, input_path, models, per_word=per_word, force=force)
-    return count, [n for m in models for n in ([m.name, m.name + "PerWord"] if per_word else [m.name])]
+    return count, added_names(models, per_word)
 
 
 @click.command("rerank")
