@@ -179,7 +179,8 @@ def train_lm_command(reporter: Reporter, phrase_table: Optional[Path], parallel:
     explicit = frozenset(explicit_options())
     if phrase_table is not None or parallel:
         raise click.UsageError("--lm trains a language model on one text: give no PHRASE_TABLE or --parallel")
-    refused = [name for name in ("arch", *MODEL_OPTION_KEYS[2:], "reject_path") if name in explicit]
+    refused = [name for name in ("arch", *MODEL_OPTION_KEYS[2:], "reject_path") if name in explicit
+               and name != "dropout"]
     if refused:
         params = {param.name: param for param in click.get_current_context().command.params}
         shown = ", ".join(params[name].opts[-1] for name in refused)
@@ -190,7 +191,7 @@ def train_lm_command(reporter: Reporter, phrase_table: Optional[Path], parallel:
     with usage_errors():
         settings = lm_train_settings(record_from(TrainSettings, options), explicit)
     job = LmTrainJob(lm, output, options["preset"], settings, record_from(LmSettings, options),
-                     record_from(RuntimeSettings, options), explicit)
+                     record_from(RuntimeSettings, options), explicit, dropout=options.get("dropout") or 0.0)
     writes = training_targets(output, None, settings.resume)[:2]  # the model and its checkpoint: no pair cache
     with placed(reporter, job.runtime) as placement, \
             placement.ranks.main_only(RunPaths([("language model text", lm)], writes, force=force),

@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass
 
 import torch
 from torch import nn
+from torch.nn import functional as F
 
 BOS = "<s>"
 BOS_ID = 3
@@ -35,6 +36,9 @@ class NgramLmConfig:
     order: int = 7
     embedding_size: int = 512
     hidden_sizes: tuple = (1536, 1024)
+    # Dropout in training, on the concatenated embeddings and each hidden layer's output (files
+    # written before it: none). Scoring and the NPLM export never drop.
+    dropout: float = 0.0
 
     @property
     def context_size(self) -> int:
@@ -48,11 +52,11 @@ class NgramLmConfig:
         return cls(**{**values, "hidden_sizes": tuple(values["hidden_sizes"])})
 
 
-def lm_config(preset: str, vocab_size: int, order: int = DEFAULT_ORDER) -> NgramLmConfig:
+def lm_config(preset: str, vocab_size: int, order: int = DEFAULT_ORDER, dropout: float = 0.0) -> NgramLmConfig:
     """The config of a preset's network over a vocabulary of `vocab_size` ids (specials and BOS
     included)."""
     sizes = LM_PRESETS[preset]
-    return NgramLmConfig(vocab_size, order, sizes["embedding_size"], tuple(sizes["hidden_sizes"]))
+    return NgramLmConfig(vocab_size, order, sizes["embedding_size"], tuple(sizes["hidden_sizes"]), dropout)
 
 
 class NgramLM(nn.Module):
@@ -77,10 +81,16 @@ class NgramLM(nn.Module):
 
     def forward(self, contexts: torch.Tensor) -> torch.Tensor:
         """Unnormalized scores [batch, vocab] for contexts [batch, order-1] (oldest word first)."""
-        embedded = self.input_embeddings(contexts).flatten(1)
-        hidden = torch.relu(self.hidden1(embedded))
-        hidden = torch.relu(self.hidden2(hidden))
+        embedded = self.dropped(self.input_embeddings(contexts).flatten(1))
+        hidden = self.dropped(torch.relu(self.hidden1(embedded)))
+        hidden = self.dropped(torch.relu(self.hidden2(hidden)))
         return self.output(hidden)
+
+    def dropped(self, values: torch.Tensor) -> torch.Tensor:
+        """`values` with dropout in training (no random numbers drawn at rate 0 or in eval mode)."""
+        if not self.training or not self.config.dropout:
+            return values
+        return F.dropout(values, self.config.dropout, training=True)
 
     def log_probs(self, contexts: torch.Tensor) -> torch.Tensor:
         return torch.log_softmax(self.forward(contexts).float(), dim=-1)

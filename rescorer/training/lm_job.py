@@ -39,6 +39,7 @@ class LmTrainJob:
     runtime: RuntimeSettings
     explicit: frozenset = frozenset()  # names given on the command line: under --resume the others
     # are the checkpoint's
+    dropout: float = 0.0  # of the network (NgramLmConfig.dropout)
 
 
 class LmCorpusSource:
@@ -67,9 +68,9 @@ def lm_train_settings(settings: TrainSettings, explicit: frozenset) -> TrainSett
     return dataclasses.replace(settings, **defaults)
 
 
-def _resumed(job: LmTrainJob) -> tuple[str, TrainSettings, LmSettings, dict]:
-    """(preset, settings, LM settings, checkpoint payload): under --resume, what the command line
-    left at its defaults is the checkpoint's."""
+def _resumed(job: LmTrainJob) -> tuple[str, TrainSettings, LmSettings, float, dict]:
+    """(preset, settings, LM settings, dropout, checkpoint payload): under --resume, what the
+    command line left at its defaults is the checkpoint's."""
     from rescorer.models.model_files import read_model_file
     from rescorer.records import from_stored
     from rescorer.training.resume import recorded_training, resumed_settings
@@ -87,7 +88,8 @@ def _resumed(job: LmTrainJob) -> tuple[str, TrainSettings, LmSettings, dict]:
     lm_settings = dataclasses.replace(job.lm_settings, **{key: value for key, value in lm_recorded.items()
                                                          if key not in job.explicit})
     preset = job.preset if "preset" in job.explicit else training.get("preset", job.preset)
-    return preset, settings, lm_settings, payload
+    dropout = job.dropout if "dropout" in job.explicit else payload.get("config", {}).get("dropout", 0.0)
+    return preset, settings, lm_settings, dropout, payload
 
 
 def train_lm_job(job: LmTrainJob, reporter, placement: Placement) -> None:
@@ -99,9 +101,9 @@ def train_lm_job(job: LmTrainJob, reporter, placement: Placement) -> None:
 
     if placement.ranks.is_distributed:
         raise SettingError("--lm trains on one device: run it without torchrun")
-    settings, lm_settings, preset, payload = job.settings, job.lm_settings, job.preset, None
+    settings, lm_settings, preset, dropout, payload = job.settings, job.lm_settings, job.preset, job.dropout, None
     if settings.resume:
-        preset, settings, lm_settings, payload = _resumed(job)
+        preset, settings, lm_settings, dropout, payload = _resumed(job)
     device = placement.device
     precision = resolve_precision(job.runtime.precision, device)
     warn_if_emulated(reporter, precision, device)
@@ -110,7 +112,7 @@ def train_lm_job(job: LmTrainJob, reporter, placement: Placement) -> None:
     if settings.shortlist_size is None and not settings.resume:  # the preset's (resumed: the checkpoint's)
         shown["shortlist_size"] = str(sizes["shortlist_size"])
     reporter.signature("train-lm", preset=preset, order=lm_settings.order, embedding_size=sizes["embedding_size"],
-                       hidden_sizes="x".join(map(str, sizes["hidden_sizes"])), **shown,
+                       hidden_sizes="x".join(map(str, sizes["hidden_sizes"])), dropout=dropout, **shown,
                        log_z_penalty=lm_settings.log_z_penalty, device=device.type, precision=precision)
     started = time.perf_counter()
     progress = TrainingProgress(reporter, "corpus", settings.resolved(), device.type)
@@ -120,7 +122,7 @@ def train_lm_job(job: LmTrainJob, reporter, placement: Placement) -> None:
 
     with progress:
         report = train_lm(job.corpus_path, job.model_path, preset=preset, settings=settings,
-                          lm_settings=lm_settings, on_ready=on_ready, run=TrainingRun(
+                          lm_settings=lm_settings, dropout=dropout, on_ready=on_ready, run=TrainingRun(
                               device, precision, progress.lines_read, progress.on_pass, progress.on_update,
                               checkpoint_payload=payload))
     state, held_out = report.state, report.held_out

@@ -39,12 +39,13 @@ class LmTrainReport:
 
 def train_lm(corpus_path: Path, model_path: Path, *, preset: str = "small",
              settings: Optional[TrainSettings] = None, lm_settings: Optional[LmSettings] = None,
-             run: Optional[TrainingRun] = None,
+             run: Optional[TrainingRun] = None, dropout: float = 0.0,
              on_ready: Callable[[int], None] = lambda valid_ngrams: None) -> LmTrainReport:
     """Train a CSLM of `preset` on the corpus (one tokenized sentence a line, '-' for stdin) and
     save the best one at `model_path`, a checkpoint beside it (`<model>.checkpoint`) for
     `settings.resume`, which refuses settings and a corpus other than the checkpoint's.
-    `on_ready` is told the held-out n-grams before the first update."""
+    `dropout`: the network's in training. `on_ready` is told the held-out n-grams before the
+    first update."""
     settings = settings or TrainSettings(batch_size=256)
     lm_settings = lm_settings or LmSettings()
     run = run or TrainingRun()
@@ -60,7 +61,7 @@ def train_lm(corpus_path: Path, model_path: Path, *, preset: str = "small",
                 raise RescorerError(f"{checkpoint}: no checkpoint to resume from")
             payload = run.checkpoint_payload or read_model_file(checkpoint)
             bundle = lm_bundle_from_payload(payload, checkpoint)
-            check_lm_resume(checkpoint, payload, bundle, preset, settings, lm_settings, corpus_record)
+            check_lm_resume(checkpoint, payload, bundle, preset, settings, lm_settings, corpus_record, dropout)
             bundle.model.train()
             shortlist = None
         else:
@@ -68,7 +69,7 @@ def train_lm(corpus_path: Path, model_path: Path, *, preset: str = "small",
             size = settings.shortlist_size or LM_PRESETS[preset]["shortlist_size"]
             ranked = sorted(corpus.counts, key=lambda word: (-corpus.counts[word], word))
             vocab = lm_vocabulary(ranked[:size])
-            bundle = LmBundle(NgramLM(lm_config(preset, len(vocab), lm_settings.order)), vocab,
+            bundle = LmBundle(NgramLM(lm_config(preset, len(vocab), lm_settings.order, dropout)), vocab,
                               {"preset": preset, "model_options": {"preset": preset}})
             shortlist = coverage(vocab, corpus.counts)
         ngrams: NgramStream = ngram_stream(corpus.sentences, bundle.vocab, bundle.config.order)
@@ -92,10 +93,10 @@ def train_lm(corpus_path: Path, model_path: Path, *, preset: str = "small",
 
 
 def check_lm_resume(checkpoint: Path, payload: dict, bundle: LmBundle, preset: str, settings: TrainSettings,
-                    lm_settings: LmSettings, corpus_record: dict) -> None:
+                    lm_settings: LmSettings, corpus_record: dict, dropout: float = 0.0) -> None:
     """Refuse, in one line listing every difference, a resume that contradicts the checkpoint:
-    the network (preset, order), the training settings, the LM's own and the corpus."""
-    asked = lm_config(preset, bundle.config.vocab_size, lm_settings.order)
+    the network (preset, order, dropout), the training settings, the LM's own and the corpus."""
+    asked = lm_config(preset, bundle.config.vocab_size, lm_settings.order, dropout)
     differences = resume_differences(payload, bundle.config.to_dict(), asked.to_dict(), settings, {})
     training = payload.get("training", {})
     stored = training.get("lm_settings", {})

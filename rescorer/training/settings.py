@@ -11,6 +11,7 @@ from typing import Optional
 
 from rescorer.data.directions import DIRECTIONS
 from rescorer.records import (COUNT, DIRECTORY_TO_WRITE, EXISTING_FILE_OR_STDIN, FLAG, INT, MAY_CHANGE, NOT_RECORDED,
+                              Kind,
                               POSITIVE_FLOAT, POSITIVE_INT, SettingError, check_record, choice, setting, stored)
 from rescorer.training.budget import DEFAULT_MAX_EPOCHS
 
@@ -99,6 +100,11 @@ class TrainSettings:
                      "0: the whole one [default: 2048 with --batch-tokens, else 0]. Perplexity and scores "
                      "always use the whole softmax.", option="--sampled-softmax", show_default=False)
     clip_norm: float = setting(1.0, POSITIVE_FLOAT, "Gradient norm clipping.", option="--clip-norm")
+    # The learning rate decays on plateau, as Schwenk's CSLM toolkit and most small-data recipes
+    # do: a validation without a new best multiplies it by this (1: constant after warm-up).
+    lr_decay: float = setting(1.0, Kind("float", minimum=0, min_open=True, maximum=1),
+                              "On a validation without improvement, multiply the learning rate by this "
+                              "(0.5: halve it); 1: keep it.", option="--lr-decay")
     max_updates: Optional[int] = setting(  # None: only the epoch bound
         None, POSITIVE_INT, "Stop after this many updates (also bounded by --max-epochs).",
         option="--max-updates", show_default=False, resume=MAY_CHANGE)

@@ -46,6 +46,7 @@ class TrainState:
     seconds: float = 0.0
     stopped_because: str = ""
     update_limit: int = 0  # the updates max_updates and max_epochs allow (set when training starts)
+    lr_scale: float = 1.0  # the product of --lr-decay over the validations without improvement
 
 
 def heldout_mask(indices: np.ndarray, seed: int, fraction: float) -> np.ndarray:
@@ -252,13 +253,13 @@ class Trainer:
         return self.sampler(self.state.updates) if self.sampler is not None else None
 
     def optimizer_step(self) -> None:
-        """Clip the gradients and step, at the learning rate of this update (warm-up: a function
-        of the update alone, so a resumed run steps exactly as an uninterrupted one)."""
+        """Clip the gradients and step, at the learning rate of this update: the warm-up's share
+        and the decay so far (a function of the state alone, so a resumed run steps exactly as an
+        uninterrupted one)."""
         warmup = self.settings.warmup_updates
-        if warmup:
-            share = min(1.0, (self.state.updates + 1) / warmup)
-            for group in self.optimizer.param_groups:
-                group["lr"] = group.setdefault("peak_lr", group["lr"]) * share
+        share = min(1.0, (self.state.updates + 1) / warmup) if warmup else 1.0
+        for group in self.optimizer.param_groups:
+            group["lr"] = group.setdefault("peak_lr", group["lr"]) * share * self.state.lr_scale
         torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.settings.clip_norm)
         self.optimizer.step()
 
@@ -278,6 +279,7 @@ class Trainer:
             self.best_weights = copy.deepcopy(self.model.state_dict())
         else:
             self.state.bad_validations += 1
+            self.state.lr_scale *= self.settings.lr_decay
         return ppl
 
     def update_limit(self) -> tuple[int, str]:
