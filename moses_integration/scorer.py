@@ -32,6 +32,9 @@ class LmScorer(Protocol):
         """log p of each sentence under that target language model, sentence begin and end
         included, in nats."""
 
+    def known_share(self, model_path: Path, sentences: Sequence[str]) -> float:
+        """The share of the sentences' words that are in that model's vocabulary (not [UNK])."""
+
 
 def pair_scorer(scorer: RnnScorer, model_path: Path) -> PairScorer:
     """One model's pair scoring, as the n-best steps take it."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable, Optional, Sequence
 
 import numpy as np
 
@@ -159,6 +159,10 @@ class SentenceModel:
     name: str
     scorer: Scorer  # (source, hypothesis) pairs -> log p, oriented by the model itself
     predicts_source: bool = False
+    # (the hypotheses' words known to the model, as a share; the model's file): a list whose first
+    # lines the model barely knows is refused (another language, another tokenization).
+    known_share: Optional[Callable[[Sequence[str]], float]] = None
+    model_path: Optional[Path] = None
 
     def __post_init__(self):
         if "_" in self.name or not self.name or " " in self.name:
@@ -184,9 +188,37 @@ def add_sentence_features(nbest_path: Path, out_path: Path, source_path: Path,
             source = sources[int(fields[0])]
             chunk.append((fields, ending, source, decoded(fields[1]).strip()))
             if len(chunk) >= chunk_lines:
+                if count == len(chunk):
+                    _check_vocabulary(chunk, models, nbest_path)
                 _write_sentence_features(chunk, models, per_word, out)
+        if count == len(chunk):
+            _check_vocabulary(chunk, models, nbest_path)
         _write_sentence_features(chunk, models, per_word, out)
     return count
+
+
+# A list in the model's language and tokenization has most of its words in the model's
+# vocabulary (the bible test set's French: 97.6% in a 10,000-word CSLM shortlist), a list in
+# another language few (its English: 20.6%, punctuation and names); fewer words than
+# JUDGED_WORDS say too little to refuse on.
+LEAST_KNOWN_SHARE = 0.5
+JUDGED_WORDS = 100
+
+
+def _check_vocabulary(chunk: list, models: Sequence[SentenceModel], nbest_path: Path) -> None:
+    """Refuse, in one line, a list whose first lines (`chunk`) a model barely knows."""
+    hypotheses = [hypothesis for _, _, _, hypothesis in chunk]
+    if sum(len(hypothesis.split()) for hypothesis in hypotheses) < JUDGED_WORDS:
+        return
+    for model in models:
+        if model.known_share is None:
+            continue
+        share = model.known_share(hypotheses)
+        if share < LEAST_KNOWN_SHARE:
+            raise NbestFormatError(
+                f"{nbest_path}: lines 1-{len(chunk)}: only {share:.0%} of the hypotheses' words are in the "
+                f"vocabulary of {model.model_path or model.name}: is the list in that model's language and "
+                f"tokenization? (a list that is has most of its words in it)")
 
 
 def _write_sentence_features(chunk: list, models: Sequence[SentenceModel], per_word: bool, out) -> None:

@@ -10,7 +10,7 @@ from typing import Callable, Optional, Sequence
 from ..scorer import LmScorer, RnnScorer, lm_pair_scorer, pair_scorer
 from .rnn_features import SentenceModel, add_sentence_features
 
-__all__ = ["AddFeatures", "added_names", "lm_feature_names", "sentence_features"]
+__all__ = ["AddFeatures", "added_names", "lm_feature_names", "lm_sentence_model", "sentence_features"]
 
 AddFeatures = Callable[[Path, Path, Path], None]  # (nbest, source, out)
 
@@ -35,6 +35,13 @@ def lm_feature_names(count: int) -> list[str]:
     return ["CSLM" + (str(number) if number > 1 else "") for number in range(1, count + 1)]
 
 
+def lm_sentence_model(name: str, scorer: LmScorer, model_path: Path) -> SentenceModel:
+    """A target language model's feature: log p of the hypothesis, which must be in its vocabulary."""
+    return SentenceModel(name, lm_pair_scorer(scorer, model_path),
+                         known_share=lambda hypotheses: scorer.known_share(model_path, hypotheses),
+                         model_path=model_path)
+
+
 def sentence_features(scorer: Optional[RnnScorer], models: Sequence[Path], per_word: bool,
                       lm_scorer: Optional[LmScorer] = None,
                       lms: Sequence[Path] = ()) -> tuple[AddFeatures, list[str]]:
@@ -45,7 +52,7 @@ def sentence_features(scorer: Optional[RnnScorer], models: Sequence[Path], per_w
     sentence_models = [SentenceModel(name, pair_scorer(scorer, Path(model)), direction == "inverse")
                        for name, model, direction in zip(names, models, directions)]
     lm_names = lm_feature_names(len(lms))
-    sentence_models += [SentenceModel(name, lm_pair_scorer(lm_scorer, Path(lm))) for name, lm in zip(lm_names, lms)]
+    sentence_models += [lm_sentence_model(name, lm_scorer, Path(lm)) for name, lm in zip(lm_names, lms)]
     new = added_names(sentence_models, per_word)
 
     def add_features(nbest: Path, source: Path, out: Path) -> None:

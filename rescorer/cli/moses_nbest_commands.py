@@ -73,8 +73,8 @@ def _with_lm_features(nbest_path: Path, input_path: Path, model, lms: tuple, out
                       per_word: bool, device: str, precision: str, force: bool) -> tuple[int, list]:
     """Every feature of one pass over the list: --model's whole-hypothesis log p, then each CSLM's."""
     from moses_integration.nbest.rnn_features import SentenceModel, add_sentence_features
-    from moses_integration.nbest.sentence_models import added_names, lm_feature_names
-    from moses_integration.scorer import lm_pair_scorer, pair_scorer
+    from moses_integration.nbest.sentence_models import added_names, lm_feature_names, lm_sentence_model
+    from moses_integration.scorer import pair_scorer
     from rescorer.cli.moses_runs import lm_scorer, rnn_scorer
 
     models = []
@@ -82,8 +82,7 @@ def _with_lm_features(nbest_path: Path, input_path: Path, model, lms: tuple, out
         scorer = rnn_scorer(device, precision)
         models.append(SentenceModel(feature_name, pair_scorer(scorer, model), scorer.direction(model) == "inverse"))
     language_models = lm_scorer(device, precision)
-    models += [SentenceModel(name, lm_pair_scorer(language_models, lm)) for name, lm in
-               zip(lm_feature_names(len(lms)), lms)]
+    models += [lm_sentence_model(name, language_models, Path(lm)) for name, lm in zip(lm_feature_names(len(lms)), lms)]
     count = add_sentence_features(nbest_path, output, input_path, models, per_word=per_word, force=force)
     return count, added_names(models, per_word)
 

@@ -85,6 +85,12 @@ class InProcessLmScorer:
         return sentence_log_probs(self.bundle(model_path), sentences, self.device, self.precision,
                                   self.batch_ngrams)
 
+    def known_share(self, model_path: Path, sentences: Sequence[Sentence]) -> float:
+        """The share of the sentences' words in the model's vocabulary (1.0 for no words)."""
+        vocab = self.bundle(model_path).vocab
+        words = [word for sentence in sentences for word in _words(sentence)]
+        return sum(map(vocab.is_known, words)) / len(words) if words else 1.0
+
     def word_log_probs(self, model_path: Path, sentences: Sequence[Sentence]) -> list[np.ndarray]:
         """log p of each word and the end of each sentence (nats)."""
         return word_log_probs(self.bundle(model_path), sentences, self.device, self.precision, self.batch_ngrams)

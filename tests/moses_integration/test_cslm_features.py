@@ -107,3 +107,24 @@ def test_rerank_with_the_cslm_alone_tunes_its_weight(tmp_path, lm):
     neither = rescore("moses", "rerank", "--ini", ini, "--dev", src, ref, "--test", src, ref,
                       "--out-dir", tmp_path / "r2", "--moses-dir", moses)
     assert neither.returncode == 2 and "--model (a sentence model), --lm" in neither.stderr
+
+
+def test_a_list_in_another_language_than_the_cslms_is_refused_in_one_line(tmp_path, nbest, lm):
+    """The French list's words make a French CSLM; the same list with English hypotheses (the
+    dev source, Moses' fields kept) is refused, naming the list and its lines, nothing written."""
+    sources = nbest[1].read_text().splitlines()
+    english = tmp_path / "english.nbest"
+    lines = []
+    for line in nbest[0].read_text().splitlines(keepends=True):
+        fields = line.split(" ||| ")
+        lines.append(" ||| ".join([fields[0], " " + sources[int(fields[0])] + " ", *fields[2:]]))
+    english.write_text("".join(lines))
+    out = tmp_path / "out.nbest"
+    run = rescore("moses", "rescore-nbest", english, "--input", nbest[1], "--lm", lm[1], "-o", out)
+    assert run.returncode == 1 and "Traceback" not in run.stderr
+    last = run.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"Error: {english}: lines 1-{len(lines)}: only ")
+    assert f"of the hypotheses' words are in the vocabulary of {lm[1]}" in last
+    assert not out.exists()
+    # the French list, whose words but two the CSLM knows, passes the same check
+    assert rescore("moses", "rescore-nbest", nbest[0], "--input", nbest[1], "--lm", lm[1], "-o", out).returncode == 0

@@ -3,6 +3,8 @@ resumed run the model of an uninterrupted one, and self-normalization pulls log 
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from pathlib import Path
 
 import pytest
@@ -80,3 +82,41 @@ def test_the_log_partition_penalty_brings_log_z_towards_zero(corpus, tmp_path):
                             lm_settings=LmSettings(log_z_penalty=alpha))
             for alpha in (0.0, 1.0)}
     assert runs[1.0].held_out.mean_abs_log_z < 0.5 * runs[0.0].held_out.mean_abs_log_z
+
+
+def test_dropout_is_kept_in_the_model_file_and_never_used_when_scoring(corpus, tmp_path):
+    from rescorer.scoring.lm_scoring import sentence_log_probs
+
+    plain = train_lm(corpus, tmp_path / "plain.pt", preset="tiny", settings=settings())
+    dropped = train_lm(corpus, tmp_path / "dropped.pt", preset="tiny", settings=settings(), dropout=0.3)
+    assert load_lm(tmp_path / "dropped.pt").config.dropout == 0.3 and plain.bundle.config.dropout == 0.0
+    assert not same(weights(tmp_path / "plain.pt"), weights(tmp_path / "dropped.pt"))  # it trained otherwise
+    model = load_lm(tmp_path / "dropped.pt")
+    sentences = ["le fils de la terre .", "et du ciel"]
+    first = sentence_log_probs(model, sentences)
+    model.model.train()  # even a model left in training mode scores without dropout
+    assert (sentence_log_probs(model, sentences) == first).all()
+    contexts = torch.full((4, 6), 3)
+    model.model.train()
+    assert not torch.equal(model.model(contexts), model.model(contexts))  # training draws its masks
+    with pytest.raises(RescorerError, match=r"model dropout 0\.3 \(checkpoint\) vs 0\.0 \(now\)"):
+        train_lm(corpus, tmp_path / "dropped.pt", preset="tiny", settings=settings(resume=True, max_updates=16))
+
+
+def test_lr_decay_scales_the_rate_on_each_validation_without_a_new_best(corpus, tmp_path):
+    """With a learning rate so high that held-out perplexity stops improving, every validation
+    that is no new best multiplies the rate by --lr-decay; the state keeps the product, so a
+    resumed run goes on at the decayed rate."""
+    decayed = settings(learning_rate=3.0, lr_decay=0.5, max_updates=24, patience=100)
+    report = train_lm(corpus, tmp_path / "m.pt", preset="tiny", settings=decayed)
+    state = report.state
+    assert state.lr_scale < 1 and math.log2(state.lr_scale).is_integer()  # halved once per plateau
+    constant = train_lm(corpus, tmp_path / "c.pt", preset="tiny",
+                        settings=settings(learning_rate=3.0, max_updates=24, patience=100))
+    assert constant.state.lr_scale == 1.0
+    assert not same(weights(tmp_path / "m.pt"), weights(tmp_path / "c.pt"))  # the rate did change
+    parts = settings(learning_rate=3.0, lr_decay=0.5, max_updates=12, patience=100)
+    train_lm(corpus, tmp_path / "p.pt", preset="tiny", settings=parts)
+    resumed = train_lm(corpus, tmp_path / "p.pt", preset="tiny", settings=dataclasses.replace(decayed, resume=True))
+    assert resumed.state.lr_scale == state.lr_scale
+    assert same(weights(tmp_path / "m.pt"), weights(tmp_path / "p.pt"))
