@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 import torch
 
-from rescorer.data.subwords import SubwordSides, learn_subwords
 from rescorer.data.vocabulary import Vocabulary
 from rescorer.errors import ModelFileError
 from rescorer.io.table_reader import PhraseTableReader
@@ -196,19 +195,6 @@ def test_a_config_its_weights_do_not_fit_is_refused_before_building(tiny_model_p
                                              rf"shape \[{width}\] in the file, shape \[6000\] by the config\)"):
         load_model(tmp_path / "lie.pt")
     assert built == ["meta"]  # only the skeleton, on the meta device
-
-
-@pytest.fixture(scope="module")
-def subword_bundle(example_table):
-    """A tiny model over the pieces of subword models learned on the example table's two sides."""
-    with PhraseTableReader(example_table) as reader:
-        pairs = [(entry.src, entry.tgt) for entry in reader]
-    subwords = SubwordSides(learn_subwords([src for src, _ in pairs], 400),
-                            learn_subwords([tgt for _, tgt in pairs], 450, "unigram"))
-    src_vocab, tgt_vocab = subwords.source.vocabulary(), subwords.target.vocabulary()
-    torch.manual_seed(0)
-    model = build_model(ModelSettings.make("rnnsearch", "tiny").config(len(src_vocab), len(tgt_vocab)))
-    return ModelBundle(model.eval(), src_vocab, tgt_vocab, subwords=subwords)
 
 
 def test_subword_models_are_stored_in_the_model_file_and_read_back(subword_bundle, tmp_path):
