@@ -78,7 +78,8 @@ def check_ensemble(ensemble: bool, bundles: list, model_paths: list) -> None:
     # for the rest): a mixture of two shortlists' distributions is no distribution of either.
     first = bundles[0].tgt_vocab
     unlike = [f"{path.name}'s ({len(bundle.tgt_vocab) - 3} words)"
-              for path, bundle in zip(model_paths[1:], bundles[1:]) if bundle.tgt_vocab != first]
+              for path, bundle in zip(model_paths[1:], bundles[1:])
+              if bundle.tgt_encoding != bundles[0].tgt_encoding]  # subword models: the same pieces too
     if unlike:
         raise SettingError(f"--ensemble mixes models of one target shortlist, and {' and '.join(unlike)} "
                            f"{'is' if len(unlike) == 1 else 'are'} not {model_paths[0].name}'s ({len(first) - 3} "

@@ -3,8 +3,10 @@ model's BLEU can be reported beside Moses'.
 
 Sentences are decoded in batches of similar length (rescorer.models.batch_search) and written
 back in input order, one output line per input line: an empty input line gives an empty output
-line (counted). Words outside the model's shortlist are read as [UNK], and [UNK] may be
-produced. The output (and the n-best list, in Moses' format) appears only once complete.
+line (counted). A word model reads words outside its shortlist as [UNK], and may produce [UNK];
+a subword model reads its own pieces of each line and writes its output joined back to the
+corpus's tokenization, with no [UNK] (rescorer.data.text_encoding). The output (and the n-best
+list, in Moses' format) appears only once complete.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Optional
 
 import torch
 
+from rescorer.data.subwords import not_utf8
 from rescorer.errors import RescorerError
 from rescorer.io.atomic_output import AtomicOutput, committed_together
 from rescorer.io.compression import decompressing_reader
@@ -39,6 +42,7 @@ class TranslationSummary:
     forced_ends: int = 0  # 1-best outputs stopped by the length bound
     unknown_source_words: int = 0  # source tokens read as [UNK]
     source_words: int = 0
+    source_pieces: int = 0  # a subword model's source pieces (0 for a word model)
 
 
 def max_output_length(source_words: int, settings: SearchSettings) -> int:
@@ -67,12 +71,15 @@ def translate_file(bundle: ModelBundle, input_path: Path, output_path: Path, set
     the `settings.nbest_size` best as a Moses n-best list (`id ||| words ||| RNN= log p ||| score`)."""
     sentences = read_sentences(input_path)
     summary = TranslationSummary(sentences=len(sentences))
-    vocab = bundle.src_vocab
-    encoded = [vocab.encode(line.split()) for line in sentences]
-    for line in sentences:
-        words = line.split()
-        summary.source_words += len(words)
-        summary.unknown_source_words += vocab.count_unknown(words)
+    source = bundle.src_encoding
+    if source.subwords is not None:
+        check_segmentable(sentences, input_path)
+    units = [source.units(line) for line in sentences]
+    encoded = [source.vocab.encode(line_units) for line_units in units]
+    for line, line_units in zip(sentences, units):
+        summary.source_words += len(line.split())
+        summary.unknown_source_words += source.vocab.count_unknown(line_units)
+        summary.source_pieces += len(line_units) if source.subwords is not None else 0
     order = sorted((i for i, ids in enumerate(encoded) if ids), key=lambda i: len(encoded[i]))
     summary.empty = len(sentences) - len(order)
     found: dict[int, list[Translation]] = {}
@@ -85,13 +92,13 @@ def translate_file(bundle: ModelBundle, input_path: Path, output_path: Path, set
                                                             settings.alpha, settings.nbest_size)):
             found[i] = translations
         progress(len(batch))
-    words = bundle.tgt_vocab.tokens
+    target = bundle.tgt_encoding
     output = AtomicOutput(output_path, force=force, input_path=input_path)
     nbest = AtomicOutput(nbest_path, force=force, input_path=input_path) if nbest_path else None
     with committed_together(output, nbest):
         for i in range(len(sentences)):
             translations = found.get(i, [])
-            text = [" ".join(words[t] for t in tr.hypothesis.tokens) for tr in translations]
+            text = [target.decode(tr.hypothesis.tokens) for tr in translations]
             output.write_line((text[0] if text else "").encode("utf-8", "surrogateescape"))
             if translations and translations[0].hypothesis.forced_end:
                 summary.forced_ends += 1
@@ -100,3 +107,11 @@ def translate_file(bundle: ModelBundle, input_path: Path, output_path: Path, set
                     nbest.write_line(f"{i} ||| {line} ||| RNN= {tr.hypothesis.log_p:.6g} ||| "
                                      f"{tr.score:.6g}".encode("utf-8", "surrogateescape"))
     return summary
+
+
+def check_segmentable(sentences: list[str], input_path: Path) -> None:
+    """Refuse, naming the line, input a subword model cannot segment (bytes that are not UTF-8)."""
+    for line_no, line in enumerate(sentences, start=1):
+        problem = not_utf8(line)
+        if problem is not None:
+            raise RescorerError(f"{input_path}:{line_no}: {problem}: a subword model reads UTF-8 text")

@@ -12,6 +12,7 @@ number of ranks) into the run's summary.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -35,9 +36,14 @@ __all__ = ["bundle_identity", "rescore_in_units"]
 
 
 def bundle_identity(bundle: ModelBundle, name: str) -> dict:
-    """The journal's identity of a model: its config, direction, vocabularies and weight bytes."""
-    return model_identity(name, bundle.config.identity_dict(), bundle.direction,
-                          (bundle.src_vocab.tokens, bundle.tgt_vocab.tokens), weight_bytes(bundle.model))
+    """The journal's identity of a model: its config, direction, vocabularies (and subword
+    models: word models keep the identity they had) and weight bytes."""
+    vocabularies = [bundle.src_vocab.tokens, bundle.tgt_vocab.tokens]
+    if bundle.subwords is not None:
+        vocabularies.append([hashlib.sha256(model.proto).hexdigest()
+                             for model in (bundle.subwords.source, bundle.subwords.target)])
+    return model_identity(name, bundle.config.identity_dict(), bundle.direction, vocabularies,
+                          weight_bytes(bundle.model))
 
 
 @dataclass

@@ -20,7 +20,7 @@ from typing import Iterable
 from rescorer.errors import RescorerError
 from rescorer.models.settings import MODEL_OPTION_KEYS
 from rescorer.records import MAY_CHANGE, MUST_MATCH, from_stored, settings_of
-from rescorer.training.settings import TRAIN_SETTINGS_FORMAT, TrainSettings, resolve_defaults
+from rescorer.training.settings import NO_SUBWORDS, TRAIN_SETTINGS_FORMAT, TrainSettings, resolve_defaults
 
 __all__ = ["CHANGEABLE_SETTINGS", "recorded_training", "resumed_settings", "resumed_model_options",
            "effective_settings", "resume_differences", "check_resume"]
@@ -32,9 +32,10 @@ _COMPARED = tuple(field.name for field, declared in settings_of(TrainSettings) i
 # What checkpoints written before a setting existed (or was recorded) trained with: no length
 # bound; random pairs (with their defaults) before token batches; unique pairs before pair
 # weights; shortlists of the size asked for, unrecorded (None: a resume may not ask for a size);
-# a constant learning rate before --lr-decay.
+# a constant learning rate before --lr-decay; words before --subwords.
 _BEFORE_THE_SETTING = {"max_pair_length": None, "batch_tokens": None, "pair_weights": "unique",
-                       "shortlist_size": None, "lr_decay": 1.0}
+                       "shortlist_size": None, "lr_decay": 1.0, "subwords": NO_SUBWORDS,
+                       "subword_size": TrainSettings.subword_size}
 
 
 def recorded_training(training: dict) -> tuple[dict, dict]:
@@ -45,7 +46,10 @@ def recorded_training(training: dict) -> tuple[dict, dict]:
         if settings["format"] != TRAIN_SETTINGS_FORMAT:
             raise RescorerError(f"training settings of format {settings['format']}: this rescorer reads "
                                 f"format {TRAIN_SETTINGS_FORMAT}")
-        return from_stored(TrainSettings, settings["fields"]), dict(training.get("model_options", {}))
+        fields = from_stored(TrainSettings, settings["fields"])
+        # a field the format stores but this file lacks did not exist when it was written
+        before = {key: value for key, value in _BEFORE_THE_SETTING.items() if key not in fields}
+        return {**before, **fields}, dict(training.get("model_options", {}))
     options = training.get("options", {})
     fields = {**{field.name: field.default for field, declared in settings_of(TrainSettings) if declared.recorded},
               **_BEFORE_THE_SETTING, **from_stored(TrainSettings, options), **from_stored(TrainSettings, settings)}
