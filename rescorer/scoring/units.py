@@ -32,7 +32,7 @@ from rescorer.scoring.chunks import (ScoreTotals, ScoringModels, chunk_lines, en
                                      long_lived_objects_frozen, output_columns, score_chunk, word_penalty)
 from rescorer.scoring.settings import ScoreSettings
 
-__all__ = ["bundle_identity", "rescore_in_units"]
+__all__ = ["bundle_identity", "rescore_in_units", "recorded_precision"]
 
 
 def bundle_identity(bundle: ModelBundle, name: str) -> dict:
@@ -44,6 +44,15 @@ def bundle_identity(bundle: ModelBundle, name: str) -> dict:
                              for model in (bundle.subwords.source, bundle.subwords.target)])
     return model_identity(name, bundle.config.identity_dict(), bundle.direction, vocabularies,
                           weight_bytes(bundle.model))
+
+
+def recorded_precision(output_path: Path) -> Optional[str]:
+    """The precision an interrupted run's units were scored in, as its journal records it
+    (None: no partial run beside `output_path`, or a journal that records none)."""
+    recorded = UnitJournal(output_path).recorded(ScoreSettings.upgraded_journal)
+    settings = recorded.get("settings") if isinstance(recorded, dict) else None
+    precision = settings.get("precision") if isinstance(settings, dict) else None
+    return precision if isinstance(precision, str) else None
 
 
 @dataclass
