@@ -61,6 +61,11 @@ class PairCache:
             ids = np.concatenate(seqs) if seqs else np.zeros(0, dtype=ID_DTYPE)
         return np.bincount(ids, minlength=vocab_size).astype(np.float64)
 
+    def flat(self, side: str) -> tuple[np.ndarray, np.ndarray]:
+        """(every pair's ids concatenated, the num_pairs + 1 offsets into them) of one side: for
+        whole-cache passes in numpy, where a list of per-pair arrays would not fit."""
+        return self._ids[side], self._offsets[side]
+
     def sequences(self, side: str, indices: Sequence[int]) -> list[np.ndarray]:
         ids, offsets = self._ids[side], self._offsets[side]
         return [ids[offsets[i]:offsets[i + 1]] for i in indices]
