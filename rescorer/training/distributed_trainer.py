@@ -55,7 +55,7 @@ class DistributedTrainer(Trainer):
         mine = np.array_split(indices, self.ranks.world_size)[self.ranks.rank]
         tensors = batch_tensors(self.cache, mine, self.device)
         with autocast(self.device, self.precision):
-            logp = self.ddp(*tensors, sampled=self.sampled_words())
+            logp = self.ddp(*tensors, sampled=self.sampled_words(), smoothing=self.settings.label_smoothing)
         weights = self.weights_of(mine)
         # this rank's share of the batch's negative log-likelihood (weighted: over the batch's weight)
         nll = -logp.float().sum() if weights is None else -(weights * logp.float()).sum()

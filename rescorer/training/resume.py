@@ -32,9 +32,9 @@ _COMPARED = tuple(field.name for field, declared in settings_of(TrainSettings) i
 # What checkpoints written before a setting existed (or was recorded) trained with: no length
 # bound; random pairs (with their defaults) before token batches; unique pairs before pair
 # weights; shortlists of the size asked for, unrecorded (None: a resume may not ask for a size);
-# a constant learning rate before --lr-decay.
+# a constant learning rate before --lr-decay; the plain loss before --label-smoothing.
 _BEFORE_THE_SETTING = {"max_pair_length": None, "batch_tokens": None, "pair_weights": "unique",
-                       "shortlist_size": None, "lr_decay": 1.0}
+                       "shortlist_size": None, "lr_decay": 1.0, "label_smoothing": 0.0}
 
 
 def recorded_training(training: dict) -> tuple[dict, dict]:

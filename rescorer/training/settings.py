@@ -11,8 +11,8 @@ from typing import Optional
 
 from rescorer.data.directions import DIRECTIONS
 from rescorer.records import (COUNT, DIRECTORY_TO_WRITE, EXISTING_FILE_OR_STDIN, FLAG, INT, MAY_CHANGE, NOT_RECORDED,
-                              Kind,
-                              POSITIVE_FLOAT, POSITIVE_INT, SettingError, check_record, choice, setting, stored)
+                              PROBABILITY_BELOW_ONE, Kind, POSITIVE_FLOAT, POSITIVE_INT, SettingError, check_record,
+                              choice, setting, stored)
 from rescorer.training.budget import DEFAULT_MAX_EPOCHS
 
 __all__ = ["TrainSettings", "resolve_defaults", "DEFAULT_BATCH_TOKENS", "OPTIMIZERS", "PAIR_WEIGHTS", "LOWEST_PAIR_COUNT",
@@ -46,8 +46,9 @@ def resolve_defaults(settings: dict) -> dict:
                                    {"adadelta": 1.0, "adam": 1e-3}.get(values.get("optimizer")))
     if values.get("warmup_updates") is None:
         values["warmup_updates"] = TOKEN_BATCH_ADAM["warmup_updates"] if token_adam else 0
-    if values.get("sampled_softmax") is None:
-        values["sampled_softmax"] = TOKEN_BATCH_SAMPLED_WORDS if values.get("batch_tokens") is not None else 0
+    if values.get("sampled_softmax") is None:  # label smoothing needs the whole softmax
+        values["sampled_softmax"] = (TOKEN_BATCH_SAMPLED_WORDS if values.get("batch_tokens") is not None
+                                     and not values.get("label_smoothing") else 0)
     return values
 
 
@@ -99,6 +100,13 @@ class TrainSettings:
         None, COUNT, "Train the softmax on N sampled words and the gold one instead of the whole shortlist; "
                      "0: the whole one [default: 2048 with --batch-tokens, else 0]. Perplexity and scores "
                      "always use the whole softmax.", option="--sampled-softmax", show_default=False)
+    # Szegedy et al. (2016); 0.1 in fairseq's small-data recipe, 0.2 in Sennrich & Zhang (2019).
+    # Defined on the whole softmax only: with it, --sampled-softmax defaults to 0 and is refused.
+    label_smoothing: float = setting(
+        0.0, PROBABILITY_BELOW_ONE, "Train on (1 - EPS) * NLL + EPS * the mean over the shortlist of -log p "
+                                    "(label smoothing; needs the whole softmax, so --sampled-softmax defaults "
+                                    "to 0). Held-out perplexity stays the plain one.",
+        option="--label-smoothing", metavar="EPS")
     clip_norm: float = setting(1.0, POSITIVE_FLOAT, "Gradient norm clipping.", option="--clip-norm")
     # The learning rate decays on plateau, as Schwenk's CSLM toolkit and most small-data recipes
     # do: a validation without a new best multiplies it by this (1: constant after warm-up).
@@ -143,6 +151,9 @@ class TrainSettings:
         if self.batch_size is not None and self.batch_tokens is not None:
             raise SettingError("--batch-size (random pairs, the paper's) and --batch-tokens (length-sorted "
                                "batches) are two ways to batch: give one")
+        if self.label_smoothing and self.sampled_softmax:
+            raise SettingError(f"--label-smoothing {self.label_smoothing:g} is defined on the whole softmax: "
+                               f"drop --sampled-softmax {self.sampled_softmax} (or give 0)")
         if self.max_pair_length == 0:
             object.__setattr__(self, "max_pair_length", None)
 

@@ -230,9 +230,9 @@ class Trainer:
         indices = self.schedule.batch(self.state.updates)
         tensors = batch_tensors(self.cache, indices, self.device)
         with autocast(self.device, self.precision):
-            logp = self.model(*tensors, sampled=self.sampled_words())
+            logp = self.model(*tensors, sampled=self.sampled_words(), smoothing=self.settings.label_smoothing)
         weights = self.weights_of(indices)
-        # mean negative log-likelihood per pair, or per unit of weight
+        # mean negative log-likelihood (label-smoothed with --label-smoothing) per pair, or per unit of weight
         loss = -logp.float().mean() if weights is None else -(weights * logp.float()).sum() / weights.sum()
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()

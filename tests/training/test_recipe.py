@@ -1,0 +1,71 @@
+"""The training recipe's options (issue 30): label smoothing, weight decay, the learning-rate
+schedule, a held-out set of whole sentences and the average of the best checkpoints."""
+
+
+import pytest
+import torch
+
+from rescorer.models import ModelSettings
+from rescorer.models.model_files import ModelBundle
+from rescorer.records import SettingError
+from rescorer.training.pipeline import build_vocabularies, encode_table, new_model
+from rescorer.training.trainer import Trainer, TrainSettings, batch_tensors
+from tests.equations import randomize
+from tests.models.test_models import decode_gold
+
+CPU = torch.device("cpu")
+RANDOM_PAIRS = dict(batch_size=8, batch_tokens=None)  # the full softmax, no warm-up by default
+
+
+@pytest.fixture(scope="module")
+def example_cache(example_table, tmp_path_factory):
+    vocabularies = build_vocabularies(example_table, 2000)
+    cache = encode_table(example_table, vocabularies.src_vocab, vocabularies.tgt_vocab,
+                         tmp_path_factory.mktemp("cache") / "pairs")
+    return vocabularies, cache
+
+
+def make_trainer(example_cache, tmp_path, arch="cho2014", **settings):
+    vocabularies, cache = example_cache
+    torch.manual_seed(0)
+    model = new_model(ModelSettings.make(arch, "tiny"), vocabularies.src_vocab, vocabularies.tgt_vocab)
+    bundle = ModelBundle(model, vocabularies.src_vocab, vocabularies.tgt_vocab)
+    defaults = dict(valid_pairs=100, valid_every=1000, checkpoint_every=1000, seed=5)
+    return Trainer(bundle, cache, TrainSettings(**{**defaults, **settings}), CPU, "fp32",
+                   tmp_path / "model.checkpoint")
+
+
+# -- label smoothing ---------------------------------------------------------------------------
+def test_the_label_smoothed_loss_is_the_formula(example_cache, tmp_path):
+    """One update's loss: the mean over the batch's pairs of the sum over their positions of
+    (1 - eps) * -log p(gold) + eps * the mean over the shortlist of -log p(w), with log p from
+    the model's step-by-step distributions."""
+    eps = 0.1
+    trainer = make_trainer(example_cache, tmp_path, label_smoothing=eps, **RANDOM_PAIRS)
+    randomize(trainer.model, std=0.3, seed=1)  # far from uniform, as a trained model is
+    src, src_lengths, tgt, tgt_lengths = batch_tensors(trainer.cache, trainer.schedule.batch(0), CPU)
+    with torch.no_grad():
+        plain, steps = decode_gold(trainer.model.eval(), src, src_lengths, tgt, tgt_lengths)
+    uniform = torch.stack([log_probs.double().mean(dim=1) for log_probs, _ in steps], dim=1)
+    real = torch.arange(len(steps)).unsqueeze(0) <= tgt_lengths.unsqueeze(1)
+    nll, smooth = -plain, -(uniform * real).sum(dim=1)
+    want = float(((1 - eps) * nll + eps * smooth).mean())
+    trainer.model.train()
+    assert trainer.step() == pytest.approx(want, rel=1e-5)
+    assert abs(want - float(nll.mean())) > 0.1  # the smoothing term counts
+
+
+def test_held_out_perplexity_stays_the_plain_one(example_cache, tmp_path):
+    smoothed = make_trainer(example_cache, tmp_path, label_smoothing=0.3, **RANDOM_PAIRS)
+    plain = make_trainer(example_cache, tmp_path, **RANDOM_PAIRS)
+    assert smoothed.validation_perplexity() == plain.validation_perplexity()
+
+
+def test_label_smoothing_takes_the_whole_softmax():
+    assert TrainSettings(label_smoothing=0.1).resolved().sampled_softmax == 0  # token batches' 2048 otherwise
+    assert TrainSettings().resolved().sampled_softmax == 2048
+    with pytest.raises(SettingError, match=r"^--label-smoothing 0.1 is defined on the whole softmax: drop "
+                                           r"--sampled-softmax 512 \(or give 0\)$"):
+        TrainSettings(label_smoothing=0.1, sampled_softmax=512)
+    with pytest.raises(SettingError, match=r"--label-smoothing 1.0: expected < 1"):
+        TrainSettings(label_smoothing=1.0)
