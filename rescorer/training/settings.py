@@ -11,7 +11,7 @@ from typing import Optional
 
 from rescorer.data.directions import DIRECTIONS
 from rescorer.records import (COUNT, DIRECTORY_TO_WRITE, EXISTING_FILE_OR_STDIN, FLAG, INT, MAY_CHANGE, NOT_RECORDED,
-                              PROBABILITY_BELOW_ONE, Kind, POSITIVE_FLOAT, POSITIVE_INT, SettingError, check_record,
+                              NONNEGATIVE_FLOAT, PROBABILITY_BELOW_ONE, Kind, POSITIVE_FLOAT, POSITIVE_INT, SettingError, check_record,
                               choice, setting, stored)
 from rescorer.training.budget import DEFAULT_MAX_EPOCHS
 
@@ -107,6 +107,11 @@ class TrainSettings:
                                     "(label smoothing; needs the whole softmax, so --sampled-softmax defaults "
                                     "to 0). Held-out perplexity stays the plain one.",
         option="--label-smoothing", metavar="EPS")
+    # fairseq's small-data Transformer recipe: 1e-4 (decoupled, AdamW).
+    weight_decay: float = setting(0.0, NONNEGATIVE_FLOAT,
+                                  "Weight decay W: with Adam decoupled (AdamW: each update multiplies every "
+                                  "weight by 1 - lr * W); with Adadelta W * weight added to the gradient.",
+                                  option="--weight-decay")
     clip_norm: float = setting(1.0, POSITIVE_FLOAT, "Gradient norm clipping.", option="--clip-norm")
     # The learning rate decays on plateau, as Schwenk's CSLM toolkit and most small-data recipes
     # do: a validation without a new best multiplies it by this (1: constant after warm-up).

@@ -2,6 +2,8 @@
 schedule, a held-out set of whole sentences and the average of the best checkpoints."""
 
 
+import math
+
 import pytest
 import torch
 
@@ -9,7 +11,7 @@ from rescorer.models import ModelSettings
 from rescorer.models.model_files import ModelBundle
 from rescorer.records import SettingError
 from rescorer.training.pipeline import build_vocabularies, encode_table, new_model
-from rescorer.training.trainer import Trainer, TrainSettings, batch_tensors
+from rescorer.training.trainer import Trainer, TrainSettings, batch_tensors, make_optimizer
 from tests.equations import randomize
 from tests.models.test_models import decode_gold
 
@@ -69,3 +71,39 @@ def test_label_smoothing_takes_the_whole_softmax():
         TrainSettings(label_smoothing=0.1, sampled_softmax=512)
     with pytest.raises(SettingError, match=r"--label-smoothing 1.0: expected < 1"):
         TrainSettings(label_smoothing=1.0)
+
+
+# -- weight decay ------------------------------------------------------------------------------
+def _zero_gradient_step(optimizer_name, weight_decay, learning_rate):
+    torch.manual_seed(0)
+    model = torch.nn.Linear(5, 3)
+    before = [p.detach().clone() for p in model.parameters()]
+    optimizer = make_optimizer(model, TrainSettings(optimizer=optimizer_name, weight_decay=weight_decay,
+                                                    learning_rate=learning_rate, **RANDOM_PAIRS))
+    for parameter in model.parameters():
+        parameter.grad = torch.zeros_like(parameter)
+    optimizer.step()
+    return before, [p.detach() for p in model.parameters()]
+
+
+def test_adam_decays_the_weights_decoupled():
+    """With a zero gradient Adam moves nothing, so all that changes is AdamW's decay: every
+    weight is multiplied by 1 - lr * W."""
+    before, after = _zero_gradient_step("adam", 0.01, 0.1)
+    for old, new in zip(before, after):
+        torch.testing.assert_close(new, old * (1 - 0.1 * 0.01), rtol=1e-7, atol=0)
+        assert not torch.equal(new, old)
+    before, after = _zero_gradient_step("adam", 0.0, 0.1)
+    assert all(torch.equal(old, new) for old, new in zip(before, after))
+
+
+def test_adadelta_adds_the_decay_to_the_gradient():
+    """torch's Adadelta weight_decay: g = W * w, then Adadelta's first step (rho 0.95, eps 1e-6)
+    w -= lr * sqrt(eps) / sqrt((1 - rho) g^2 + eps) * g."""
+    decay, rate, rho, eps = 0.5, 1.0, 0.95, 1e-6
+    before, after = _zero_gradient_step("adadelta", decay, rate)
+    for old, new in zip(before, after):
+        gradient = decay * old.double()
+        step = math.sqrt(eps) / torch.sqrt((1 - rho) * gradient ** 2 + eps) * gradient
+        torch.testing.assert_close(new.double(), old.double() - rate * step, rtol=0, atol=1e-7)
+        assert (new.abs() < old.abs()).all()
