@@ -16,9 +16,10 @@ from rescorer.records import (COUNT, DIRECTORY_TO_WRITE, EXISTING_FILE_OR_STDIN,
 from rescorer.training.budget import DEFAULT_MAX_EPOCHS
 
 __all__ = ["TrainSettings", "resolve_defaults", "DEFAULT_BATCH_TOKENS", "OPTIMIZERS", "PAIR_WEIGHTS", "LOWEST_PAIR_COUNT",
-           "TRAIN_SETTINGS_FORMAT"]
+           "TRAIN_SETTINGS_FORMAT", "LR_SCHEDULES", "schedule_share"]
 
 OPTIMIZERS = ("adadelta", "adam")
+LR_SCHEDULES = ("constant", "inverse-sqrt")
 DEFAULT_BATCH_TOKENS = 3000  # benchmarks/time_to_quality.py: the shortest time to a good model
 # With token batches, Adam's defaults are those the same benchmark chose; with the paper's random
 # pairs every default stays what it was (Adadelta at 1.0, Adam at 1e-3, no warm-up, full softmax).
@@ -50,6 +51,18 @@ def resolve_defaults(settings: dict) -> dict:
         values["sampled_softmax"] = (TOKEN_BATCH_SAMPLED_WORDS if values.get("batch_tokens") is not None
                                      and not values.get("label_smoothing") else 0)
     return values
+
+
+def schedule_share(update: int, warmup_updates: int, schedule: str) -> float:
+    """The share of the peak learning rate at update `update` (counted from 1): a linear rise
+    over the warm-up, then 1 (constant) or sqrt(warmup / update) (inverse-sqrt, fairseq's and
+    Vaswani et al.'s decay). A function of the update alone, so a resumed run steps as an
+    uninterrupted one."""
+    if warmup_updates and update < warmup_updates:
+        return update / warmup_updates
+    if schedule == "inverse-sqrt":
+        return math.sqrt(warmup_updates / update)
+    return 1.0
 
 
 @dataclass(frozen=True)
@@ -96,6 +109,10 @@ class TrainSettings:
     warmup_updates: Optional[int] = setting(
         None, COUNT, "Raise the learning rate linearly over the first N updates [default: 100 for Adam "
                      "with --batch-tokens, else 0].", option="--warmup-updates", show_default=False)
+    lr_schedule: str = setting("constant", choice(*LR_SCHEDULES),
+                               "After the warm-up: keep the learning rate (constant), or multiply it by "
+                               "sqrt(warm-up updates / update) (inverse-sqrt; needs --warmup-updates > 0). "
+                               "--lr-decay multiplies either.", option="--lr-schedule")
     sampled_softmax: Optional[int] = setting(
         None, COUNT, "Train the softmax on N sampled words and the gold one instead of the whole shortlist; "
                      "0: the whole one [default: 2048 with --batch-tokens, else 0]. Perplexity and scores "
@@ -156,6 +173,9 @@ class TrainSettings:
         if self.batch_size is not None and self.batch_tokens is not None:
             raise SettingError("--batch-size (random pairs, the paper's) and --batch-tokens (length-sorted "
                                "batches) are two ways to batch: give one")
+        if self.lr_schedule == "inverse-sqrt" and not resolve_defaults(asdict(self))["warmup_updates"]:
+            raise SettingError("--lr-schedule inverse-sqrt decays from the end of the warm-up: give "
+                               "--warmup-updates N > 0")
         if self.label_smoothing and self.sampled_softmax:
             raise SettingError(f"--label-smoothing {self.label_smoothing:g} is defined on the whole softmax: "
                                f"drop --sampled-softmax {self.sampled_softmax} (or give 0)")

@@ -29,7 +29,7 @@ from rescorer.runtime.device import autocast
 from rescorer.training.batch_schedule import make_schedule
 from rescorer.training.budget import update_limit
 # The settings record and its defaults live in the torch-free rescorer.training.settings.
-from rescorer.training.settings import OPTIMIZERS, PAIR_WEIGHTS, TrainSettings
+from rescorer.training.settings import OPTIMIZERS, PAIR_WEIGHTS, TrainSettings, schedule_share
 from rescorer.training.word_sampler import WordSampler
 
 log = logging.getLogger(__name__)
@@ -259,11 +259,10 @@ class Trainer:
         return self.sampler(self.state.updates) if self.sampler is not None else None
 
     def optimizer_step(self) -> None:
-        """Clip the gradients and step, at the learning rate of this update: the warm-up's share
-        and the decay so far (a function of the state alone, so a resumed run steps exactly as an
-        uninterrupted one)."""
-        warmup = self.settings.warmup_updates
-        share = min(1.0, (self.state.updates + 1) / warmup) if warmup else 1.0
+        """Clip the gradients and step, at the learning rate of this update: the schedule's share
+        (warm-up, then constant or inverse-sqrt) times the plateau decay so far (a function of the
+        state alone, so a resumed run steps exactly as an uninterrupted one)."""
+        share = schedule_share(self.state.updates + 1, self.settings.warmup_updates, self.settings.lr_schedule)
         for group in self.optimizer.param_groups:
             group["lr"] = group.setdefault("peak_lr", group["lr"]) * share * self.state.lr_scale
         torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.settings.clip_norm)

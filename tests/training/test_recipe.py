@@ -8,9 +8,10 @@ import pytest
 import torch
 
 from rescorer.models import ModelSettings
-from rescorer.models.model_files import ModelBundle
+from rescorer.io.file_names import checkpoint_path_for
+from rescorer.models.model_files import ModelBundle, read_model_file
 from rescorer.records import SettingError
-from rescorer.training.pipeline import build_vocabularies, encode_table, new_model
+from rescorer.training.pipeline import build_vocabularies, encode_table, new_model, train_on_table
 from rescorer.training.trainer import Trainer, TrainSettings, batch_tensors, make_optimizer
 from tests.equations import randomize
 from tests.models.test_models import decode_gold
@@ -107,3 +108,46 @@ def test_adadelta_adds_the_decay_to_the_gradient():
         step = math.sqrt(eps) / torch.sqrt((1 - rho) * gradient ** 2 + eps) * gradient
         torch.testing.assert_close(new.double(), old.double() - rate * step, rtol=0, atol=1e-7)
         assert (new.abs() < old.abs()).all()
+
+
+# -- learning-rate schedule --------------------------------------------------------------------
+def test_inverse_sqrt_follows_the_warm_up_then_decays(example_cache, tmp_path):
+    """lr(u) = peak * u / warmup over the warm-up, then peak * sqrt(warmup / u) (u counted from 1),
+    times the plateau decay so far."""
+    trainer = make_trainer(example_cache, tmp_path, warmup_updates=4, learning_rate=0.01,
+                           lr_schedule="inverse-sqrt", **RANDOM_PAIRS)
+    seen = []
+    for update in range(1, 10):
+        if update == 8:
+            trainer.state.lr_scale = 0.5  # as two validations without a new best at --lr-decay 0.7071
+        trainer.step()
+        seen.append(trainer.optimizer.param_groups[0]["lr"])
+    want = [0.01 * u / 4 for u in (1, 2, 3)] + [0.01 * math.sqrt(4 / u) for u in range(4, 10)]
+    want[-2:] = [rate * 0.5 for rate in want[-2:]]
+    assert seen == pytest.approx(want, rel=1e-12)
+
+
+def test_inverse_sqrt_needs_a_warm_up():
+    with pytest.raises(SettingError, match=r"^--lr-schedule inverse-sqrt decays from the end of the warm-up: "
+                                           r"give --warmup-updates N > 0$"):
+        TrainSettings(lr_schedule="inverse-sqrt", batch_size=64, batch_tokens=None)  # no warm-up by default
+    assert TrainSettings(lr_schedule="inverse-sqrt").resolved().warmup_updates == 100  # token batches' default
+
+
+def test_a_resumed_inverse_sqrt_run_equals_an_uninterrupted_one(example_table, tmp_path):
+    """Stopped at update 10 and resumed: the same weights after 20 updates as one run, with the
+    schedule, the plateau decay, weight decay and label smoothing all in play."""
+    settings = dict(valid_pairs=200, valid_every=5, checkpoint_every=10, seed=2, warmup_updates=4,
+                    lr_schedule="inverse-sqrt", lr_decay=0.5, weight_decay=0.01, label_smoothing=0.1,
+                    batch_tokens=500)
+    straight, resumed = tmp_path / "straight.pt", tmp_path / "resumed.pt"
+    train_on_table(example_table, straight, preset="tiny", settings=TrainSettings(max_updates=20, **settings))
+    train_on_table(example_table, resumed, preset="tiny", settings=TrainSettings(max_updates=10, **settings))
+    train_on_table(example_table, resumed, preset="tiny",
+                   settings=TrainSettings(max_updates=20, resume=True, **settings))
+    a, b = (read_model_file(checkpoint_path_for(path)) for path in (straight, resumed))
+    states = [{k: v for k, v in f["training"]["state"].items() if k != "seconds"} for f in (a, b)]
+    assert states[0] == states[1] and states[0]["updates"] == 20
+    assert states[0]["lr_scale"] < 1  # the plateau decay acted too
+    for name in a["weights"]:
+        assert torch.equal(a["weights"][name], b["weights"][name]), name
