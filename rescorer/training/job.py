@@ -131,6 +131,10 @@ def train_job(job: TrainJob, reporter, placement: Placement) -> None:
                  f"valid perplexity {state.best_valid_ppl:.2f} (update {state.best_update}), "
                  f"unigram {report.unigram_ppl:.2f}; {state.train_tokens / max(state.seconds, 1e-9):.0f} "
                  f"target tokens/s; {elapsed:.1f} s; model {job.model_path}")
+    if state.averaged_updates:
+        reporter.say(f"{job.model_path} holds the mean of the weights of the {len(state.averaged_updates)} best "
+                     f"validations (updates {', '.join(map(str, state.averaged_updates))}): valid perplexity "
+                     f"{state.averaged_valid_ppl:.2f}")
     kept = kept_for_more_training(job.source, job.model_path, settings.cache_dir)
     if kept:
         reporter.say(kept)

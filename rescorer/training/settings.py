@@ -150,6 +150,11 @@ class TrainSettings:
                                "stopping, the kept best model) [with --lm: 500].", option="--valid-every", resume=MAY_CHANGE)
     patience: int = setting(4, POSITIVE_INT, "Validations without improvement before stopping early.",
                             option="--patience", resume=MAY_CHANGE)
+    # Vaswani et al. (2017) average the last 5 checkpoints; here the N best validated ones, so
+    # that a run stopped late by --patience averages no worse weights than its best.
+    average: int = setting(0, COUNT, "Write as the model the mean of the weights of the N best validations "
+                                     "(held-out perplexity), kept in memory and in the checkpoint; 0 or 1: "
+                                     "the best one alone.", option="--average", metavar="N")
     checkpoint_every: int = setting(1000, POSITIVE_INT, "Updates between checkpoints (MODEL.checkpoint, what "
                                     "--resume continues from).", option="--checkpoint-every", resume=MAY_CHANGE)
     seed: int = setting(1, INT, "Seed of the initial weights, the held-out pairs and the batches: the same seed "

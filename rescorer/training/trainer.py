@@ -13,7 +13,7 @@ import copy
 import logging
 import math
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
@@ -26,6 +26,7 @@ from rescorer.data.vocabulary import EOS_ID
 from rescorer.errors import RescorerError
 from rescorer.models.model_files import ModelBundle, save_model
 from rescorer.runtime.device import autocast
+from rescorer.training.averaging import BestCheckpoints
 from rescorer.training.batch_schedule import make_schedule
 from rescorer.training.budget import update_limit
 # The settings record and its defaults live in the torch-free rescorer.training.settings.
@@ -47,6 +48,8 @@ class TrainState:
     stopped_because: str = ""
     update_limit: int = 0  # the updates max_updates and max_epochs allow (set when training starts)
     lr_scale: float = 1.0  # the product of --lr-decay over the validations without improvement
+    averaged_updates: list = field(default_factory=list)  # --average N: the validations averaged
+    averaged_valid_ppl: Optional[float] = None  # and the held-out perplexity of their mean
 
 
 def heldout_mask(indices: np.ndarray, seed: int, fraction: float) -> np.ndarray:
@@ -206,6 +209,7 @@ class Trainer:
                         if settings.sampled_softmax else None)
         self.state = TrainState()
         self.best_weights = copy.deepcopy(self.model.state_dict())
+        self.best_checkpoints = BestCheckpoints(settings.average)
         self.checkpoint_update: Optional[int] = None  # the update the checkpoint file holds
 
     def resume(self, payload: dict, path: Path) -> None:
@@ -215,6 +219,7 @@ class Trainer:
             raise RescorerError(f"{path}: holds no training checkpoint (no optimizer state)")
         self.optimizer.load_state_dict(payload["optimizer"])
         self.best_weights = payload["best_weights"]
+        self.best_checkpoints = BestCheckpoints(self.settings.average, payload.get("best_checkpoints"))
         self.state = TrainState(**payload["training"]["state"])
         self.checkpoint_update = self.state.updates
 
@@ -222,8 +227,9 @@ class Trainer:
 
     def save_checkpoint(self) -> None:
         self.bundle.training = self.training_record()
+        kept = {"best_checkpoints": self.best_checkpoints.kept} if self.best_checkpoints.kept else {}
         self.save_bundle(self.bundle, self.checkpoint_path,
-                   extra={"optimizer": self.optimizer.state_dict(), "best_weights": self.best_weights})
+                         extra={"optimizer": self.optimizer.state_dict(), "best_weights": self.best_weights, **kept})
         self.checkpoint_update = self.state.updates
 
     def training_record(self) -> dict:
@@ -285,6 +291,7 @@ class Trainer:
         else:
             self.state.bad_validations += 1
             self.state.lr_scale *= self.settings.lr_decay
+        self.best_checkpoints.offer(ppl, self.state.updates, self.model)
         return ppl
 
     def update_limit(self) -> tuple[int, str]:
@@ -327,6 +334,10 @@ class Trainer:
         state.seconds = time.perf_counter() - started
         self.save_checkpoint()
         self.model.load_state_dict(self.best_weights)
+        if len(self.best_checkpoints.kept) > 1:  # --average N: their mean, and how it does held out
+            self.model.load_state_dict(self.best_checkpoints.averaged())
+            state.averaged_updates = self.best_checkpoints.updates()
+            state.averaged_valid_ppl = self.validation_perplexity()
         self.model.eval()
         self.bundle.training = self.training_record()
         return state

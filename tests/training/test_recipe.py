@@ -2,6 +2,7 @@
 schedule, a held-out set of whole sentences and the average of the best checkpoints."""
 
 
+import copy
 import math
 
 import pytest
@@ -151,3 +152,59 @@ def test_a_resumed_inverse_sqrt_run_equals_an_uninterrupted_one(example_table, t
     assert states[0]["lr_scale"] < 1  # the plateau decay acted too
     for name in a["weights"]:
         assert torch.equal(a["weights"][name], b["weights"][name]), name
+
+
+# -- the average of the best validations -------------------------------------------------------
+def _trained_watching_validations(example_cache, tmp_path, **settings):
+    """A trainer after training, and every validation's (perplexity, update, weights) as it saw them."""
+    trainer = make_trainer(example_cache, tmp_path, valid_every=5, batch_tokens=500, patience=100, **settings)
+    seen = []
+
+    def on_progress(state, ppl):
+        if ppl is not None:
+            seen.append((ppl, state.updates, copy.deepcopy(trainer.model.state_dict())))
+
+    trainer.on_progress = on_progress
+    trainer.train()
+    return trainer, seen
+
+
+def test_average_2_keeps_the_mean_of_the_two_best_validations(example_cache, tmp_path):
+    trainer, seen = _trained_watching_validations(example_cache, tmp_path, max_updates=40, average=2)
+    assert len(seen) == 8
+    best = sorted(seen, key=lambda item: (item[0], item[1]))[:2]
+    for name, tensor in trainer.model.state_dict().items():
+        want = (best[0][2][name].double() + best[1][2][name].double()) / 2
+        torch.testing.assert_close(tensor.double(), want, rtol=0, atol=1e-7)
+        assert not torch.equal(tensor, best[0][2][name])  # not the best alone
+    state = trainer.bundle.training["state"]  # what the model file records
+    assert state["averaged_updates"] == sorted(item[1] for item in best)
+    assert state["best_update"] == best[0][1]
+    assert state["averaged_valid_ppl"] == pytest.approx(trainer.validation_perplexity(), rel=1e-9)
+
+
+def test_without_average_the_model_is_the_best_validation(example_cache, tmp_path):
+    trainer, seen = _trained_watching_validations(example_cache, tmp_path, max_updates=20)
+    best = min(seen, key=lambda item: (item[0], item[1]))
+    assert all(torch.equal(tensor, best[2][name]) for name, tensor in trainer.model.state_dict().items())
+    assert trainer.bundle.training["state"]["averaged_updates"] == []
+    assert "best_checkpoints" not in read_model_file(trainer.checkpoint_path)
+
+
+def test_a_resumed_run_averages_the_same_checkpoints(example_table, tmp_path):
+    """The kept weights travel in the checkpoint: stopped at update 20 and resumed to 40, the
+    model file holds the same mean as one run's."""
+    settings = dict(valid_every=5, valid_pairs=200, seed=4, batch_tokens=500, patience=100, average=3,
+                    checkpoint_every=20)
+    straight, resumed = tmp_path / "straight.pt", tmp_path / "resumed.pt"
+    train_on_table(example_table, straight, preset="tiny", settings=TrainSettings(max_updates=40, **settings))
+    train_on_table(example_table, resumed, preset="tiny", settings=TrainSettings(max_updates=20, **settings))
+    assert len(read_model_file(checkpoint_path_for(resumed))["best_checkpoints"]) == 3
+    train_on_table(example_table, resumed, preset="tiny",
+                   settings=TrainSettings(max_updates=40, resume=True, **settings))
+    a, b = read_model_file(straight), read_model_file(resumed)
+    assert a["training"]["state"]["averaged_updates"] == b["training"]["state"]["averaged_updates"]
+    assert len(a["training"]["state"]["averaged_updates"]) == 3
+    for name in a["weights"]:
+        assert torch.equal(a["weights"][name], b["weights"][name]), name
+
