@@ -59,7 +59,13 @@ def training_source(phrase_table: Optional[Path], parallel: Optional[tuple], set
         raise SettingError("give a PHRASE_TABLE or --parallel SRC TGT (one of them)")
     if phrase_table is not None:
         require_rereadable(phrase_table)
+        if settings.valid_src is not None:
+            raise SettingError("--valid-src/--valid-tgt: a validation set of sentences goes with --parallel; a "
+                               "phrase table validates on a held-out slice of its pairs (--valid-pairs)")
         return PhraseTablePairs(phrase_table), settings
+    if settings.valid_src is not None and "valid_pairs" in explicit:
+        raise SettingError("--valid-pairs: with --valid-src/--valid-tgt every sentence of them is the validation "
+                           "set; drop --valid-pairs")
     for name in ("src_corpus", "tgt_corpus"):
         if getattr(settings, name) is not None:
             flag = option_name(TrainSettings, name)
@@ -125,7 +131,10 @@ def train_job(job: TrainJob, reporter, placement: Placement) -> None:
     elapsed = time.perf_counter() - started
     left_out = (f"; {report.too_long} longer than {settings.max_pair_length or 0} words left out"
                 if report.too_long else "")
-    reporter.say(f"trained on {report.num_pairs - report.valid_pairs} pairs ({report.valid_pairs} held out"
+    held = (f"validated on {report.valid_pairs} sentence pairs of {report.valid_set}" if report.valid_set
+            else f"{report.valid_pairs} held out")
+    trained = report.num_pairs - (0 if report.valid_set else report.valid_pairs)
+    reporter.say(f"trained on {trained} pairs ({held}"
                  f"{left_out}): "
                  f"{state.updates} updates, stopped: {state.stopped_because}; "
                  f"valid perplexity {state.best_valid_ppl:.2f} (update {state.best_update}), "

@@ -25,7 +25,7 @@ __all__ = ["LmTrainJob", "NOT_FOR_LM", "lm_train_settings", "train_lm_job"]
 # sentence longer than the reader's bound is an error, not left out; no label smoothing (its
 # loss is the n-gram softmax's own, with the self-normalization penalty).
 NOT_FOR_LM = ("src_corpus", "tgt_corpus", "direction", "pair_weights", "batch_tokens", "sampled_softmax",
-              "cache_dir", "max_pair_length", "label_smoothing")
+              "cache_dir", "max_pair_length", "label_smoothing", "valid_src", "valid_tgt")
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Optional
 
 from rescorer.data.directions import DIRECTIONS
-from rescorer.records import (COUNT, DIRECTORY_TO_WRITE, EXISTING_FILE_OR_STDIN, FLAG, INT, MAY_CHANGE, NOT_RECORDED,
+from rescorer.records import (COUNT, DIRECTORY_TO_WRITE, EXISTING_FILE, EXISTING_FILE_OR_STDIN, FLAG, INT, MAY_CHANGE, NOT_RECORDED,
                               NONNEGATIVE_FLOAT, PROBABILITY_BELOW_ONE, Kind, POSITIVE_FLOAT, POSITIVE_INT, SettingError, check_record,
                               choice, setting, stored)
 from rescorer.training.budget import DEFAULT_MAX_EPOCHS
@@ -146,6 +146,16 @@ class TrainSettings:
                                            legacy_names=("max_time",))
     valid_pairs: int = setting(2000, POSITIVE_INT, "Held-out pairs for validation perplexity (with --lm: sentences, default 1000).",
                                option="--valid-pairs")
+    # The dev set as whole sentences, instead of a hashed slice of the training pairs (27 bible
+    # verses of such a slice were duplicated in training): early stopping and the kept model are
+    # then chosen on text the model never trains on.
+    valid_src: Optional[Path] = setting(
+        None, EXISTING_FILE, "With --parallel: validate on this source text (one sentence a line, gzip "
+                             "allowed; e.g. the dev set) and --valid-tgt instead of a held-out slice of the "
+                             "training pairs, every sentence of it, whatever its length.",
+        option="--valid-src", show_default=False)
+    valid_tgt: Optional[Path] = setting(None, EXISTING_FILE, "The target side of --valid-src, line for line.",
+                                        option="--valid-tgt", show_default=False)
     valid_every: int = setting(250, POSITIVE_INT, "Updates between validations (held-out perplexity, early "
                                "stopping, the kept best model) [with --lm: 500].", option="--valid-every", resume=MAY_CHANGE)
     patience: int = setting(4, POSITIVE_INT, "Validations without improvement before stopping early.",
@@ -181,6 +191,8 @@ class TrainSettings:
         if self.lr_schedule == "inverse-sqrt" and not resolve_defaults(asdict(self))["warmup_updates"]:
             raise SettingError("--lr-schedule inverse-sqrt decays from the end of the warm-up: give "
                                "--warmup-updates N > 0")
+        if (self.valid_src is None) != (self.valid_tgt is None):
+            raise SettingError("--valid-src and --valid-tgt go together: give both sides of the validation set")
         if self.label_smoothing and self.sampled_softmax:
             raise SettingError(f"--label-smoothing {self.label_smoothing:g} is defined on the whole softmax: "
                                f"drop --sampled-softmax {self.sampled_softmax} (or give 0)")

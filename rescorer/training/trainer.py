@@ -177,13 +177,16 @@ def log_likelihood(model: torch.nn.Module, cache: PairCache, indices: np.ndarray
     return total_logp, total_tokens
 
 
-def unigram_perplexity(cache: PairCache, split: PairSplit, vocab_size: int) -> float:
+def unigram_perplexity(cache: PairCache, split: PairSplit, vocab_size: int,
+                       valid_cache: Optional[PairCache] = None) -> float:
     """Held-out perplexity of an add-one unigram model of the training targets ([EOS] included):
-    the floor that a phrase-pair model has to beat by far."""
-    valid_counts = cache.token_counts("tgt", vocab_size, split.valid)
-    train_counts = cache.token_counts("tgt", vocab_size) - valid_counts + 1.0
+    the floor that a phrase-pair model has to beat by far. Held out: the split's slice, or every
+    pair of `valid_cache` (a validation set of its own)."""
+    held = cache.token_counts("tgt", vocab_size, split.valid)
+    train_counts = cache.token_counts("tgt", vocab_size) - held + 1.0
     train_counts[EOS_ID] += split.num_pairs - len(split.valid)  # one [EOS] per training pair
-    valid_counts[EOS_ID] += len(split.valid)
+    valid_counts = held if valid_cache is None else valid_cache.token_counts("tgt", vocab_size)
+    valid_counts[EOS_ID] += len(split.valid) if valid_cache is None else valid_cache.num_pairs
     logp = np.log(train_counts / train_counts.sum())
     return math.exp(-(valid_counts * logp).sum() / valid_counts.sum())
 
@@ -193,7 +196,8 @@ class Trainer:
 
     def __init__(self, bundle: ModelBundle, cache: PairCache, settings: TrainSettings,
                  device: torch.device, precision: str, checkpoint_path: Path,
-                 on_progress: Optional[Callable[[TrainState, Optional[float]], None]] = None):
+                 on_progress: Optional[Callable[[TrainState, Optional[float]], None]] = None,
+                 valid_cache: Optional[PairCache] = None):
         settings = settings.resolved()
         self.bundle, self.cache, self.settings = bundle, cache, settings
         self.device, self.precision = device, precision
@@ -201,7 +205,10 @@ class Trainer:
         self.on_progress = on_progress or (lambda state, ppl: None)
         self.model = bundle.model.to(device)
         self.optimizer = make_optimizer(self.model, settings)
-        self.split = PairSplit(cache.num_pairs, settings.seed, settings.valid_pairs)
+        # validation: every pair of a validation set of its own, or a held-out slice of the training pairs
+        self.split = PairSplit(cache.num_pairs, settings.seed, 0 if valid_cache is not None else settings.valid_pairs)
+        self.valid_cache = valid_cache if valid_cache is not None else cache
+        self.valid_indices = np.arange(valid_cache.num_pairs) if valid_cache is not None else self.split.valid
         self.schedule = make_schedule(self.split, cache, settings.batch_size, settings.batch_tokens)
         self.pair_weights = pair_weights(cache, settings.pair_weights)
         self.sampler = (WordSampler.for_training(cache, self.split, bundle.config.tgt_vocab_size,
@@ -235,7 +242,7 @@ class Trainer:
     def training_record(self) -> dict:
         return {"model_options": self.bundle.training.get("model_options", {}),
                 "settings": self.settings.stored(), "state": asdict(self.state),
-                "num_pairs": self.cache.num_pairs, "valid_pairs": len(self.split.valid),
+                "num_pairs": self.cache.num_pairs, "valid_pairs": len(self.valid_indices),
                 **{k: v for k, v in self.cache.meta.items() if k.startswith(("table", "corpus"))}}
 
     def step(self) -> float:
@@ -275,7 +282,7 @@ class Trainer:
         self.optimizer.step()
 
     def validation_perplexity(self) -> float:
-        return evaluate_perplexity(self.model, self.cache, self.split.valid, self.device, self.precision)
+        return evaluate_perplexity(self.model, self.valid_cache, self.valid_indices, self.device, self.precision)
 
     def out_of_time(self, started: float) -> bool:
         """Whether --max-time is reached (`started`: the clock's reading when training began)."""

@@ -4,17 +4,21 @@ schedule, a held-out set of whole sentences and the average of the best checkpoi
 
 import copy
 import math
+import re
 
 import pytest
 import torch
 
 from rescorer.models import ModelSettings
+from rescorer.data.pair_sources import ParallelCorpusPairs
 from rescorer.io.file_names import checkpoint_path_for
-from rescorer.models.model_files import ModelBundle, read_model_file
+from rescorer.models.model_files import ModelBundle, load_model, read_model_file
 from rescorer.records import SettingError
-from rescorer.training.pipeline import build_vocabularies, encode_table, new_model, train_on_table
+from rescorer.training.pipeline import build_vocabularies, encode_table, encode_valid_set, new_model, train_on_table
+from rescorer.scoring.batch_scoring import score_pairs
 from rescorer.training.trainer import Trainer, TrainSettings, batch_tensors, make_optimizer
 from tests.equations import randomize
+from tests.helpers import gz_lines, rescore
 from tests.models.test_models import decode_gold
 
 CPU = torch.device("cpu")
@@ -208,3 +212,72 @@ def test_a_resumed_run_averages_the_same_checkpoints(example_table, tmp_path):
     for name in a["weights"]:
         assert torch.equal(a["weights"][name], b["weights"][name]), name
 
+
+
+# -- a validation set of whole sentences -------------------------------------------------------
+def _corpus(tmp_path, name, pairs):
+    src, tgt = tmp_path / f"{name}.src", tmp_path / f"{name}.tgt"
+    src.write_text("".join(f"{s}\n" for s, _ in pairs))
+    tgt.write_text("".join(f"{t}\n" for _, t in pairs))
+    return src, tgt
+
+
+@pytest.fixture()
+def corpora(example_table, tmp_path):
+    """A parallel corpus of 300 pairs and a validation set of 40 others (the example table's)."""
+    pairs = [tuple(field.strip() for field in line.decode().split("|||")[:2]) for line in gz_lines(example_table, 340)]
+    return _corpus(tmp_path, "train", pairs[:300]), _corpus(tmp_path, "dev", pairs[300:]), pairs[300:]
+
+
+def test_a_validation_set_replaces_the_held_out_slice(corpora, tmp_path):
+    """Every training pair trains, and the held-out perplexity is that of the validation set's
+    sentences under the kept model: exp(-sum log p / (target words + one end each))."""
+    train, dev, dev_pairs = corpora
+    settings = TrainSettings(valid_src=dev[0], valid_tgt=dev[1], max_updates=20, valid_every=5, batch_tokens=300,
+                             seed=2)
+    report = train_on_table(ParallelCorpusPairs(*train), tmp_path / "m.pt", preset="tiny", settings=settings)
+    assert (report.num_pairs, report.valid_pairs, report.valid_set) == (300, 40, "dev.src, dev.tgt")
+    bundle = load_model(tmp_path / "m.pt")
+    logp = score_pairs(bundle, dev_pairs, device="cpu", precision="fp32")
+    tokens = sum(len(tgt.split()) + 1 for _, tgt in dev_pairs)
+    assert report.state.best_valid_ppl == pytest.approx(math.exp(-logp.sum() / tokens), rel=1e-5)
+
+
+def test_with_a_validation_set_no_training_pair_is_held_out(example_cache, corpora, tmp_path):
+    vocabularies, _ = example_cache
+    _, dev, _ = corpora
+    valid = encode_valid_set(*dev, vocabularies.src_vocab, vocabularies.tgt_vocab, tmp_path / "valid")
+    trainer = make_trainer(example_cache, tmp_path, **RANDOM_PAIRS)
+    trainer_with_set = Trainer(trainer.bundle, trainer.cache, trainer.settings, CPU, "fp32", tmp_path / "c",
+                               valid_cache=valid)
+    assert len(trainer.split.valid) > 50  # the hashed slice of about --valid-pairs 100, by default
+    assert len(trainer_with_set.split.valid) == 0 and trainer_with_set.split.num_train == trainer.cache.num_pairs
+    assert trainer_with_set.valid_indices.tolist() == list(range(40))
+
+
+@pytest.mark.parametrize("case, lines, expected", [
+    ("an empty line", ["a b", "", "c"], r"dev.tgt:2: empty target sentence \(its source line is 'x'\)"),
+    ("a short side", ["a b", "c"], r"dev.tgt:3: the target side ends after 2 lines, but .*dev.src goes on"),
+    ("an empty file", [], r"dev.src: the parallel corpus is empty"),
+])
+def test_a_bad_validation_set_is_one_line_naming_file_and_line(corpora, tmp_path, case, lines, expected):
+    train, _, _ = corpora
+    src, tgt = tmp_path / "dev.src", tmp_path / "dev.tgt"
+    src.write_text("".join("x\n" for _ in (lines or []) + (["y"] if lines else [])))
+    tgt.write_text("".join(f"{line}\n" for line in lines))
+    run = rescore("train", "--parallel", *train, "-o", tmp_path / "m.pt", "--preset", "tiny", "--max-updates", "2",
+                  "--valid-src", src, "--valid-tgt", tgt)
+    assert run.returncode == 1
+    last = run.stderr.strip().splitlines()[-1]
+    assert re.fullmatch(f"Error: .*{expected}.* \\(the validation set, --valid-src/--valid-tgt\\)", last), last
+    assert "Traceback" not in run.stderr and not (tmp_path / "m.pt").exists()
+
+
+def test_validation_sets_go_with_a_parallel_corpus(example_table, corpora, tmp_path):
+    _, dev, _ = corpora
+    run = rescore("train", example_table, "-o", tmp_path / "m.pt", "--valid-src", dev[0], "--valid-tgt", dev[1])
+    assert run.returncode == 2 and run.stderr.strip().splitlines()[-1] == (
+        "Error: --valid-src/--valid-tgt: a validation set of sentences goes with --parallel; a phrase table "
+        "validates on a held-out slice of its pairs (--valid-pairs)")
+    with pytest.raises(SettingError, match="^--valid-src and --valid-tgt go together"):
+        TrainSettings(valid_src=dev[0])
