@@ -21,6 +21,7 @@ import numpy as np
 import torch
 
 from rescorer.data.batching import length_sorted_batches, pad_sequences
+from rescorer.data.length_caps import measure_length_cap
 from rescorer.data.pair_cache import PairCache
 from rescorer.data.vocabulary import EOS_ID
 from rescorer.errors import RescorerError
@@ -218,6 +219,8 @@ class Trainer:
         self.best_weights = copy.deepcopy(self.model.state_dict())
         self.best_checkpoints = BestCheckpoints(settings.average)
         self.checkpoint_update: Optional[int] = None  # the update the checkpoint file holds
+        # translate's default bound, a + b * source length, as the model file records it
+        self.length_cap = measure_length_cap(cache.lengths("src"), cache.lengths("tgt"))
 
     def resume(self, payload: dict, path: Path) -> None:
         """Continue from a checkpoint written by `save_checkpoint`, whose weights the bundle's
@@ -243,6 +246,7 @@ class Trainer:
         return {"model_options": self.bundle.training.get("model_options", {}),
                 "settings": self.settings.stored(), "state": asdict(self.state),
                 "num_pairs": self.cache.num_pairs, "valid_pairs": len(self.valid_indices),
+                "length_cap": self.length_cap,
                 **{k: v for k, v in self.cache.meta.items() if k.startswith(("table", "corpus"))}}
 
     def step(self) -> float:
