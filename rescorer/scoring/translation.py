@@ -4,20 +4,23 @@ model's BLEU can be reported beside Moses'.
 Sentences are decoded in batches of similar length (rescorer.models.batch_search) and written
 back in input order, one output line per input line: an empty input line gives an empty output
 line (counted). Words outside the model's shortlist are read as [UNK], and [UNK] may be
-produced. The output (and the n-best list, in Moses' format) appears only once complete.
+produced. A translation has at most a + b * source tokens: the model file's measured cap
+(rescorer.data.length_caps) unless --max-length-ratio is given. The output (and the n-best
+list, in Moses' format) appears only once complete.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
-
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
 import torch
 
+from rescorer.data.length_caps import BEFORE_MEASURED, cap_of
 from rescorer.errors import RescorerError
 from rescorer.io.atomic_output import AtomicOutput, committed_together
 from rescorer.io.compression import decompressing_reader
@@ -26,7 +29,8 @@ from rescorer.models.model_files import ModelBundle
 from rescorer.runtime.progress import Progress, no_progress
 from rescorer.scoring.settings import TranslateSettings
 
-__all__ = ["SearchSettings", "TranslateSettings", "TranslationSummary", "translate_file", "max_output_length"]
+__all__ = ["SearchSettings", "TranslateSettings", "TranslationSummary", "translate_file", "max_output_length",
+           "with_length_cap"]
 
 
 SearchSettings = TranslateSettings  # the record (rescorer.scoring.settings), by the name the search knows
@@ -42,7 +46,20 @@ class TranslationSummary:
 
 
 def max_output_length(source_words: int, settings: SearchSettings) -> int:
-    return int(settings.length_ratio * source_words) + settings.length_slack
+    """The bound of settings whose length cap is resolved (`with_length_cap`)."""
+    return cap_of(source_words, settings.length_slack, settings.length_ratio)
+
+
+def with_length_cap(bundle: ModelBundle, settings: SearchSettings) -> SearchSettings:
+    """The settings with the length cap filled in: --max-length-ratio R gives R * source + 10
+    (or the slack given); without it, the model file's measured a + b * source (2 * source + 10
+    for files written before it was measured)."""
+    if settings.length_ratio is not None:
+        slack = settings.length_slack if settings.length_slack is not None else BEFORE_MEASURED[0]
+        return dataclasses.replace(settings, length_slack=slack)
+    measured = bundle.training.get("length_cap")
+    slack, ratio = (measured["slack"], measured["ratio"]) if measured else BEFORE_MEASURED
+    return dataclasses.replace(settings, length_ratio=float(ratio), length_slack=int(slack))
 
 
 def read_sentences(path: Path) -> list[str]:
@@ -65,6 +82,7 @@ def translate_file(bundle: ModelBundle, input_path: Path, output_path: Path, set
                    force: bool = False, progress: Progress = no_progress) -> TranslationSummary:
     """Write the 1-best translation of every input line to `output_path`, and with `nbest_path`
     the `settings.nbest_size` best as a Moses n-best list (`id ||| words ||| RNN= log p ||| score`)."""
+    settings = with_length_cap(bundle, settings)
     sentences = read_sentences(input_path)
     summary = TranslationSummary(sentences=len(sentences))
     vocab = bundle.src_vocab
