@@ -188,6 +188,13 @@ class TrainSettings:
         if self.batch_size is not None and self.batch_tokens is not None:
             raise SettingError("--batch-size (random pairs, the paper's) and --batch-tokens (length-sorted "
                                "batches) are two ways to batch: give one")
+        if not self.resume:  # resumed, the checkpoint's settings went together and the resume check
+            self.check_combinations()  # names each one asked for that differs from them
+        if self.max_pair_length == 0:
+            object.__setattr__(self, "max_pair_length", None)
+
+    def check_combinations(self) -> None:
+        """Refuse settings that do not go together, in one line."""
         if self.lr_schedule == "inverse-sqrt" and not resolve_defaults(asdict(self))["warmup_updates"]:
             raise SettingError("--lr-schedule inverse-sqrt decays from the end of the warm-up: give "
                                "--warmup-updates N > 0")
@@ -196,8 +203,6 @@ class TrainSettings:
         if self.label_smoothing and self.sampled_softmax:
             raise SettingError(f"--label-smoothing {self.label_smoothing:g} is defined on the whole softmax: "
                                f"drop --sampled-softmax {self.sampled_softmax} (or give 0)")
-        if self.max_pair_length == 0:
-            object.__setattr__(self, "max_pair_length", None)
 
     def resolved(self) -> "TrainSettings":
         """These settings with every None default filled in (resolve_defaults)."""

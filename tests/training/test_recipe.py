@@ -281,3 +281,19 @@ def test_validation_sets_go_with_a_parallel_corpus(example_table, corpora, tmp_p
         "validates on a held-out slice of its pairs (--valid-pairs)")
     with pytest.raises(SettingError, match="^--valid-src and --valid-tgt go together"):
         TrainSettings(valid_src=dev[0])
+
+
+def test_a_resume_asking_for_a_new_recipe_names_the_difference(corpora, tmp_path):
+    """The checkpoint's sampled softmax and the asked label smoothing do not go together, but
+    what the user asked for is the smoothing: the resume check names it, not --sampled-softmax."""
+    train, _, _ = corpora
+    model = tmp_path / "m.pt"
+    first = rescore("train", "--parallel", *train, "-o", model, "--preset", "tiny", "--max-updates", "2",
+                    "--batch-tokens", "300")
+    assert first.returncode == 0, first.stderr
+    run = rescore("train", "--parallel", *train, "-o", model, "--resume", "--max-updates", "4",
+                  "--label-smoothing", "0.2")
+    last = run.stderr.strip().splitlines()[-1]
+    assert run.returncode == 1 and last.startswith(
+        f"Error: {checkpoint_path_for(model)}: --resume asks for other settings than the checkpoint was trained "
+        f"with: label-smoothing 0.0 (checkpoint) vs 0.2 (now). Only "), last
