@@ -46,6 +46,25 @@ def tiny_bundle(tiny_model_path):
     return load_model(tiny_model_path)
 
 
+@pytest.fixture(scope="session")
+def subword_bundle(example_table):
+    """A tiny model (random weights) over the pieces of subword models learned on the example
+    table's two sides: BPE on the source, unigram on the target."""
+    from rescorer.data.subwords import SubwordSides, learn_subwords
+    from rescorer.io.table_reader import PhraseTableReader
+    from rescorer.models import ModelSettings, build_model
+    from rescorer.models.model_files import ModelBundle
+
+    with PhraseTableReader(example_table) as reader:
+        pairs = [(entry.src, entry.tgt) for entry in reader]
+    subwords = SubwordSides(learn_subwords([src for src, _ in pairs], 400),
+                            learn_subwords([tgt for _, tgt in pairs], 450, "unigram"))
+    src_vocab, tgt_vocab = subwords.source.vocabulary(), subwords.target.vocabulary()
+    torch.manual_seed(0)
+    model = build_model(ModelSettings.make("rnnsearch", "tiny").config(len(src_vocab), len(tgt_vocab)))
+    return ModelBundle(model.eval(), src_vocab, tgt_vocab, subwords=subwords)
+
+
 @pytest.fixture(params=["isal", "zlib"])
 def gzip_backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """Run a test with python-isal (when installed) and with the standard-library fallback."""

@@ -44,7 +44,8 @@ class Generated:
 
 
 def _words(bundle: ModelBundle, hypothesis: Hypothesis) -> str:
-    return " ".join(bundle.tgt_vocab.tokens[token] for token in hypothesis.tokens)
+    """The hypothesis as text: its words, or a subword model's pieces joined back to words."""
+    return bundle.tgt_encoding.decode(hypothesis.tokens)
 
 
 def sample_generator(seed: int, source: str, device: torch.device) -> torch.Generator:
@@ -67,8 +68,9 @@ def generate(bundle: ModelBundle, sources: Sequence[str], beam_size: int, num_sa
         words = source.split()
         if not words:
             raise RescorerError("an empty source phrase: give at least one word")
-        src_ids = bundle.src_vocab.encode(words)
-        item = Generated(source, [word for word in words if not bundle.src_vocab.is_known(word)])
+        src_ids = bundle.src_encoding.encode(source)
+        unknown = [] if bundle.subwords is not None else [word for word in words if not bundle.src_vocab.is_known(word)]
+        item = Generated(source, unknown)
         group = (groups or {}).get(source)
         known = None if groups is None else set(group.targets if group else ())
         if beam_size:

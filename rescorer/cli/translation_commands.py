@@ -69,10 +69,14 @@ def translate_command(reporter: Reporter, model_path: Path, input_path: Path, ou
         with reporter.bar(desc="translating", unit=" sentences") as bar, autocast(torch_device, precision):
             summary = translate_file(bundle, input_path, output, settings, torch_device, nbest_path,
                                      force=force, progress=bar.update)
-    unknown = summary.unknown_source_words / max(summary.source_words, 1)
+    if bundle.subwords is not None:
+        read = (f"source read as {summary.source_pieces} subword pieces "
+                f"({summary.source_pieces / max(summary.source_words, 1):.2f} per word)")
+    else:
+        read = f"{summary.unknown_source_words / max(summary.source_words, 1):.1%} of source words outside the shortlist"
     reporter.say(f"{output}: {summary.sentences} lines translated ({summary.empty} empty lines left empty, "
-                 f"{summary.forced_ends} stopped by the length bound); {unknown:.1%} of source words "
-                 f"outside the shortlist" + (f"; n-best list {nbest_path}" if nbest_path else ""))
+                 f"{summary.forced_ends} stopped by the length bound); {read}"
+                 + (f"; n-best list {nbest_path}" if nbest_path else ""))
 
 
 TRANSLATION_COMMANDS = (translate_command,)

@@ -17,6 +17,8 @@ from typing import Iterable, Optional, Sequence
 
 import numpy as np
 
+from rescorer.data.subwords import SubwordSides
+from rescorer.data.text_encoding import SideEncoding
 from rescorer.data.vocabulary import Vocabulary
 from rescorer.errors import RescorerError
 from rescorer.io.file_names import temporary_name
@@ -103,10 +105,13 @@ class _SideWriter:
 
 def build_pair_cache(pairs: Iterable[tuple], src_vocab: Vocabulary,
                      tgt_vocab: Vocabulary, directory: Path, meta: dict,
-                     max_length: Optional[int] = None, with_counts: bool = False) -> PairCache:
+                     max_length: Optional[int] = None, with_counts: bool = False,
+                     subwords: Optional[SubwordSides] = None) -> PairCache:
     """Encode every (src, tgt) phrase pair into `directory`, replacing what was there; a pair
     with more than `max_length` words on either side is left out, and counted (`too_long`).
-    With `with_counts` the pairs are (src, tgt, count) and the counts are kept too.
+    With `with_counts` the pairs are (src, tgt, count) and the counts are kept too. With
+    `subwords` each side is encoded as its subword pieces (the bound still counts words, as
+    Moses' clean-corpus-n does).
 
     Written under a temporary name beside it (`.NAME.tmp-PID`) and renamed at the end, so an
     interrupted build never looks finished; the temporary is removed on any error. `meta` is
@@ -115,6 +120,8 @@ def build_pair_cache(pairs: Iterable[tuple], src_vocab: Vocabulary,
     (`rescorer.io.path_checks`): it is replaced.
     """
     directory = Path(directory)
+    src_encoding = SideEncoding(src_vocab, subwords.source if subwords else None)
+    tgt_encoding = SideEncoding(tgt_vocab, subwords.target if subwords else None)
     partial = directory.with_name(temporary_name(directory))
     shutil.rmtree(partial, ignore_errors=True)
     try:
@@ -128,8 +135,12 @@ def build_pair_cache(pairs: Iterable[tuple], src_vocab: Vocabulary,
                 if max_length is not None and max(len(src_words), len(tgt_words)) > max_length:
                     too_long += 1
                     continue
-                src_writer.add(src_vocab.encode(src_words))
-                tgt_writer.add(tgt_vocab.encode(tgt_words))
+                if subwords is None:
+                    src_writer.add(src_vocab.encode(src_words))
+                    tgt_writer.add(tgt_vocab.encode(tgt_words))
+                else:
+                    src_writer.add(src_encoding.encode(pair[0]))
+                    tgt_writer.add(tgt_encoding.encode(pair[1]))
                 if with_counts:
                     counts.append(pair[2])
                 num_pairs += 1

@@ -59,10 +59,12 @@ class PhraseTablePairs:
 
 @dataclass(frozen=True)
 class ParallelCorpusPairs:
-    """Every line pair of a parallel corpus (source file, target file), one sentence pair each."""
+    """Every line pair of a parallel corpus (source file, target file), one sentence pair each;
+    with `utf8_only` (a subword model's corpus), a line that is not UTF-8 is a bad line."""
 
     src_path: Path
     tgt_path: Path
+    utf8_only: bool = False
     kind = "corpus"
 
     def pairs(self, progress: Progress, reject: Optional[RejectSink] = None, direction: str = "forward",
@@ -70,7 +72,7 @@ class ParallelCorpusPairs:
         if with_counts:
             raise RescorerError("a parallel corpus has no pair counts: weight its sentence pairs "
                                 "equally (--pair-weights unique)")
-        for _, src, tgt in ParallelCorpusReader(self.src_path, self.tgt_path, reject):
+        for _, src, tgt in ParallelCorpusReader(self.src_path, self.tgt_path, reject, self.utf8_only):
             progress(1)
             yield oriented(src, tgt, direction)
 

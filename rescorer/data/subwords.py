@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import io
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Iterable, Optional, Sequence
 
 from rescorer.data.vocabulary import SPECIALS, Vocabulary
 
@@ -41,6 +41,9 @@ class SubwordModel:
 
         object.__setattr__(self, "_processor", sentencepiece.SentencePieceProcessor(model_proto=self.proto))
 
+    def __reduce__(self):  # sent between ranks as its bytes: sentencepiece's processor does not pickle
+        return type(self), (self.proto, self.kind)
+
     @property
     def pieces(self) -> list[str]:
         """Every piece, sentencepiece's unknown piece first (byte fallback makes it unused)."""
@@ -52,12 +55,19 @@ class SubwordModel:
         return Vocabulary(list(SPECIALS) + self.pieces[1:])
 
     def segment(self, line: str) -> list[str]:
-        return self._processor.encode(tokens_line(line), out_type=str)
+        """The line's pieces. Bytes that are not UTF-8 (kept as lone surrogates) cannot be
+        segmented as they are: sentencepiece reads each as U+FFFD (see `not_utf8`)."""
+        text = tokens_line(line)
+        try:
+            return self._processor.encode(text, out_type=str)
+        except (RuntimeError, UnicodeEncodeError):
+            return self._processor.encode(text.encode("utf-8", "surrogateescape"), out_type=str)
 
     def join(self, pieces: Sequence[str]) -> str:
-        """The tokenized line the pieces spell; pieces that are not the model's are dropped."""
+        """The tokenized line the pieces spell; pieces that are not the model's ([UNK], [EOS])
+        are dropped."""
         known = [piece for piece in pieces if self._processor.piece_to_id(piece) != 0 or piece == "<unk>"]
-        return self._processor.decode_pieces(known)
+        return tokens_line(self._processor.decode_pieces(known))
 
     def to_stored(self) -> dict:
         return {"kind": self.kind, "sentencepiece": self.proto}
@@ -65,6 +75,32 @@ class SubwordModel:
     @classmethod
     def from_stored(cls, stored: dict) -> "SubwordModel":
         return cls(bytes(stored["sentencepiece"]), stored["kind"])
+
+
+@dataclass(frozen=True)
+class SubwordSides:
+    """A sentence model's two subword models: of its source side and of its target side (the
+    corpus's target and source for an inverse model, as its vocabularies are)."""
+
+    source: SubwordModel
+    target: SubwordModel
+
+    def to_stored(self) -> dict:
+        return {"source": self.source.to_stored(), "target": self.target.to_stored()}
+
+    @classmethod
+    def from_stored(cls, stored: dict) -> "SubwordSides":
+        return cls(SubwordModel.from_stored(stored["source"]), SubwordModel.from_stored(stored["target"]))
+
+
+def not_utf8(line: str) -> Optional[str]:
+    """What keeps a line (decoded with surrogateescape) from being segmented: its first byte
+    that is not UTF-8, or None when it is all UTF-8."""
+    try:
+        line.encode("utf-8")
+    except UnicodeEncodeError as error:  # a lone surrogate: a byte that was not UTF-8
+        return f"byte 0x{ord(line[error.start]) - 0xDC00:02X} at character {error.start + 1} is not UTF-8"
+    return None
 
 
 def learn_subwords(lines: Iterable[str], size: int, kind: str = "bpe") -> SubwordModel:

@@ -4,7 +4,8 @@ line i of one the translation of line i of the other; plain or compressed (told 
 A line with an empty side cannot be trained on: it stops the read with one line naming the
 file and line number, or, with a reject sink, goes there as `LINE<TAB>source<TAB>target` and
 reading goes on. Sides of different lengths are always an error: no pairing of the rest of the
-lines can be trusted then.
+lines can be trusted then. With `utf8_only` (subword models, which segment UTF-8 text), a line
+holding bytes that are not UTF-8 is a bad line too.
 """
 
 from __future__ import annotations
@@ -25,9 +26,10 @@ class ParallelCorpusReader:
     """Iterate (line_no, source, target) over two files, once; `reject` as PhraseTableReader's
     (None: the first bad line is an error). Counters are readable during and after iteration."""
 
-    def __init__(self, src_path: Path, tgt_path: Path, reject=None):
+    def __init__(self, src_path: Path, tgt_path: Path, reject=None, utf8_only: bool = False):
         self.paths = (Path(src_path), Path(tgt_path))
         self.reject = reject
+        self.utf8_only = utf8_only
         self.lines_read = 0
         self.lines_rejected = 0
 
@@ -53,6 +55,9 @@ class ParallelCorpusReader:
                 elif not tgt_text.split():
                     problem = f"{tgt_name}:{line_no}: empty target sentence{_only_spaces(tgt_words)} (its " \
                               f"source line is {_shown(src_words)})"
+                elif self.utf8_only:
+                    problem = _not_utf8(src_name, line_no, src_words, "source") or \
+                        _not_utf8(tgt_name, line_no, tgt_words, "target")
                 if problem is not None:
                     if self.reject is None:
                         raise CorpusError(problem)
@@ -74,6 +79,16 @@ class ParallelCorpusReader:
         except CompressedStreamError as exc:
             raise CorpusError(f"{exc.name}: {exc.kind} stream is {exc.reason} after line "
                               f"{self.lines_read}") from None
+
+
+def _not_utf8(name: str, line_no: int, words: bytes, side: str):
+    """Why a sentence cannot be segmented into subwords (its first byte that is not UTF-8), or None."""
+    try:
+        words.decode("utf-8")
+    except UnicodeDecodeError as error:
+        return (f"{name}:{line_no}: the {side} sentence is not UTF-8 (byte 0x{words[error.start]:02X} at byte "
+                f"{error.start + 1}): subword models segment UTF-8 text")
+    return None
 
 
 def _only_spaces(words: bytes) -> str:

@@ -265,6 +265,13 @@ class UnitJournal:
                 shutil.rmtree(path) if path.is_dir() else path.unlink(missing_ok=True)
         return records
 
+    def recorded(self, upgrade: Callable[[dict], dict] = lambda recorded: recorded) -> Optional[dict]:
+        """The journal of the run that left the partial directory (None: none, or unreadable)."""
+        try:
+            return upgrade(json.loads((self.directory / "journal.json").read_text()))
+        except (OSError, ValueError):
+            return None
+
     @staticmethod
     def _only_models_differ(journal: Path, now: dict, upgrade: Callable[[dict], dict]) -> bool:
         try:

@@ -8,6 +8,10 @@ held a cho2014 GRU model, whose config dict is a valid version-2 config (its def
 it is upgraded in memory: its encoder's weights move under `encoder.forward_layers.0.`, where
 the stackable encoder keeps its first layer. The scores are unchanged.
 
+Subwords: a sentence model trained with `--subwords` keeps its two sentencepiece models under
+`subwords` ({"source": ..., "target": ...}, rescorer.data.subwords.SubwordSides.to_stored), its
+vocabularies being their pieces; a file without the entry holds a word model, read as before.
+
 Kinds: `kind` says what the file holds: "phrase", a phrase or sentence model (src/tgt
 vocabularies; files without `kind` are of this kind), or "lm", the CSLM target language model
 (one vocabulary; rescorer.models.lm_files). Each loader refuses the other kind in one line.
@@ -29,6 +33,8 @@ import torch
 
 from rescorer import __version__
 from rescorer.data.directions import DIRECTIONS
+from rescorer.data.subwords import SubwordSides
+from rescorer.data.text_encoding import SideEncoding
 from rescorer.data.vocabulary import Vocabulary
 from rescorer.errors import ModelFileError
 from rescorer.io.file_names import temporary_name
@@ -62,10 +68,21 @@ class ModelBundle:
     tgt_vocab: Vocabulary
     training: dict = field(default_factory=dict)
     direction: str = "forward"  # rescorer.data.directions: inverse models score log p(source | target)
+    subwords: Optional[SubwordSides] = None  # a subword sentence model's; None: a word model
 
     @property
     def config(self) -> ModelConfig:
         return self.model.config
+
+    @property
+    def src_encoding(self) -> SideEncoding:
+        """How the model reads its source side's text (words, or its subword pieces)."""
+        return SideEncoding(self.src_vocab, self.subwords.source if self.subwords else None)
+
+    @property
+    def tgt_encoding(self) -> SideEncoding:
+        """How the model reads and writes its target side's text."""
+        return SideEncoding(self.tgt_vocab, self.subwords.target if self.subwords else None)
 
 
 def save_model(bundle: ModelBundle, path: Path, extra: Optional[dict] = None) -> None:
@@ -82,6 +99,7 @@ def save_model(bundle: ModelBundle, path: Path, extra: Optional[dict] = None) ->
         "weights": {name: t.detach().cpu() for name, t in bundle.model.state_dict().items()},
         "training": dict(bundle.training),
         "direction": bundle.direction,
+        **({"subwords": bundle.subwords.to_stored()} if bundle.subwords is not None else {}),
         **(extra or {}),
     }
     write_model_payload(payload, path)
@@ -270,7 +288,8 @@ def bundle_from_payload(payload: dict, path: Path) -> ModelBundle:
         model.load_state_dict(payload["weights"])
         bundle = ModelBundle(model, Vocabulary(payload["src_vocab"]),
                              Vocabulary(payload["tgt_vocab"]), dict(payload["training"]),
-                             payload.get("direction", "forward"))  # files before 0.2 are forward
+                             payload.get("direction", "forward"),  # files before 0.2 are forward
+                             _stored_subwords(payload, path))
         if bundle.direction not in DIRECTIONS:
             raise ModelFileError(f"{path}: unknown direction {bundle.direction!r} (valid: "
                                  f"{', '.join(DIRECTIONS)})")
@@ -283,6 +302,22 @@ def bundle_from_payload(payload: dict, path: Path) -> ModelBundle:
         raise ModelFileError(f"{path}: vocabulary sizes differ from the model config")
     model.eval()
     return bundle
+
+
+def _stored_subwords(payload: dict, path: Path) -> Optional[SubwordSides]:
+    """The file's subword models (None for a word model), checked against its vocabularies."""
+    if "subwords" not in payload:
+        return None
+    try:
+        subwords = SubwordSides.from_stored(payload["subwords"])
+    except (KeyError, TypeError, ValueError, RuntimeError, OSError) as error:
+        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+        raise ModelFileError(f"{path}: its subword models cannot be read ({reason})") from None
+    for side, model, vocab in (("source", subwords.source, payload["src_vocab"]),
+                               ("target", subwords.target, payload["tgt_vocab"])):
+        if model.vocabulary().tokens != list(vocab):
+            raise ModelFileError(f"{path}: its {side} vocabulary is not its {side} subword model's pieces")
+    return subwords
 
 
 def weight_bytes(model: torch.nn.Module) -> Iterator[tuple[str, bytes]]:

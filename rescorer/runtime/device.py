@@ -1,4 +1,5 @@
-"""Device choice and mixed precision: bf16 autocast on CUDA, plain fp32 on the CPU by default."""
+"""Device choice and mixed precision: bf16 autocast on CUDA, plain fp32 on the CPU by default (for
+scoring, 'auto' is decided by measurement: rescorer.scoring.precision_check)."""
 
 from __future__ import annotations
 
@@ -23,7 +24,9 @@ def resolve_device(name: str = "auto") -> torch.device:
 
 
 def resolve_precision(name: str, device: torch.device) -> str:
-    """'auto' is bf16 on CUDA (tensor cores) and fp32 on the CPU (exact, repeatable scores)."""
+    """'auto' is bf16 on CUDA (tensor cores) and fp32 on the CPU (exact, repeatable scores): what
+    training, the CSLM and `translate` take. Scoring a table or pairs decides 'auto' by measuring
+    each model instead (rescorer.scoring.precision_check), and calls this for the other names."""
     if name not in PRECISIONS:
         raise RescorerError(f"unknown precision {name!r}; valid: {', '.join(PRECISIONS)}")
     if name == "auto":

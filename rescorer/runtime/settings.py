@@ -18,8 +18,11 @@ class RuntimeSettings:
                           resume=NOT_RECORDED)
     precision: str = setting(
         "auto", choice(*PRECISIONS),
-        "auto: bf16 autocast on CUDA, fp32 on the CPU. int8 (on the CPU, needs torchao): int8 weights "
-        "and activations when a model scores (`run` trains in fp32, `train` refuses it).", option="--precision",
+        "auto: when a phrase table or n-best pairs are scored, bf16 on CUDA or on a CPU with "
+        "amx_bf16/avx512_bf16 if a check of each model on the first 2000 pairs keeps its scores near fp32's, "
+        "else fp32; in training, the CSLM and `translate`, bf16 autocast on CUDA, fp32 on the CPU. int8 (on "
+        "the CPU, needs torchao): int8 weights and activations when a model scores (`run` trains in fp32, "
+        "`train` refuses it).", option="--precision",
         resume=NOT_RECORDED)
     rank_timeout: float = setting(3600, POSITIVE_FLOAT,
                                   "Under torchrun: seconds a rank waits for the others before the job fails.",

@@ -126,11 +126,13 @@ def _padded(seqs, batch: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
 def score_pairs(bundle: ModelBundle, pairs: Sequence[tuple[str, str]], device: str = "auto",
                 precision: str = "auto", token_budget: Optional[int] = None) -> np.ndarray:
     """log p(tgt | src) in nats for whitespace-tokenized (src, tgt) phrase pairs (log p(src | tgt)
-    for an inverse model)."""
+    for an inverse model). A subword model reads each side as its pieces: log p of a sentence
+    is the sum over its pieces (and the end)."""
     torch_device = resolve_device(device)
     bundle.model.to(torch_device).eval()
     pairs = [oriented(src, tgt, bundle.direction) for src, tgt in pairs]
-    src_seqs = [bundle.src_vocab.encode(src.split()) for src, _ in pairs]
-    tgt_seqs = [bundle.tgt_vocab.encode(tgt.split()) for _, tgt in pairs]
+    src_encoding, tgt_encoding = bundle.src_encoding, bundle.tgt_encoding
+    src_seqs = [src_encoding.encode(src) for src, _ in pairs]
+    tgt_seqs = [tgt_encoding.encode(tgt) for _, tgt in pairs]
     return score_encoded(bundle.model, src_seqs, tgt_seqs, token_budget,
                          resolve_precision(precision, torch_device))

@@ -2,7 +2,7 @@
 streaming path (`rescorer.scoring.table_rescoring`) and the unit path (`rescorer.scoring.units`) share.
 
 A chunk is encoded once per distinct pair of shortlists (models that share shortlists share
-the encoding); each model scores it; its lines are written back with one column per model,
+the encoding; a subword model reads its own pieces, rescorer.data.text_encoding); each model scores it; its lines are written back with one column per model,
 then the word penalty. `in_background` runs the reading and encoding a chunk ahead, in a
 thread (PyTorch releases the GIL inside its kernels, so it overlaps the scoring).
 """
@@ -20,6 +20,7 @@ from typing import Iterable, Iterator, Optional, Sequence
 import numpy as np
 
 from rescorer.data.directions import oriented
+from rescorer.data.text_encoding import SideEncoding
 from rescorer.data.phrase_encoding import EncodedPhrases, encode_phrases
 from rescorer.errors import RescorerError
 from rescorer.io.score_format import MAX_COUNT, format_count_scores
@@ -70,11 +71,12 @@ class ScoringModels:
 
 
 def distinct_vocabularies(bundles: Sequence[ModelBundle]) -> tuple[list, list[int]]:
-    """The distinct (src, tgt, direction) shortlists, and each model's index among them."""
+    """The distinct (src, tgt, direction) shortlists (SideEncodings: with their subword models),
+    and each model's index among them."""
     distinct: list = []
     index = []
     for bundle in bundles:
-        pair = (bundle.src_vocab, bundle.tgt_vocab, bundle.direction)
+        pair = (bundle.src_encoding, bundle.tgt_encoding, bundle.direction)
         if pair not in distinct:
             distinct.append(pair)
         index.append(distinct.index(pair))
@@ -96,13 +98,25 @@ def encode_chunk(entries: list, vocabularies: list) -> Chunk:
     src_phrases = [entry.src for entry in entries]
     tgt_phrases = [entry.tgt for entry in entries]
     encodings = []
-    for src_vocab, tgt_vocab, direction in vocabularies:
+    words = None  # (source, target) words of the table, as a word model's encoding counts them
+    for src_encoding, tgt_encoding, direction in vocabularies:
         model_src, model_tgt = oriented(src_phrases, tgt_phrases, direction)
-        src, tgt = encode_phrases(model_src, src_vocab), encode_phrases(model_tgt, tgt_vocab)
+        src, tgt = _encoded(model_src, src_encoding), _encoded(model_tgt, tgt_encoding)
         table_src, table_tgt = oriented(src, tgt, direction)  # back to the table's sides
         encodings.append(Encoding(src, tgt, table_tgt.unknown, int(table_src.unknown.sum()),
                                   int(table_tgt.unknown.sum())))
-    return Chunk(entries, encodings, int(table_src.offsets[-1]), int(table_tgt.offsets[-1]))
+        if src_encoding.subwords is None and tgt_encoding.subwords is None:
+            words = int(table_src.offsets[-1]), int(table_tgt.offsets[-1])
+    if words is None:  # subword models only: their pieces are not the table's words
+        words = tuple(sum(len(phrase.split()) for phrase in phrases) for phrases in (src_phrases, tgt_phrases))
+    return Chunk(entries, encodings, *words)
+
+
+def _encoded(phrases: Sequence[str], encoding: SideEncoding) -> EncodedPhrases:
+    """Phrases as a model reads them: its words, or its subword pieces."""
+    if encoding.subwords is not None:
+        phrases = [" ".join(encoding.units(phrase)) for phrase in phrases]
+    return encode_phrases(phrases, encoding.vocab)
 
 
 @contextlib.contextmanager

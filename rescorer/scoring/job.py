@@ -15,7 +15,7 @@ from rescorer.runtime.placement import Placement, warn_if_emulated
 from rescorer.runtime.settings import RuntimeSettings
 from rescorer.scoring.settings import ScoreSettings
 
-__all__ = ["ScoreJob", "score_job", "check_ensemble_size", "output_already_finished", "check_partial_output"]
+__all__ = ["ScoreJob", "score_job", "scoring_precision", "check_ensemble_size", "output_already_finished", "check_partial_output"]
 
 
 @dataclass(frozen=True)
@@ -37,17 +37,21 @@ def score_job(job: ScoreJob, reporter, placement: Placement) -> None:
     from rescorer.scoring.table_rescoring import rescore_table
 
     device, ranks = placement.device, placement.ranks
-    settings = dataclasses.replace(job.settings, precision=resolve_precision(job.runtime.precision, device))
-    warn_if_emulated(reporter, settings.precision, device)
+    resolve_precision(job.runtime.precision, device)  # a refusal (int8 on CUDA) before the models load
     model_paths = [Path(path) for path in job.model_paths]
     bundles = [load_model(path, device) for path in model_paths]
-    check_ensemble(settings.ensemble, bundles, model_paths)
+    check_ensemble(job.settings.ensemble, bundles, model_paths)
+    names = [path.name for path in model_paths]
+    choice = ranks.on_main(lambda: scoring_precision(job, device, bundles, names), "choosing the precision")
+    if choice.line:
+        reporter.say(choice.line)
+    settings = dataclasses.replace(job.settings, precision=choice.precision)
+    warn_if_emulated(reporter, settings.precision, device)
     if settings.precision == "int8":
         from rescorer.models.quantization import quantize_int8
 
         for bundle in bundles:
             quantize_int8(bundle.model)
-    names = [path.name for path in model_paths]
     shown = settings.with_token_budget(default_token_budget(device))
     reporter.signature("score", model=",".join(f"{name}({bundle.config.arch})" for name, bundle in zip(names, bundles)),
                        **signature_items(shown), device=device.type,
@@ -57,6 +61,25 @@ def score_job(job: ScoreJob, reporter, placement: Placement) -> None:
                                 ranks=ranks, model_names=names)
     reporter.say(summary.report(names, settings.reject_path, settings.unk_penalty, job.output))
     injected_fault("after-summary")
+
+
+def scoring_precision(job: ScoreJob, device, bundles: list, names: list):
+    """The precision this run scores in (rescorer.scoring.precision_check). Under --resume,
+    'auto' takes the precision the interrupted run recorded with its units, unchecked: the
+    units it finished were scored in it, and the rest are scored alike (a new check could
+    decide otherwise on another machine, and the resume would then be refused)."""
+    from rescorer.runtime.device import resolve_precision
+    from rescorer.scoring.precision_check import PrecisionChoice, choose_precision, table_sample
+    from rescorer.scoring.units import recorded_precision
+
+    if job.runtime.precision == "auto" and job.settings.resume:
+        recorded = recorded_precision(job.output)
+        if recorded is not None and recorded != "auto":
+            recorded = resolve_precision(recorded, device)  # refuses a name it does not know, int8 on CUDA
+            return PrecisionChoice(recorded, f"precision auto: {recorded}, as the interrupted run chose for "
+                                             f"the units it finished (no check)")
+    return choose_precision(job.runtime.precision, device, list(zip(names, bundles)),
+                            lambda: table_sample(job.table_path))
 
 
 def check_ensemble_size(ensemble: bool, models: int) -> None:
@@ -78,7 +101,8 @@ def check_ensemble(ensemble: bool, bundles: list, model_paths: list) -> None:
     # for the rest): a mixture of two shortlists' distributions is no distribution of either.
     first = bundles[0].tgt_vocab
     unlike = [f"{path.name}'s ({len(bundle.tgt_vocab) - 3} words)"
-              for path, bundle in zip(model_paths[1:], bundles[1:]) if bundle.tgt_vocab != first]
+              for path, bundle in zip(model_paths[1:], bundles[1:])
+              if bundle.tgt_encoding != bundles[0].tgt_encoding]  # subword models: the same pieces too
     if unlike:
         raise SettingError(f"--ensemble mixes models of one target shortlist, and {' and '.join(unlike)} "
                            f"{'is' if len(unlike) == 1 else 'are'} not {model_paths[0].name}'s ({len(first) - 3} "

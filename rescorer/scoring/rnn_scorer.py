@@ -4,8 +4,9 @@ loaded once. It replaces running `rescore score` from PATH, which might name ano
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 import numpy as np
 import torch
@@ -13,22 +14,46 @@ import torch
 from rescorer.models.model_files import ModelBundle, load_model
 from rescorer.runtime.device import resolve_device, resolve_precision
 from rescorer.scoring.batch_scoring import score_pairs
+from rescorer.scoring.precision_check import SAMPLE_PAIRS, choose_precision, table_sample
 from rescorer.scoring.settings import ScoreSettings
 from rescorer.scoring.table_rescoring import rescore_table
 
 __all__ = ["InProcessScorer"]
 
+log = logging.getLogger("rescorer")
+
 
 class InProcessScorer:
-    """Scores with the caller's device, precision ('auto' as `rescore score` resolves it) and
-    torch threads (None: torch's default, as a `rescore score` child process had)."""
+    """Scores with the caller's device, precision ('auto' as `rescore score` resolves it: checked
+    once per model, on the first table or pairs it scores) and torch threads (None: torch's
+    default, as a `rescore score` child process had)."""
 
     def __init__(self, device: str = "auto", precision: str = "auto", threads: Optional[int] = None):
         self.device = resolve_device(device)
-        self.precision = resolve_precision(precision, self.device)
+        self.asked = precision
+        self.precision = resolve_precision(precision, self.device)  # until a check decides 'auto' (below)
         if threads is not None:
             torch.set_num_threads(threads)
         self._bundles: dict[Path, ModelBundle] = {}
+        self._checked: dict[Path, str] = {}  # 'auto': each model's precision, decided on its first pairs
+
+    def precision_for(self, model_paths: Sequence[Path], sample: Callable[[], Sequence[tuple[str, str]]]) -> str:
+        """The precision to score with these models: the asked one, or for 'auto' what the check
+        (rescorer.scoring.precision_check) decides for each model the first time it scores,
+        on `sample()` (bf16 only if every model passed); the decision is logged in one line."""
+        if self.asked != "auto":
+            return self.precision
+        unchecked = [path for path in model_paths if Path(path).resolve() not in self._checked]
+        if unchecked:
+            choice = choose_precision("auto", self.device, [(Path(path).name, self.bundle(path)) for path in unchecked],
+                                      sample)
+            if choice.line:
+                log.info(choice.line)
+            for index, path in enumerate(unchecked):  # a check per model, or none (no native bf16)
+                passed = choice.checks[index].passed if choice.checks else choice.precision == "bf16"
+                self._checked[Path(path).resolve()] = "bf16" if passed else "fp32"
+        chosen = {self._checked[Path(path).resolve()] for path in model_paths}
+        return "bf16" if chosen == {"bf16"} else "fp32"
 
     def bundle(self, model_path: Path) -> ModelBundle:
         """The model at `model_path`, loaded on the first use (int8-quantized under int8)."""
@@ -46,14 +71,18 @@ class InProcessScorer:
         return self.bundle(model_path).direction
 
     def score_pairs(self, model_path: Path, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
-        return score_pairs(self.bundle(model_path), pairs, device=self.device.type, precision=self.precision)
+        if not len(pairs):
+            return np.zeros(0, dtype=np.float64)
+        precision = self.precision_for([model_path], lambda: list(pairs[:SAMPLE_PAIRS]))
+        return score_pairs(self.bundle(model_path), pairs, device=self.device.type, precision=precision)
 
     def score_table(self, table_in: Path, table_out: Path, model_paths: Sequence[Path],
                     unk_penalty: bool = False) -> str:
         """`rescore score TABLE --model M ... -o OUT --force [--unk-penalty]`: the same settings,
         so the same bytes; the output is written atomically (in units, as that command does)."""
         paths = [Path(path) for path in model_paths]
-        settings = ScoreSettings(unk_penalty=unk_penalty, force=True, precision=self.precision)
+        precision = self.precision_for(paths, lambda: table_sample(Path(table_in)))
+        settings = ScoreSettings(unk_penalty=unk_penalty, force=True, precision=precision)
         names = [path.name for path in paths]
         summary = rescore_table(Path(table_in), Path(table_out), [self.bundle(path) for path in paths],
                                 settings, model_names=names)

@@ -3,10 +3,12 @@ model's BLEU can be reported beside Moses'.
 
 Sentences are decoded in batches of similar length (rescorer.models.batch_search) and written
 back in input order, one output line per input line: an empty input line gives an empty output
-line (counted). Words outside the model's shortlist are read as [UNK], and [UNK] may be
-produced. A translation has at most a + b * source tokens: the model file's measured cap
-(rescorer.data.length_caps) unless --max-length-ratio is given. The output (and the n-best
-list, in Moses' format) appears only once complete.
+line (counted). A word model reads words outside its shortlist as [UNK], and may produce [UNK];
+a subword model reads its own pieces of each line and writes its output joined back to the
+corpus's tokenization, with no [UNK] (rescorer.data.text_encoding). A translation has at most
+a + b * source tokens (a subword model's pieces, as it was measured and as the search counts):
+the model file's measured cap (rescorer.data.length_caps) unless --max-length-ratio is given.
+The output (and the n-best list, in Moses' format) appears only once complete.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Optional
 import torch
 
 from rescorer.data.length_caps import BEFORE_MEASURED, cap_of
+from rescorer.data.subwords import not_utf8
 from rescorer.errors import RescorerError
 from rescorer.io.atomic_output import AtomicOutput, committed_together
 from rescorer.io.compression import decompressing_reader
@@ -43,11 +46,13 @@ class TranslationSummary:
     forced_ends: int = 0  # 1-best outputs stopped by the length bound
     unknown_source_words: int = 0  # source tokens read as [UNK]
     source_words: int = 0
+    source_pieces: int = 0  # a subword model's source pieces (0 for a word model)
 
 
-def max_output_length(source_words: int, settings: SearchSettings) -> int:
-    """The bound of settings whose length cap is resolved (`with_length_cap`)."""
-    return cap_of(source_words, settings.length_slack, settings.length_ratio)
+def max_output_length(source_tokens: int, settings: SearchSettings) -> int:
+    """The bound, in target tokens (a subword model's pieces), for a source of `source_tokens`
+    tokens (its pieces), of settings whose length cap is resolved (`with_length_cap`)."""
+    return cap_of(source_tokens, settings.length_slack, settings.length_ratio)
 
 
 def with_length_cap(bundle: ModelBundle, settings: SearchSettings) -> SearchSettings:
@@ -85,12 +90,15 @@ def translate_file(bundle: ModelBundle, input_path: Path, output_path: Path, set
     settings = with_length_cap(bundle, settings)
     sentences = read_sentences(input_path)
     summary = TranslationSummary(sentences=len(sentences))
-    vocab = bundle.src_vocab
-    encoded = [vocab.encode(line.split()) for line in sentences]
-    for line in sentences:
-        words = line.split()
-        summary.source_words += len(words)
-        summary.unknown_source_words += vocab.count_unknown(words)
+    source = bundle.src_encoding
+    if source.subwords is not None:
+        check_segmentable(sentences, input_path)
+    units = [source.units(line) for line in sentences]
+    encoded = [source.vocab.encode(line_units) for line_units in units]
+    for line, line_units in zip(sentences, units):
+        summary.source_words += len(line.split())
+        summary.unknown_source_words += source.vocab.count_unknown(line_units)
+        summary.source_pieces += len(line_units) if source.subwords is not None else 0
     order = sorted((i for i, ids in enumerate(encoded) if ids), key=lambda i: len(encoded[i]))
     summary.empty = len(sentences) - len(order)
     found: dict[int, list[Translation]] = {}
@@ -103,13 +111,13 @@ def translate_file(bundle: ModelBundle, input_path: Path, output_path: Path, set
                                                             settings.alpha, settings.nbest_size)):
             found[i] = translations
         progress(len(batch))
-    words = bundle.tgt_vocab.tokens
+    target = bundle.tgt_encoding
     output = AtomicOutput(output_path, force=force, input_path=input_path)
     nbest = AtomicOutput(nbest_path, force=force, input_path=input_path) if nbest_path else None
     with committed_together(output, nbest):
         for i in range(len(sentences)):
             translations = found.get(i, [])
-            text = [" ".join(words[t] for t in tr.hypothesis.tokens) for tr in translations]
+            text = [target.decode(tr.hypothesis.tokens) for tr in translations]
             output.write_line((text[0] if text else "").encode("utf-8", "surrogateescape"))
             if translations and translations[0].hypothesis.forced_end:
                 summary.forced_ends += 1
@@ -118,3 +126,11 @@ def translate_file(bundle: ModelBundle, input_path: Path, output_path: Path, set
                     nbest.write_line(f"{i} ||| {line} ||| RNN= {tr.hypothesis.log_p:.6g} ||| "
                                      f"{tr.score:.6g}".encode("utf-8", "surrogateescape"))
     return summary
+
+
+def check_segmentable(sentences: list[str], input_path: Path) -> None:
+    """Refuse, naming the line, input a subword model cannot segment (bytes that are not UTF-8)."""
+    for line_no, line in enumerate(sentences, start=1):
+        problem = not_utf8(line)
+        if problem is not None:
+            raise RescorerError(f"{input_path}:{line_no}: {problem}: a subword model reads UTF-8 text")

@@ -12,6 +12,7 @@ number of ranks) into the run's summary.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -31,13 +32,27 @@ from rescorer.scoring.chunks import (ScoreTotals, ScoringModels, chunk_lines, en
                                      long_lived_objects_frozen, output_columns, score_chunk, word_penalty)
 from rescorer.scoring.settings import ScoreSettings
 
-__all__ = ["bundle_identity", "rescore_in_units"]
+__all__ = ["bundle_identity", "rescore_in_units", "recorded_precision"]
 
 
 def bundle_identity(bundle: ModelBundle, name: str) -> dict:
-    """The journal's identity of a model: its config, direction, vocabularies and weight bytes."""
-    return model_identity(name, bundle.config.identity_dict(), bundle.direction,
-                          (bundle.src_vocab.tokens, bundle.tgt_vocab.tokens), weight_bytes(bundle.model))
+    """The journal's identity of a model: its config, direction, vocabularies (and subword
+    models: word models keep the identity they had) and weight bytes."""
+    vocabularies = [bundle.src_vocab.tokens, bundle.tgt_vocab.tokens]
+    if bundle.subwords is not None:
+        vocabularies.append([hashlib.sha256(model.proto).hexdigest()
+                             for model in (bundle.subwords.source, bundle.subwords.target)])
+    return model_identity(name, bundle.config.identity_dict(), bundle.direction, vocabularies,
+                          weight_bytes(bundle.model))
+
+
+def recorded_precision(output_path: Path) -> Optional[str]:
+    """The precision an interrupted run's units were scored in, as its journal records it
+    (None: no partial run beside `output_path`, or a journal that records none)."""
+    recorded = UnitJournal(output_path).recorded(ScoreSettings.upgraded_journal)
+    settings = recorded.get("settings") if isinstance(recorded, dict) else None
+    precision = settings.get("precision") if isinstance(settings, dict) else None
+    return precision if isinstance(precision, str) else None
 
 
 @dataclass

@@ -43,7 +43,8 @@ def average_models(paths: Sequence[Path]) -> ModelBundle:
         for what, mine, theirs in (("architecture and sizes", bundle.config, first.config),
                                    ("source vocabulary", bundle.src_vocab, first.src_vocab),
                                    ("target vocabulary", bundle.tgt_vocab, first.tgt_vocab),
-                                   ("direction", bundle.direction, first.direction)):
+                                   ("direction", bundle.direction, first.direction),
+                                   ("subword models", bundle.subwords, first.subwords)):
             if mine != theirs:
                 raise ModelFileError(f"{path}: its {what} differ from {paths[0]}'s; only checkpoints "
                                      "of one model can be averaged")

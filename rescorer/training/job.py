@@ -19,7 +19,7 @@ from rescorer.models.settings import MODEL_OPTION_KEYS, ModelSettings
 from rescorer.records import SettingError, option_name, signature_items
 from rescorer.runtime.placement import Placement, warn_if_emulated
 from rescorer.runtime.settings import RuntimeSettings
-from rescorer.training.settings import TrainSettings
+from rescorer.training.settings import CORPUS_SUBWORDS, NO_SUBWORDS, TrainSettings
 
 __all__ = ["TrainJob", "train_job", "training_source", "require_rereadable", "TrainingProgress",
            "kept_for_more_training"]
@@ -52,12 +52,19 @@ def require_rereadable(path: Path) -> None:
 def training_source(phrase_table: Optional[Path], parallel: Optional[tuple], settings: TrainSettings,
                     explicit: frozenset) -> tuple[PairSource, TrainSettings]:
     """What `rescore train` reads, the table or the parallel corpus, and the settings for it: a
-    corpus refuses the settings it cannot take, and bounds sentences at 80 words unless told."""
+    corpus refuses the settings it cannot take, bounds sentences at 80 words and reads them as
+    CORPUS_SUBWORDS unless told; a table refuses the subword settings."""
     from rescorer.data.pair_sources import ParallelCorpusPairs, PhraseTablePairs
 
     if (phrase_table is None) == (parallel is None):
         raise SettingError("give a PHRASE_TABLE or --parallel SRC TGT (one of them)")
+    subword_options = [name for name in ("subwords", "subword_size") if name in explicit]
     if phrase_table is not None:
+        if subword_options:
+            shown = ", ".join(option_name(TrainSettings, name) for name in subword_options)
+            raise SettingError(f"{shown}: subword models are learned on a parallel corpus (--parallel SRC TGT); "
+                               f"a phrase table's models read words through shortlists: drop "
+                               f"{'them' if len(subword_options) > 1 else 'it'}")
         require_rereadable(phrase_table)
         if settings.valid_src is not None:
             raise SettingError("--valid-src/--valid-tgt: a validation set of sentences goes with --parallel; a "
@@ -78,7 +85,21 @@ def training_source(phrase_table: Optional[Path], parallel: Optional[tuple], set
         require_rereadable(path)
     if "max_pair_length" not in explicit:
         settings = dataclasses.replace(settings, max_pair_length=CORPUS_MAX_LENGTH)
+    if "subwords" not in explicit:
+        settings = dataclasses.replace(settings, subwords=CORPUS_SUBWORDS)
+    if not settings.resume:  # resumed, they are the checkpoint's (rescorer.training.resume checks them)
+        check_subword_settings(settings, explicit)
     return ParallelCorpusPairs(*parallel), settings
+
+
+def check_subword_settings(settings: TrainSettings, explicit: frozenset) -> None:
+    """With subwords the vocabularies are the subword models' pieces, so there is no shortlist
+    to size; without them there are no pieces to count."""
+    if settings.subwords != NO_SUBWORDS and "shortlist_size" in explicit:
+        raise SettingError(f"--shortlist-size: with --subwords {settings.subwords} the vocabularies are the "
+                           f"subword models' pieces; size them with --subword-size (drop --shortlist-size)")
+    if settings.subwords == NO_SUBWORDS and "subword_size" in explicit:
+        raise SettingError("--subword-size: only with --subwords bpe or unigram (the model reads words now)")
 
 
 def resumed(job: TrainJob) -> tuple[TrainSettings, dict, Optional[dict]]:
@@ -123,7 +144,11 @@ def train_job(job: TrainJob, reporter, placement: Placement) -> None:
             device, precision, progress.lines_read, progress.on_pass, progress.on_update, job.reject,
             recorded_options, payload, ranks))
     state = report.state
-    if report.vocabularies is not None:
+    if report.vocabularies is not None and report.vocabularies.subwords is not None:
+        vocab = report.vocabularies
+        reporter.say(f"subwords ({settings.subwords}) learned on {vocab.counted_from}: "
+                     f"{len(vocab.subwords.source.pieces)} source, {len(vocab.subwords.target.pieces)} target pieces")
+    elif report.vocabularies is not None:
         vocab = report.vocabularies
         reporter.say(f"shortlists from {vocab.counted_from}: {len(vocab.src_vocab) - 3} source, "
                      f"{len(vocab.tgt_vocab) - 3} target words; token coverage "

@@ -1,4 +1,5 @@
-"""Getting a model ready: shortlists, the encoded pair cache, a fresh model, and training it."""
+"""Getting a model ready: shortlists (or a sentence model's subword models), the encoded pair
+cache, a fresh model, and training it."""
 
 from __future__ import annotations
 
@@ -12,9 +13,11 @@ from typing import Callable, Optional, Union
 
 import torch
 
+from rescorer.data.corpus_subwords import learn_corpus_subwords
 from rescorer.data.directions import oriented
 from rescorer.data.pair_sources import ParallelCorpusPairs, PairSource, pair_source
 from rescorer.data.pair_cache import PairCache, build_pair_cache, open_matching_cache
+from rescorer.data.subwords import SubwordSides
 from rescorer.data.vocabulary import Coverage, Vocabulary, count_corpus_words, coverage
 from rescorer.errors import CorpusError, RescorerError
 from rescorer.io.file_names import checkpoint_path_for
@@ -24,7 +27,7 @@ from rescorer.models.model_files import ModelBundle, bundle_from_payload, read_m
 from rescorer.runtime.distributed import SINGLE, Ranks
 from rescorer.runtime.progress import Progress, no_progress
 from rescorer.training.resume import check_resume, recorded_training
-from rescorer.training.settings import LOWEST_PAIR_COUNT
+from rescorer.training.settings import LOWEST_PAIR_COUNT, NO_SUBWORDS
 from rescorer.training.trainer import Trainer, TrainSettings, TrainState, unigram_perplexity
 
 
@@ -32,9 +35,10 @@ from rescorer.training.trainer import Trainer, TrainSettings, TrainState, unigra
 class VocabularyReport:
     src_vocab: Vocabulary
     tgt_vocab: Vocabulary
-    src_coverage: Coverage
-    tgt_coverage: Coverage
+    src_coverage: Optional[Coverage]  # None with subwords: every piece is in the vocabulary
+    tgt_coverage: Optional[Coverage]
     counted_from: str
+    subwords: Optional[SubwordSides] = None  # the vocabularies are their pieces
 
 
 class _RejectsOnce:
@@ -85,31 +89,37 @@ def encode_table(table_path: Union[Path, PairSource], src_vocab: Vocabulary, tgt
                  cache_dir: Path, progress: Progress = no_progress,
                  reject: Optional[RejectSink] = None, max_pair_length: Optional[int] = None,
                  direction: str = "forward", with_counts: bool = False,
-                 lowest_count: tuple = (0.0, "")) -> PairCache:
+                 lowest_count: tuple = (0.0, ""), subwords: Optional[SubwordSides] = None) -> PairCache:
     """The table's pairs as an on-disk cache, reusing `cache_dir` when it still matches; pairs
     with a side longer than `max_pair_length` words are left out (and counted); `with_counts`
     keeps each pair's c(pair) for weighted training, refusing counts not above `lowest_count`
-    ((bound, why): LOWEST_PAIR_COUNT)."""
-    meta = cache_meta(table_path, src_vocab, tgt_vocab, max_pair_length, direction, with_counts, lowest_count[0])
+    ((bound, why): LOWEST_PAIR_COUNT); `subwords` encodes the sides as their pieces."""
+    meta = cache_meta(table_path, src_vocab, tgt_vocab, max_pair_length, direction, with_counts, lowest_count[0],
+                      subwords)
     cache = open_matching_cache(cache_dir, meta)
     if cache is None:
         pairs = pair_source(table_path).pairs(progress, reject, direction, with_counts, lowest_count)
-        cache = build_pair_cache(pairs, src_vocab, tgt_vocab, cache_dir, meta, max_pair_length, with_counts)
+        cache = build_pair_cache(pairs, src_vocab, tgt_vocab, cache_dir, meta, max_pair_length, with_counts,
+                                 subwords)
     check_enough_pairs(cache, table_path, max_pair_length)
     return cache
 
 
 def encode_valid_set(src_path: Path, tgt_path: Path, src_vocab: Vocabulary, tgt_vocab: Vocabulary,
-                     directory: Path, direction: str = "forward") -> PairCache:
+                     directory: Path, direction: str = "forward",
+                     subwords: Optional[SubwordSides] = None) -> PairCache:
     """A validation set of whole sentences (--valid-src/--valid-tgt) as a pair cache, every pair
-    of it kept (no length bound), reused while it matches. Bad input (an empty line, sides of
-    different lengths, an empty file) is one line naming the file and line."""
-    source = ParallelCorpusPairs(Path(src_path), Path(tgt_path))
-    meta = cache_meta(source, src_vocab, tgt_vocab, None, direction)
+    of it kept (no length bound), reused while it matches; with `subwords` (a subword model's),
+    encoded as their pieces, as the training pairs are, so that its perplexity is over pieces.
+    Bad input (an empty line, sides of different lengths, an empty file, with subwords a line
+    that is not UTF-8) is one line naming the file and line."""
+    source = ParallelCorpusPairs(Path(src_path), Path(tgt_path), utf8_only=subwords is not None)
+    meta = cache_meta(source, src_vocab, tgt_vocab, None, direction, subwords=subwords)
     cache = open_matching_cache(directory, meta)
     if cache is None:
         try:
-            cache = build_pair_cache(source.pairs(no_progress, None, direction), src_vocab, tgt_vocab, directory, meta)
+            cache = build_pair_cache(source.pairs(no_progress, None, direction), src_vocab, tgt_vocab, directory, meta,
+                                     subwords=subwords)
         except CorpusError as error:
             raise CorpusError(f"{error} (the validation set, --valid-src/--valid-tgt)") from None
     return cache
@@ -134,9 +144,12 @@ def check_enough_pairs(cache: PairCache, table_path: Union[Path, PairSource], ma
 
 def cache_meta(table_path: Union[Path, PairSource], src_vocab: Vocabulary, tgt_vocab: Vocabulary,
                max_pair_length: Optional[int], direction: str = "forward",
-               with_counts: bool = False, lowest_count: float = 0.0) -> dict:
+               with_counts: bool = False, lowest_count: float = 0.0,
+               subwords: Optional[SubwordSides] = None) -> dict:
     """What a pair cache was built from: a cache that differs in any of it is rebuilt."""
     meta = {**table_identity(table_path), "vocab_hash": hash_vocabularies(src_vocab, tgt_vocab)}
+    if subwords is not None:  # the pieces are the vocabularies, but a unigram model's scores segment too
+        meta["subwords_hash"] = hashlib.sha256(subwords.source.proto + b"\0" + subwords.target.proto).hexdigest()[:16]
     if max_pair_length is not None:  # a cache built without the bound still matches without it
         meta["max_pair_length"] = max_pair_length
     if direction != "forward":  # and a forward cache built before directions matches
@@ -209,6 +222,7 @@ def train_on_table(table_path: Union[Path, PairSource], model_path: Path, *, pre
     run = run or TrainingRun()
     model = model or ModelSettings.make(preset=preset)
     ranks, direction = run.ranks, settings.direction
+    table_path = _read_as_units(table_path, settings.subwords)
     checkpoint = checkpoint_path_for(model_path)
     cache_dir = settings.cache_dir or model_path.with_name(model_path.name + ".cache")
     rejects = _RejectsOnce(run.reject)
@@ -233,17 +247,21 @@ def train_on_table(table_path: Union[Path, PairSource], model_path: Path, *, pre
         else:
             model.check()  # before the table is read
             torch.manual_seed(settings.seed)
-            size = settings.shortlist_size or model.shortlist_size
-            settings = dataclasses.replace(settings, shortlist_size=size)  # the checkpoint records it
-            src_corpus, tgt_corpus = settings.src_corpus, settings.tgt_corpus
-            run.on_pass("counting words")
-            vocabularies = ranks.on_main(
-                lambda: build_vocabularies(table_path, size, src_corpus, tgt_corpus, run.progress,
-                                           rejects.next_pass() if src_corpus is None else None,
-                                           direction),
-                "reading the table's words")
+            if settings.subwords != NO_SUBWORDS:
+                vocabularies = _learned_subwords(table_path, settings, run, rejects)
+            else:
+                size = settings.shortlist_size or model.shortlist_size
+                settings = dataclasses.replace(settings, shortlist_size=size)  # the checkpoint records it
+                src_corpus, tgt_corpus = settings.src_corpus, settings.tgt_corpus
+                run.on_pass("counting words")
+                vocabularies = ranks.on_main(
+                    lambda: build_vocabularies(table_path, size, src_corpus, tgt_corpus, run.progress,
+                                               rejects.next_pass() if src_corpus is None else None,
+                                               direction),
+                    "reading the table's words")
             bundle = ModelBundle(new_model(model, vocabularies.src_vocab, vocabularies.tgt_vocab),
-                                 vocabularies.src_vocab, vocabularies.tgt_vocab, direction=direction)
+                                 vocabularies.src_vocab, vocabularies.tgt_vocab, direction=direction,
+                                 subwords=vocabularies.subwords)
             bundle.training = {"model_options": run.model_options or {}}
         with_counts = settings.pair_weights != "unique"
         lowest_count = LOWEST_PAIR_COUNT.get(settings.pair_weights, (0.0, ""))
@@ -251,21 +269,23 @@ def train_on_table(table_path: Union[Path, PairSource], model_path: Path, *, pre
         def build_cache() -> None:  # on rank 0; the others open it once it is built
             run.on_pass("encoding pairs")
             encode_table(table_path, bundle.src_vocab, bundle.tgt_vocab, cache_dir, run.progress,
-                         rejects.next_pass(), settings.max_pair_length, direction, with_counts, lowest_count)
+                         rejects.next_pass(), settings.max_pair_length, direction, with_counts, lowest_count,
+                         bundle.subwords)
 
         ranks.on_main(build_cache, "encoding the pairs")
         cache = open_built_cache(table_path, bundle.src_vocab, bundle.tgt_vocab, cache_dir,
-                                 settings.max_pair_length, direction, with_counts, lowest_count[0])
+                                 settings.max_pair_length, direction, with_counts, lowest_count[0], bundle.subwords)
         valid_cache = None
         if settings.valid_src is not None:  # inside the pair cache, built after it (a rebuild replaces both)
             def build_valid() -> PairCache:
                 run.on_pass("encoding the validation set")
                 return encode_valid_set(settings.valid_src, settings.valid_tgt, bundle.src_vocab, bundle.tgt_vocab,
-                                        cache_dir / "valid", direction)
+                                        cache_dir / "valid", direction, bundle.subwords)
 
             ranks.on_main(build_valid, "encoding the validation set")
             valid_cache = open_built_cache(ParallelCorpusPairs(settings.valid_src, settings.valid_tgt),
-                                           bundle.src_vocab, bundle.tgt_vocab, cache_dir / "valid", None, direction)
+                                           bundle.src_vocab, bundle.tgt_vocab, cache_dir / "valid", None, direction,
+                                           subwords=bundle.subwords)
         if ranks.is_distributed:
             from rescorer.training.distributed_trainer import DistributedTrainer
 
@@ -287,6 +307,30 @@ def train_on_table(table_path: Union[Path, PairSource], model_path: Path, *, pre
                        cache.too_long, valid_set)
 
 
+def _read_as_units(table_path: Union[Path, PairSource], subwords: str) -> PairSource:
+    """What training reads: with subwords, a parallel corpus whose lines must be UTF-8."""
+    source = pair_source(table_path)
+    if subwords == NO_SUBWORDS:
+        return source
+    if not isinstance(source, ParallelCorpusPairs):
+        raise RescorerError(f"{source}: subword models are learned on a parallel corpus (--parallel SRC TGT), "
+                            f"not on a phrase table")
+    return dataclasses.replace(source, utf8_only=True)
+
+
+def _learned_subwords(source: ParallelCorpusPairs, settings: TrainSettings, run: TrainingRun,
+                      rejects: _RejectsOnce) -> VocabularyReport:
+    """A fresh sentence model's subword models, learned on its corpus (on rank 0), and their
+    pieces as its vocabularies."""
+    run.on_pass("learning subwords")
+    subwords = run.ranks.on_main(
+        lambda: learn_corpus_subwords(source, settings.subwords, settings.subword_size, run.progress,
+                                      rejects.next_pass(), settings.direction),
+        "learning the subword models")
+    return VocabularyReport(subwords.source.vocabulary(), subwords.target.vocabulary(), None, None,
+                            source.describe(), subwords)
+
+
 def _save_trained(bundle: ModelBundle, model_path: Path, checkpoint: Path, trainer: Trainer) -> None:
     try:
         save_model(bundle, model_path)
@@ -299,10 +343,10 @@ def _save_trained(bundle: ModelBundle, model_path: Path, checkpoint: Path, train
 def open_built_cache(table_path: Union[Path, PairSource], src_vocab: Vocabulary, tgt_vocab: Vocabulary,
                      cache_dir: Path, max_pair_length: Optional[int] = None,
                      direction: str = "forward", with_counts: bool = False,
-                     lowest_count: float = 0.0) -> PairCache:
+                     lowest_count: float = 0.0, subwords: Optional[SubwordSides] = None) -> PairCache:
     """The pair cache `encode_table` built (on rank 0, for every rank)."""
     cache = open_matching_cache(cache_dir, cache_meta(table_path, src_vocab, tgt_vocab, max_pair_length,
-                                                      direction, with_counts, lowest_count))
+                                                      direction, with_counts, lowest_count, subwords))
     if cache is None:
         raise RescorerError(f"{cache_dir}: cannot open the pair cache that rank 0 built (the "
                             f"directory must be on a file system that every node sees)")

@@ -20,7 +20,7 @@ from typing import Iterable
 from rescorer.errors import RescorerError
 from rescorer.models.settings import MODEL_OPTION_KEYS
 from rescorer.records import MAY_CHANGE, MUST_MATCH, from_stored, settings_of
-from rescorer.training.settings import TRAIN_SETTINGS_FORMAT, TrainSettings, resolve_defaults
+from rescorer.training.settings import NO_SUBWORDS, TRAIN_SETTINGS_FORMAT, TrainSettings, resolve_defaults
 
 __all__ = ["CHANGEABLE_SETTINGS", "recorded_training", "resumed_settings", "resumed_model_options",
            "effective_settings", "resume_differences", "check_resume"]
@@ -34,10 +34,12 @@ _COMPARED = tuple(field.name for field, declared in settings_of(TrainSettings) i
 # weights; shortlists of the size asked for, unrecorded (None: a resume may not ask for a size);
 # a constant learning rate before --lr-decay; the plain loss before --label-smoothing; no
 # weight decay before --weight-decay; a constant rate after the warm-up before --lr-schedule;
-# the best weights alone before --average; a held-out slice before --valid-src/--valid-tgt.
+# the best weights alone before --average; a held-out slice before --valid-src/--valid-tgt;
+# words before --subwords.
 _BEFORE_THE_SETTING = {"max_pair_length": None, "batch_tokens": None, "pair_weights": "unique",
                        "shortlist_size": None, "lr_decay": 1.0, "label_smoothing": 0.0, "weight_decay": 0.0,
-                       "lr_schedule": "constant", "average": 0, "valid_src": None, "valid_tgt": None}
+                       "lr_schedule": "constant", "average": 0, "valid_src": None, "valid_tgt": None,
+                       "subwords": NO_SUBWORDS, "subword_size": TrainSettings.subword_size}
 
 
 def recorded_training(training: dict) -> tuple[dict, dict]:
@@ -48,7 +50,10 @@ def recorded_training(training: dict) -> tuple[dict, dict]:
         if settings["format"] != TRAIN_SETTINGS_FORMAT:
             raise RescorerError(f"training settings of format {settings['format']}: this rescorer reads "
                                 f"format {TRAIN_SETTINGS_FORMAT}")
-        return from_stored(TrainSettings, settings["fields"]), dict(training.get("model_options", {}))
+        fields = from_stored(TrainSettings, settings["fields"])
+        # a field the format stores but this file lacks did not exist when it was written
+        before = {key: value for key, value in _BEFORE_THE_SETTING.items() if key not in fields}
+        return {**before, **fields}, dict(training.get("model_options", {}))
     options = training.get("options", {})
     fields = {**{field.name: field.default for field, declared in settings_of(TrainSettings) if declared.recorded},
               **_BEFORE_THE_SETTING, **from_stored(TrainSettings, options), **from_stored(TrainSettings, settings)}

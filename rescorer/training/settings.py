@@ -10,13 +10,14 @@ from pathlib import Path
 from typing import Optional
 
 from rescorer.data.directions import DIRECTIONS
+from rescorer.data.subwords import SUBWORD_KINDS
 from rescorer.records import (COUNT, DIRECTORY_TO_WRITE, EXISTING_FILE, EXISTING_FILE_OR_STDIN, FLAG, INT, MAY_CHANGE, NOT_RECORDED,
                               NONNEGATIVE_FLOAT, PROBABILITY_BELOW_ONE, Kind, POSITIVE_FLOAT, POSITIVE_INT, SettingError, check_record,
                               choice, setting, stored)
 from rescorer.training.budget import DEFAULT_MAX_EPOCHS
 
 __all__ = ["TrainSettings", "resolve_defaults", "DEFAULT_BATCH_TOKENS", "OPTIMIZERS", "PAIR_WEIGHTS", "LOWEST_PAIR_COUNT",
-           "TRAIN_SETTINGS_FORMAT", "LR_SCHEDULES", "schedule_share"]
+           "TRAIN_SETTINGS_FORMAT", "LR_SCHEDULES", "schedule_share", "SUBWORDS", "NO_SUBWORDS", "CORPUS_SUBWORDS"]
 
 OPTIMIZERS = ("adadelta", "adam")
 LR_SCHEDULES = ("constant", "inverse-sqrt")
@@ -30,6 +31,12 @@ PAIR_WEIGHTS = ("unique", "count", "log-count")
 # pair 1 + ln c(pair), which is not positive for c <= 1/e. (Every weighting refuses c <= 0.)
 LOWEST_PAIR_COUNT = {"log-count": (math.exp(-1), " (1/e): --pair-weights log-count would weigh the pair "
                                                  "1 + ln c(pair) <= 0 (--pair-weights count takes it)")}
+# How a sentence model reads text: words through shortlists, or the pieces of a subword model
+# learned on each side of its corpus. CORPUS_SUBWORDS is --parallel's default (a phrase table's
+# models keep words): words until the sentence-model study measures the subwords' worth.
+NO_SUBWORDS = "none"
+SUBWORDS = (NO_SUBWORDS, *SUBWORD_KINDS)
+CORPUS_SUBWORDS = NO_SUBWORDS
 # A checkpoint's stored training settings: 2, field names in {"format", "fields"}; before it (no
 # format), `options` held the raw command-line options and `settings` the resolved ones.
 TRAIN_SETTINGS_FORMAT = 2
@@ -84,6 +91,15 @@ class TrainSettings:
     tgt_corpus: Optional[Path] = setting(None, EXISTING_FILE_OR_STDIN,
                                          "Tokenized target corpus to count the shortlist on.",
                                          option="--tgt-corpus", show_default=False, resume=NOT_RECORDED)
+    # With --parallel: one sentencepiece model per side, learned on that side of the corpus,
+    # stored in the model file; its pieces are the vocabulary (no shortlist, no [UNK]).
+    subwords: str = setting(
+        NO_SUBWORDS, choice(*SUBWORDS),
+        f"With --parallel: read each side as the pieces of a subword model learned on it (sentencepiece BPE "
+        f"or unigram, with byte fallback: no [UNK]) and kept in the model file; none: words through "
+        f"shortlists [default: {CORPUS_SUBWORDS}].", option="--subwords", show_default=False)
+    subword_size: int = setting(8000, POSITIVE_INT, "Pieces per side with --subwords (the 256 byte pieces "
+                                                    "included).", option="--subword-size")
     direction: str = setting("forward", choice(*DIRECTIONS),
                              "forward: log p(target | source), the paper's; inverse: log p(source | target), "
                              "trained on the table with its phrases swapped.", option="--direction")

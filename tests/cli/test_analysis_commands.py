@@ -87,6 +87,19 @@ def test_generate_beam_targets_are_distinct_descending_and_truly_scored(tiny_mod
     assert one[0]["target"] == " ".join(bundle.tgt_vocab.tokens[t] for t in greedy.tokens)
 
 
+def test_generate_with_a_subword_model_reads_pieces_and_writes_words(subword_bundle):
+    from rescorer.analysis.generation import generate
+    from rescorer.models.search import beam_search
+
+    source = "the house of zqxw"
+    [item] = generate(subword_bundle, [source], beam_size=3, num_samples=0, max_length=8)
+    pieces = subword_bundle.src_encoding.encode(source)
+    found = beam_search(subword_bundle.model, pieces, 3, 8)
+    assert [proposal.target for proposal in item.beam] == [subword_bundle.subwords.target.join(
+        [subword_bundle.tgt_vocab.tokens[t] for t in h.tokens]) for h in found]
+    assert item.unknown_words == [] and all("\u2581" not in p.target and "[UNK]" not in p.target for p in item.beam)
+
+
 def test_generate_samples_are_reproducible_with_the_seed(tiny_model_path):
     args = ["generate", tiny_model_path, "--source", "the", "--source", "god", "--beam", "0", "--samples", "30",
             "--csv", "-k", "30"]

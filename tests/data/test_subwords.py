@@ -1,13 +1,18 @@
 """Subword models: learned from tokenized text, stored as bytes, joined back to the tokenization."""
 
 import gzip
+import pickle
+from collections import Counter
 from pathlib import Path
 
 import pytest
 import torch
 
-from rescorer.data.subwords import SubwordModel, learn_subwords, tokens_line
-from rescorer.data.vocabulary import UNK
+from rescorer.data.subwords import (WORD_BOUNDARY, SubwordModel, SubwordSides, learn_subwords, not_utf8,
+                                    tokens_line)
+from rescorer.data.text_encoding import SideEncoding
+from rescorer.data.vocabulary import UNK, UNK_ID, Vocabulary
+from tests.helpers import SHARED, gz_lines
 
 CORPUS = Path(__file__).resolve().parents[2] / "examples"
 
@@ -67,3 +72,55 @@ def test_a_size_the_corpus_cannot_fill_names_the_largest_it_can():
     with pytest.raises(ValueError, match=r"cannot learn 5000 bpe subwords: Vocabulary size too high \(5000\)\. "
                                          r"Please set it to a value <= \d+"):
         learn_subwords(["la maison", "le chat"], 5000)
+
+
+BIBLE_FRENCH = SHARED / "data" / "bible-en-fr" / "corpus" / "train.fr.gz"
+
+
+@pytest.mark.skipif(not BIBLE_FRENCH.is_file(), reason=f"no corpus at {BIBLE_FRENCH}")
+def test_the_bible_corpus_round_trips_accents_and_rare_words_included():
+    """Learned on 300 verses, joined back exactly on those and on 300 verses it never saw."""
+    lines = [line.decode("utf-8") for line in gz_lines(BIBLE_FRENCH, 600)]
+    model = learn_subwords(lines[:300], 700)
+    assert [model.join(model.segment(line)) for line in lines] == lines
+    words = Counter(word for line in lines[:300] for word in line.split())
+    accented = [word for word in words if any(letter in word for letter in "éèêàçôûœ")]
+    rare = [word for word, count in words.items() if count == 1 and len(word) > 6]
+    assert len(accented) > 50 and len(rare) > 50
+    # rare words are spelled by several pieces, and come back whole
+    assert all(len(model.segment(word)) > 1 and model.join(model.segment(word)) == word for word in rare)
+    assert all(model.join(model.segment(word)) == word for word in accented)
+
+
+def test_join_gives_the_tokenization_without_specials_or_piece_marks(model):
+    pieces = model.segment("la maison de dieu")
+    assert model.join(["[UNK]", *pieces, "[EOS]"]) == "la maison de dieu"
+    assert model.join([*pieces, WORD_BOUNDARY]) == "la maison de dieu"  # no trailing space
+    assert WORD_BOUNDARY not in model.join(pieces)
+
+
+def test_both_sides_are_stored_as_bytes_and_pickle_as_bytes(model):
+    sides = SubwordSides(model, learn_subwords(_french_lines(), 600, "unigram"))
+    stored = sides.to_stored()
+    assert isinstance(stored["source"]["sentencepiece"], bytes) and stored["target"]["kind"] == "unigram"
+    assert SubwordSides.from_stored(stored) == sides
+    again = pickle.loads(pickle.dumps(sides))  # as rank 0 sends them to the other ranks
+    assert again == sides and again.target.segment("la maison") == sides.target.segment("la maison")
+
+
+def test_bytes_that_are_not_utf8_are_named_and_still_segment(model):
+    line = b"la \xff maison".decode("utf-8", "surrogateescape")
+    assert not_utf8(line) == "byte 0xFF at character 4 is not UTF-8"
+    assert not_utf8("la maison été") is None
+    assert model.join(model.segment(line)) == "la \ufffd maison"  # sentencepiece reads it as U+FFFD
+
+
+def test_the_side_encoding_reads_words_or_pieces(model):
+    words = SideEncoding(Vocabulary(["[PAD]", "[UNK]", "[EOS]", "la", "maison"]))
+    assert words.units("la  maison bleue") == ["la", "maison", "bleue"]
+    assert words.encode("la maison bleue") == [3, 4, 1]
+    assert words.decode([3, 1, 4]) == "la [UNK] maison"
+    pieces = SideEncoding(model.vocabulary(), model)
+    assert pieces.units("la maison bleue") == model.segment("la maison bleue")
+    ids = pieces.encode("la maison bleue")
+    assert UNK_ID not in ids and pieces.decode(ids) == "la maison bleue"

@@ -105,6 +105,7 @@ def test_version_1_file_scores_as_0_1_0_did(example_table):
     assert torch.load(V1_MODEL, weights_only=True)["format_version"] == 1
     bundle = load_model(V1_MODEL)
     assert bundle.config.arch == "cho2014" and bundle.config.cell == "gru"
+    assert bundle.subwords is None and bundle.src_encoding.units("the  lord") == ["the", "lord"]  # words
     want = np.loadtxt(DATA / "v1-scores.txt")  # 0.1.0's scores of these pairs
     np.testing.assert_allclose(score_pairs(bundle, first_pairs(example_table), device="cpu"), want,
                                atol=1e-4, rtol=0)
@@ -194,3 +195,37 @@ def test_a_config_its_weights_do_not_fit_is_refused_before_building(tiny_model_p
                                              rf"shape \[{width}\] in the file, shape \[6000\] by the config\)"):
         load_model(tmp_path / "lie.pt")
     assert built == ["meta"]  # only the skeleton, on the meta device
+
+
+def test_subword_models_are_stored_in_the_model_file_and_read_back(subword_bundle, tmp_path):
+    save_model(subword_bundle, tmp_path / "m.pt")
+    stored = torch.load(tmp_path / "m.pt", weights_only=True)["subwords"]  # plain data: bytes and text
+    assert stored["source"]["sentencepiece"] == subword_bundle.subwords.source.proto
+    assert stored["target"] == {"kind": "unigram", "sentencepiece": subword_bundle.subwords.target.proto}
+    loaded = load_model(tmp_path / "m.pt")
+    assert loaded.subwords == subword_bundle.subwords
+    assert loaded.tgt_encoding.units("le seigneur") == subword_bundle.subwords.target.segment("le seigneur")
+    pairs = [("the lord said", "l' éternel dit"), ("zzz unknown", "qqq inconnu")]
+    np.testing.assert_array_equal(score_pairs(loaded, pairs, device="cpu"),
+                                  score_pairs(subword_bundle, pairs, device="cpu"))
+
+
+def test_a_word_model_file_has_no_subword_models(tiny_model_path):
+    assert "subwords" not in torch.load(tiny_model_path, weights_only=True)
+    bundle = load_model(tiny_model_path)
+    assert bundle.subwords is None and bundle.tgt_encoding.encode("l' éternel") == \
+        bundle.tgt_vocab.encode(["l'", "éternel"])
+
+
+@pytest.mark.parametrize("damage, message", [
+    (lambda stored: stored["target"].update(sentencepiece=b"not a model"), "its subword models cannot be read"),
+    (lambda stored: stored.update(target=stored["source"]), "its target vocabulary is not its target subword "
+                                                            "model's pieces"),
+])
+def test_subword_models_that_do_not_fit_the_file_are_refused(subword_bundle, tmp_path, damage, message):
+    save_model(subword_bundle, tmp_path / "m.pt")
+    payload = torch.load(tmp_path / "m.pt", weights_only=True)
+    damage(payload["subwords"])
+    torch.save(payload, tmp_path / "bad.pt")
+    with pytest.raises(ModelFileError, match=f"bad.pt: {message}"):
+        load_model(tmp_path / "bad.pt")

@@ -118,3 +118,17 @@ def test_models_sharing_shortlists_share_one_encoding(tiny_bundle, example_table
     assert all(scores[0] == scores[1] for scores in columns)
     assert not summary.shortlists_differ and summary.mean_log_probs[0] == summary.mean_log_probs[1]
     assert "differ" not in summary.report(["a.pt", "b.pt"], None, True, tmp_path / "twice.gz")
+
+
+def test_a_subword_model_scores_its_pieces_beside_a_word_model(tiny_bundle, subword_bundle, example_table,
+                                                               example_pairs, tmp_path):
+    out = tmp_path / "mixed.gz"
+    summary = rescore_table(example_table, out, [subword_bundle, tiny_bundle],
+                            ScoreSettings(score_format="log", chunk_size=1500))
+    columns = np.array([[float(score) for score in split_scores(line)[1][-2:]] for line in read_lines(out)])
+    for column, bundle in enumerate((subword_bundle, tiny_bundle)):
+        want = np.maximum(score_pairs(bundle, example_pairs, device="cpu"), -100)  # the column's floor
+        np.testing.assert_allclose(columns[:, column], want, atol=1e-4, rtol=0)
+    # coverage is of the table's words: the word model's as alone, the subword model's whole
+    alone = rescore_table(example_table, tmp_path / "alone.gz", tiny_bundle, ScoreSettings(score_format="log"))
+    assert summary.tgt_coverages == [1.0, alone.tgt_coverage] and alone.tgt_coverage < 1.0

@@ -1,5 +1,7 @@
 """Checkpoint averaging: the mean of the weights, only of models that share a shape and vocabulary."""
 
+import copy
+
 import pytest
 import torch
 
@@ -60,3 +62,17 @@ def test_the_average_command_writes_a_model_that_scores(tiny_model_path, tmp_pat
     again = rescore("average", tiny_model_path, other, "-o", out)
     assert again.returncode != 0 and "exists" in again.stderr.strip().splitlines()[-1]
     assert main.get_command(None, "average") is not None
+
+
+def test_the_average_of_subword_models_keeps_their_subword_models(subword_bundle, tmp_path):
+    save_model(subword_bundle, tmp_path / "a.pt")
+    shifted = copy.deepcopy(subword_bundle)
+    with torch.no_grad():
+        for parameter in shifted.model.parameters():
+            parameter.add_(1.0)
+    save_model(shifted, tmp_path / "b.pt")
+    save_model(average_models([tmp_path / "a.pt", tmp_path / "b.pt"]), tmp_path / "avg.pt")
+    averaged = load_model(tmp_path / "avg.pt")
+    assert averaged.subwords == subword_bundle.subwords
+    name = "output_left.bias"
+    assert torch.allclose(averaged.model.state_dict()[name], subword_bundle.model.state_dict()[name] + 0.5)

@@ -1,0 +1,51 @@
+"""A sentence model's two subword models, learned on its parallel corpus: each side's on that
+side's sentences (the model's source side first: the corpus's target for an inverse model, as
+its vocabularies are). A side too small for the size asked is refused in one line naming its
+file and the sizes it allows."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Optional
+
+from rescorer.data.directions import oriented
+from rescorer.data.pair_sources import ParallelCorpusPairs
+from rescorer.data.subwords import SubwordModel, SubwordSides, learn_subwords
+from rescorer.errors import CorpusError
+from rescorer.io.table_reader import RejectSink
+from rescorer.runtime.progress import Progress
+
+__all__ = ["learn_corpus_subwords"]
+
+
+def learn_corpus_subwords(corpus: ParallelCorpusPairs, kind: str, size: int, progress: Progress,
+                          reject: Optional[RejectSink] = None, direction: str = "forward") -> SubwordSides:
+    """One pass over the corpus's good sentence pairs (bad lines stop it, or go to `reject`),
+    then a `size`-piece subword model of `kind` per side."""
+    src_lines, tgt_lines = [], []
+    for src, tgt in corpus.pairs(progress, reject, direction):
+        src_lines.append(src)
+        tgt_lines.append(tgt)
+    src_path, tgt_path = oriented(corpus.src_path, corpus.tgt_path, direction)
+    return SubwordSides(_learned(src_lines, kind, size, src_path), _learned(tgt_lines, kind, size, tgt_path))
+
+
+def _learned(lines: list[str], kind: str, size: int, path: Path) -> SubwordModel:
+    try:
+        return learn_subwords(lines, size, kind)
+    except ValueError as error:
+        raise CorpusError(f"{path}: {_why(str(error), kind, size)}") from None
+
+
+def _why(message: str, kind: str, size: int) -> str:
+    """sentencepiece's reason as the sizes this side allows."""
+    most = re.search(r"value <= (\d+)", message)
+    if most:
+        return (f"too little text for --subword-size {size}: it allows at most {most.group(1)} {kind} pieces "
+                f"(give a smaller --subword-size)")
+    least = re.search(r"smaller than required_chars\. \d+ vs (\d+)", message)
+    if least:
+        return (f"--subword-size {size} is less than its characters and the 256 byte pieces need: at least "
+                f"{least.group(1)}")
+    return message

@@ -1,0 +1,219 @@
+"""`rescore train --parallel --subwords bpe|unigram`: a sentence model over the pieces of subword
+models learned on each side of its corpus and kept in its file; its translations and n-best
+scores read and write the corpus's own words; resume, refusals and bad corpora."""
+
+import gzip
+import re
+
+import pytest
+import torch
+
+from moses_integration.nbest.rnn_features import iter_feature_values
+from rescorer.data.vocabulary import EOS_ID, PAD_ID
+from rescorer.models.model_files import load_model, read_model_file
+from rescorer.training.resume import recorded_training
+from tests.fake_moses import FIXTURES
+from tests.helpers import EXAMPLE_TABLE, SHARED, first_lines, rescore
+
+CORPUS = SHARED / "data" / "bible-en-fr" / "corpus"
+LINES = 200
+SIZE = "400"
+TINY = ["--preset", "tiny", "--valid-pairs", "20", "--valid-every", "10", "--seed", "3", "--batch-tokens", "500"]
+SUBWORDS = ["--subwords", "bpe", "--subword-size", SIZE]
+
+pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"no corpus at {CORPUS}")
+
+
+def _sides(directory):
+    return (first_lines(CORPUS / "train.en.gz", LINES, directory / "train.en.gz"),
+            first_lines(CORPUS / "train.fr.gz", LINES, directory / "train.fr"))
+
+
+def _lines(path):
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as handle:
+        return handle.read().splitlines()
+
+
+@pytest.fixture()
+def sides(tmp_path):
+    return _sides(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    """(model path, corpus sides, training's stderr): a tiny BPE sentence model, trained once."""
+    directory = tmp_path_factory.mktemp("subwords")
+    sides = _sides(directory)
+    model = directory / "bpe.pt"
+    run = rescore("train", "--parallel", *sides, "-o", model, *TINY, *SUBWORDS, "--max-updates", "20",
+                  "--max-pair-length", "30")
+    assert run.returncode == 0, run.stderr
+    return model, sides, run.stderr
+
+
+def test_the_model_reads_pieces_learned_on_each_side(trained):
+    model, sides, said = trained
+    assert "subwords (bpe) learned on parallel corpus train.en.gz, train.fr: 400 source, 400 target pieces" in said
+    bundle = load_model(model)
+    assert bundle.subwords.source.kind == bundle.subwords.target.kind == "bpe"
+    assert bundle.src_vocab == bundle.subwords.source.vocabulary() and len(bundle.src_vocab) == 3 + 400 - 1
+    english = " ".join(_lines(sides[0]))
+    assert bundle.subwords.source.join(bundle.subwords.source.segment(english)) == english
+    # the length bound counts words, as Moses' clean-corpus-n does, not pieces
+    long_pairs = sum(1 for e, f in zip(_lines(sides[0]), _lines(sides[1]))
+                     if max(len(e.split()), len(f.split())) > 30)
+    trained_pairs, held = map(int, re.search(r"trained on (\d+) pairs \((\d+) held out", said).groups())
+    assert long_pairs > 0 and trained_pairs + held == LINES - long_pairs
+    fields = recorded_training(read_model_file(model)["training"])[0]
+    assert (fields["subwords"], fields["subword_size"], fields["shortlist_size"]) == ("bpe", 400, None)
+
+
+def test_translations_are_words_with_no_unk_and_no_piece_marks(trained, tmp_path):
+    model, _, _ = trained
+    source = tmp_path / "in.en"
+    source.write_text("in the beginning god created the heavens\n\nthe Zqxwzy of Ésaïe said ,\nand the earth\n")
+    out, nbest = tmp_path / "out.fr", tmp_path / "out.nbest"
+    run = rescore("translate", model, "--input", source, "-o", out, "--beam", "3", "--nbest-size", "3",
+                  "--nbest-out", nbest)
+    assert run.returncode == 0, run.stderr
+    assert re.search(r"4 lines translated \(1 empty lines left empty.*source read as \d+ subword pieces", run.stderr)
+    lines = out.read_text().split("\n")
+    assert len(lines) == 5 and lines[1] == "" and all(lines[i] for i in (0, 2, 3))
+    hypotheses = [row.split(" ||| ")[1] for row in nbest.read_text().splitlines()]
+    assert len(hypotheses) == 9
+    for text in lines + hypotheses:
+        assert "[UNK]" not in text and "\u2581" not in text and "[EOS]" not in text
+        assert text == " ".join(text.split())  # the corpus's tokenization: single spaces
+    # a subword model's input must be UTF-8: the line is named, nothing is written
+    source.write_bytes(b"in the beginning\nthe \xff god\n")
+    run = rescore("translate", model, "--input", source, "-o", tmp_path / "bad.fr")
+    assert run.returncode == 1 and "Traceback" not in run.stderr
+    assert run.stderr.strip().splitlines()[-1] == (f"Error: {source}:2: byte 0xFF at character 5 is not UTF-8: a "
+                                                   f"subword model reads UTF-8 text")
+    assert not (tmp_path / "bad.fr").exists()
+
+
+def _piece_log_p(bundle, source: str, hypothesis: str) -> float:
+    """log p(hypothesis | source) stepped piece by piece through the decoder, the end included."""
+    src = bundle.src_vocab.encode(bundle.subwords.source.segment(source))
+    tgt = bundle.tgt_vocab.encode(bundle.subwords.target.segment(hypothesis)) + [EOS_ID]
+    state = bundle.model.start(torch.tensor([src]), torch.tensor([len(src)]))
+    previous, total = torch.tensor([PAD_ID]), 0.0
+    with torch.no_grad():
+        for piece in tgt:
+            log_probs, state, _ = bundle.model.step(state, previous)
+            total += float(log_probs[0, piece])
+            previous = torch.tensor([piece])
+    return total
+
+
+def test_rescore_nbest_gives_the_sum_of_the_pieces_log_p(trained, tmp_path):
+    model, _, _ = trained
+    with gzip.open(FIXTURES / "tuning/run1.best100.out.gz", "rb") as handle:
+        lines = [line for line in handle if int(line.split(b" ||| ")[0]) < 2][:40:2]
+    nbest, out = tmp_path / "dev.nbest", tmp_path / "out.nbest"
+    nbest.write_bytes(b"".join(lines))
+    sources = first_lines(FIXTURES / "corpus/dev.en.gz", 2, tmp_path / "dev.en")
+    run = rescore("moses", "rescore-nbest", nbest, "--input", sources, "--model", model, "-o", out)
+    assert run.returncode == 0, run.stderr
+    bundle = load_model(model)
+    source_lines = _lines(sources)
+    rows = [line.decode("utf-8").split(" ||| ") for line in lines]
+    expected = [_piece_log_p(bundle, source_lines[int(row[0])], row[1].strip()) for row in rows]
+    assert list(iter_feature_values(out, "RNN0")) == pytest.approx(expected, rel=1e-5)
+    pieces = sum(len(bundle.subwords.target.segment(row[1])) for row in rows)
+    assert pieces > sum(len(row[1].split()) for row in rows)  # words were split: pieces were scored
+
+
+def test_an_inverse_model_reads_the_corpus_target_as_its_source(trained, tmp_path):
+    model, sides, _ = trained
+    inverse = tmp_path / "inv.pt"
+    run = rescore("train", "--parallel", *sides, "-o", inverse, *TINY, *SUBWORDS, "--max-updates", "2",
+                  "--direction", "inverse")
+    assert run.returncode == 0, run.stderr
+    forward, backward = load_model(model), load_model(inverse)
+    assert backward.subwords.source == forward.subwords.target and backward.subwords.target == forward.subwords.source
+    assert backward.src_vocab == forward.tgt_vocab
+
+
+def test_resume_reuses_the_subword_models_and_refuses_other_subword_settings(tmp_path, sides):
+    model = tmp_path / "m.pt"
+    common = ["-o", model, *TINY, "--checkpoint-every", "5"]
+    assert rescore("train", "--parallel", *sides, *common, *SUBWORDS, "--max-updates", "5").returncode == 0
+    learned = load_model(model).subwords
+    run = rescore("train", "--parallel", *sides, *common, "--max-updates", "10", "--resume")
+    assert run.returncode == 0, run.stderr
+    assert "learning subwords" not in run.stderr and "learned on" not in run.stderr
+    assert read_model_file(model)["training"]["state"]["updates"] == 10 and load_model(model).subwords == learned
+    for other, said in ((["--subword-size", "450"], "subword-size 400 (checkpoint) vs 450 (now)"),
+                        (["--subwords", "unigram"], "subwords 'bpe' (checkpoint) vs 'unigram' (now)"),
+                        (["--subwords", "none"], "subwords 'bpe' (checkpoint) vs 'none' (now)")):
+        run = rescore("train", "--parallel", *sides, *common, "--max-updates", "15", "--resume", *other)
+        assert run.returncode == 1 and "Traceback" not in run.stderr
+        last = run.stderr.strip().splitlines()[-1]
+        assert last.startswith("Error: ") and said in last and "--resume asks for other settings" in last
+
+
+def test_a_word_model_is_still_the_default(tmp_path, sides):
+    model = tmp_path / "words.pt"
+    run = rescore("train", "--parallel", *sides, "-o", model, *TINY, "--max-updates", "2")
+    assert run.returncode == 0, run.stderr
+    assert "shortlists from parallel corpus" in run.stderr and "subwords" not in run.stderr.split("\n", 1)[1]
+    assert "subwords" not in read_model_file(model) and load_model(model).subwords is None
+    assert recorded_training(read_model_file(model)["training"])[0]["subwords"] == "none"
+
+
+@pytest.mark.parametrize("args, said", [
+    (["TABLE", "--subwords", "bpe"], "--subwords: subword models are learned on a parallel corpus"),
+    (["TABLE", "--subword-size", "500"], "--subword-size: subword models are learned on a parallel corpus"),
+    (["--lm", "TGT", "--subwords", "bpe", "--subword-size", "500"],
+     "--subwords, --subword-size: not for a language model (--lm)"),
+    (["--parallel", "SRC", "TGT", "--subwords", "bpe", "--shortlist-size", "100"],
+     "--shortlist-size: with --subwords bpe the vocabularies are the subword models' pieces"),
+    (["--parallel", "SRC", "TGT", "--subword-size", "500"], "--subword-size: only with --subwords bpe or unigram"),
+])
+def test_settings_that_do_not_go_with_subwords_are_refused(tmp_path, sides, args, said):
+    args = [str(EXAMPLE_TABLE) if a == "TABLE" else str(sides[0]) if a == "SRC" else str(sides[1]) if a == "TGT"
+            else a for a in args]
+    run = rescore("train", *args, "-o", tmp_path / "m.pt", *TINY[:2])
+    assert run.returncode == 2 and said in run.stderr, run.stderr
+    assert not (tmp_path / "m.pt").exists()
+
+
+@pytest.mark.parametrize("size, said", [
+    ("50000", r"train\.en\.gz: too little text for --subword-size 50000: it allows at most \d+ bpe pieces"),
+    ("100", r"train\.en\.gz: --subword-size 100 is less than its characters and the 256 byte pieces need: "
+            r"at least \d+$"),
+])
+def test_a_side_too_small_for_the_size_is_named_with_the_sizes_it_allows(tmp_path, sides, size, said):
+    model = tmp_path / "m.pt"
+    run = rescore("train", "--parallel", *sides, "-o", model, *TINY, "--subwords", "bpe", "--subword-size", size)
+    assert run.returncode == 1 and "Traceback" not in run.stderr
+    last = run.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"Error: {sides[0]}: ") and re.search(said, last), last
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["train.en.gz", "train.fr"]  # nothing written
+
+
+@pytest.mark.parametrize("bad, said", [
+    (b"", "7: empty target sentence (its source line is"),
+    (b" \xc2\xa0 ", "7: empty target sentence (only whitespace: '\\xa0') (its source line is"),  # a no-break space
+    (b"au \xff commencement", "7: the target sentence is not UTF-8 (byte 0xFF at byte 4): subword models segment "
+                              "UTF-8 text"),
+])
+def test_a_bad_corpus_line_is_named_or_rejected(tmp_path, sides, bad, said):
+    target = tmp_path / "bad.fr"
+    lines = [line.encode("utf-8") for line in _lines(sides[1])]
+    lines[6] = bad
+    target.write_bytes(b"\n".join(lines) + b"\n")
+    model = tmp_path / "m.pt"
+    run = rescore("train", "--parallel", sides[0], target, "-o", model, *TINY, *SUBWORDS, "--max-updates", "2")
+    assert run.returncode == 1 and "Traceback" not in run.stderr
+    assert run.stderr.strip().splitlines()[-1].startswith(f"Error: {target}:{said}")
+    assert not model.exists()
+    rejects = tmp_path / "rejects.txt"
+    run = rescore("train", "--parallel", sides[0], target, "-o", model, *TINY, *SUBWORDS, "--max-updates", "2",
+                  "--reject", rejects)
+    assert run.returncode == 0, run.stderr
+    assert rejects.read_bytes() == b"7\t" + _lines(sides[0])[6].encode("utf-8") + b"\t" + bad.strip() + b"\n"
+    assert "trained on 179 pairs (20 held out" in run.stderr  # the 199 good ones
