@@ -23,7 +23,7 @@ from rescorer.errors import RescorerError
 
 __all__ = ["SettingError", "Kind", "Setting", "setting", "settings_of", "option_name", "check_record", "signature_items",
            "recorded_values", "stored", "from_stored", "like", "MUST_MATCH", "MAY_CHANGE", "NOT_RECORDED", "INT", "POSITIVE_INT", "COUNT",
-           "POSITIVE_FLOAT", "NONNEGATIVE_FLOAT", "FLAG", "TEXT", "choice", "EXISTING_FILE_OR_STDIN",
+           "POSITIVE_FLOAT", "NONNEGATIVE_FLOAT", "PROBABILITY_BELOW_ONE", "FLAG", "TEXT", "choice", "EXISTING_FILE_OR_STDIN",
            "FILE_TO_WRITE", "DIRECTORY_TO_WRITE", "ANY_PATH", "EXISTING_FILE"]
 
 MUST_MATCH = "must-match"  # recorded; a resumed run must ask for the recorded value
@@ -45,6 +45,7 @@ class Kind:
     minimum: Optional[float] = None
     min_open: bool = False  # minimum itself is refused
     maximum: Optional[float] = None  # a bound past which the value means nothing (and overflows)
+    max_open: bool = False  # maximum itself is refused (a probability below 1)
     choices: tuple = ()
     exists: bool = False  # path: must exist
     allow_dash: bool = False  # path: '-' is stdin or stdout
@@ -72,8 +73,8 @@ class Kind:
             return "expected a finite number"
         if self.minimum is not None and (value < self.minimum or (self.min_open and value == self.minimum)):
             return f"expected {'>' if self.min_open else '>='} {self.minimum:g}"
-        if self.maximum is not None and value > self.maximum:
-            return f"expected <= {self.maximum:g}"
+        if self.maximum is not None and (value > self.maximum or (self.max_open and value == self.maximum)):
+            return f"expected {'<' if self.max_open else '<='} {self.maximum:g}"
         return None
 
 
@@ -82,6 +83,7 @@ POSITIVE_INT = Kind("int", minimum=1)
 COUNT = Kind("int", minimum=0)  # int >= 0
 POSITIVE_FLOAT = Kind("float", minimum=0, min_open=True)  # finite, > 0
 NONNEGATIVE_FLOAT = Kind("float", minimum=0)  # finite, >= 0
+PROBABILITY_BELOW_ONE = Kind("float", minimum=0, maximum=1, max_open=True)  # in [0, 1)
 FLAG = Kind("flag")
 TEXT = Kind("text")
 EXISTING_FILE_OR_STDIN = Kind("path", exists=True, allow_dash=True, dir_okay=False)

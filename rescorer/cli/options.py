@@ -163,7 +163,9 @@ def model_options(command):
                      show_default=True, help=_arch_help()),
         click.option("--preset", type=click.Choice(PRESET_NAMES), default="small", show_default=True,
                      help="Sizes: 'paper' those of the architecture's paper; 'small' trains on a CPU "
-                          "in minutes; 'tiny' is for smoke tests."),
+                          "in minutes; 'tiny' is for smoke tests; 'sentence' is the scale of small-data "
+                          "sentence NMT (embeddings 512, hidden 1024; transformer: d 512, feed-forward 1024, "
+                          "6 + 6 layers)."),
         *map(_setting_option, SETTINGS),
     )(wrapper)
 

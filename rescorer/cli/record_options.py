@@ -54,7 +54,7 @@ def click_type(kind: Kind):
     if kind.base == "float":
         if not bounded:
             return FiniteFloat()
-        return FiniteFloatRange(min=kind.minimum, max=kind.maximum, min_open=kind.min_open)
+        return FiniteFloatRange(min=kind.minimum, max=kind.maximum, min_open=kind.min_open, max_open=kind.max_open)
     if kind.base == "choice":
         return click.Choice(kind.choices)
     if kind.base == "path":

@@ -155,7 +155,8 @@ def train_command(reporter: Reporter, phrase_table: Optional[Path], parallel: Op
     writes = output_targets(None, reject_path) + training_targets(output, job.settings.cache_dir,
                                                                    job.settings.resume)
     if parallel:
-        reads = [("source side of the corpus", parallel[0]), ("target side of the corpus", parallel[1])]
+        reads = [("source side of the corpus", parallel[0]), ("target side of the corpus", parallel[1]),
+                 ("validation source", job.settings.valid_src), ("validation target", job.settings.valid_tgt)]
     else:
         reads = [("phrase table", phrase_table), ("source corpus", job.settings.src_corpus),
                  ("target corpus", job.settings.tgt_corpus)]

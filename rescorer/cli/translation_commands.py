@@ -25,8 +25,8 @@ __all__ = ["TRANSLATION_COMMANDS"]
 @click.option("--input", "input_path", type=EXISTING_OR_STDIN, required=True,
               help="Tokenized sentences, one per line (gzip allowed; '-': stdin), in the model's source "
                    "language.")
-@output_option("1-best translations, one line per input line ('.gz': gzipped; '-': stdout).", type=ANY_PATH,
-               required=True)
+@output_option("1-best translations, one line per input line ('.gz': gzipped; '-' or no -o: stdout).",
+               type=ANY_PATH)
 @record_options(TranslateSettings, only=("beam", "nbest_size"))
 @click.option("--nbest-out", "nbest_path", type=ANY_PATH, default=None,
               help="Also write the n best as a Moses n-best list: id ||| words ||| RNN= log p ||| score.")
@@ -36,14 +36,15 @@ __all__ = ["TRANSLATION_COMMANDS"]
 @force_option("Replace existing outputs.")
 @click.pass_obj
 @reports_errors
-def translate_command(reporter: Reporter, model_path: Path, input_path: Path, output: Path,
+def translate_command(reporter: Reporter, model_path: Path, input_path: Path, output: Optional[Path],
                       nbest_path: Optional[Path], force: bool, **options) -> None:
     """Translate every line of --input with MODEL's beam search."""
     from rescorer.io.path_checks import RunPaths, Target
     from rescorer.models.model_files import load_model
     from rescorer.runtime.device import autocast, resolve_device, resolve_precision
-    from rescorer.scoring.translation import translate_file
+    from rescorer.scoring.translation import translate_file, with_length_cap
 
+    output = output if output is not None else Path("-")  # like marian-decoder and fairseq-interactive
     settings = record_from(TranslateSettings, options)
     runtime = record_from(RuntimeSettings, options)
     if settings.nbest_size > 1 and nbest_path is None:
@@ -62,6 +63,7 @@ def translate_command(reporter: Reporter, model_path: Path, input_path: Path, ou
             from rescorer.models.quantization import quantize_int8
 
             quantize_int8(bundle.model)
+        settings = with_length_cap(bundle, settings)  # the signature shows the cap used
         signature("translate", model=f"{model_path.name}({bundle.config.arch})", direction=bundle.direction,
                   **signature_items(settings), device=torch_device.type, precision=precision)
         with reporter.bar(desc="translating", unit=" sentences") as bar, autocast(torch_device, precision):

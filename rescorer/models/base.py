@@ -166,16 +166,23 @@ class PhraseScorer(nn.Module):
 
     def token_log_probs(self, src: torch.Tensor, src_lengths: torch.Tensor,
                         tgt: torch.Tensor, tgt_lengths: torch.Tensor,
-                        sampled: Optional[softmax.SampledWords] = None) -> torch.Tensor:
+                        sampled: Optional[softmax.SampledWords] = None, smoothing: float = 0.0) -> torch.Tensor:
         """log p(y_t | y_<t, x) for every target position, end of sequence included.
 
         src: (batch, src_len) padded ids; tgt: (batch, tgt_len) padded ids WITHOUT [EOS];
         lengths are real lengths. Returns (batch, tgt_len + 1), zero at padding. With `sampled`
-        words (training only) the softmax is the sampled one (rescorer.models.softmax).
+        words (training only) the softmax is the sampled one (rescorer.models.softmax). With
+        `smoothing` eps > 0 (training only, full softmax), each position holds the label-smoothed
+        objective (1 - eps) log p(y_t) + eps * mean_w log p(w) instead.
         """
         gold, tgt_in, steps, rows = teacher_forcing(tgt, tgt_lengths)
         features = self.teacher_forced_features(src, src_lengths, tgt_in, steps, rows)
-        if sampled is None:
+        if smoothing:
+            if sampled is not None:
+                raise ValueError("label smoothing is defined on the whole softmax, not a sampled one")
+            block = self.OUTPUT_BLOCK_ROWS[features.device.type == "cpu"]
+            picked = softmax.smoothed_log_probs(self.output_left, features, gold[rows], block, smoothing)
+        elif sampled is None:
             picked = self.gold_log_probs(features, gold[rows])
         else:
             picked = softmax.sampled_gold_log_probs(self.output_left, features, gold[rows], sampled)
@@ -185,9 +192,10 @@ class PhraseScorer(nn.Module):
 
     def forward(self, src: torch.Tensor, src_lengths: torch.Tensor,
                 tgt: torch.Tensor, tgt_lengths: torch.Tensor,
-                sampled: Optional[softmax.SampledWords] = None) -> torch.Tensor:
-        """log p(target | source) per pair: (batch,)."""
-        return self.token_log_probs(src, src_lengths, tgt, tgt_lengths, sampled).sum(dim=1)
+                sampled: Optional[softmax.SampledWords] = None, smoothing: float = 0.0) -> torch.Tensor:
+        """log p(target | source) per pair: (batch,); with `smoothing`, the pair's label-smoothed
+        objective (token_log_probs)."""
+        return self.token_log_probs(src, src_lengths, tgt, tgt_lengths, sampled, smoothing).sum(dim=1)
 
     def step(self, state: DecoderState, prev_tokens: torch.Tensor
              ) -> tuple[torch.Tensor, DecoderState, Optional[torch.Tensor]]:

@@ -37,6 +37,10 @@ PRESETS = {
     # For tests and smoke runs: seconds, not minutes.
     "tiny": dict(embed_dim=32, embed_rank=16, hidden_size=48, maxout_units=32,
                  output_rank=32, shortlist_size=2000),
+    # Sentence models at the scale of small-data NMT (Sennrich & Zhang 2019): embeddings 512,
+    # hidden 1024, full-rank embeddings and output layer.
+    "sentence": dict(embed_dim=512, embed_rank=None, hidden_size=1024, maxout_units=512,
+                     output_rank=None, shortlist_size=15000),
 }
 
 

@@ -39,6 +39,10 @@ PRESETS = {
                   output_rank=128, attention_window=3, shortlist_size=15000),
     "tiny": dict(embed_dim=32, embed_rank=16, hidden_size=48, encoder_layers=1, decoder_layers=2,
                  output_rank=32, attention_window=1, shortlist_size=2000),
+    # Sentence models at the scale of small-data NMT (Sennrich & Zhang 2019): embeddings 512,
+    # hidden 1024, two layers each side, full-rank embeddings and output layer.
+    "sentence": dict(embed_dim=512, embed_rank=None, hidden_size=1024, encoder_layers=2, decoder_layers=2,
+                     output_rank=None, attention_window=10, shortlist_size=15000),
 }
 
 

@@ -12,7 +12,7 @@ from typing import Callable, Optional
 
 from rescorer.errors import ModelSettingError
 
-PRESET_NAMES = ("paper", "small", "tiny")
+PRESET_NAMES = ("paper", "small", "tiny", "sentence")
 
 
 @dataclass(frozen=True)
@@ -21,7 +21,7 @@ class Architecture:
     model_class: type  # a PhraseScorer subclass
     summary: str  # one line, for --help and the README
     settings: frozenset  # the optional settings of ModelConfig it uses (config.OPTIONAL_SETTINGS)
-    presets: dict  # paper / small / tiny: sizes and shortlist_size
+    presets: dict  # paper / small / tiny / sentence: sizes and shortlist_size
     defaults: dict = field(default_factory=dict)  # settings that differ from the common defaults
     attention: bool = False  # whether `step` returns attention weights (attention maps)
     recurrent: bool = True  # whether it takes the recurrent settings (--cell, --bidirectional, ...)

@@ -22,7 +22,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-__all__ = ["SAFE_LOGIT", "gold_log_probs"]
+__all__ = ["SAFE_LOGIT", "gold_log_probs", "smoothed_log_probs"]
 
 SAFE_LOGIT = 75.0
 SUB_BLOCK_ROWS = 32  # exp and sum of 32 x 15k fp32 logits (1.9 MB) while they are in L2
@@ -55,6 +55,21 @@ def gold_log_probs(layer: nn.Module, features: torch.Tensor, gold: torch.Tensor,
         else:
             logits = full_precision(layer(block))  # (rows, vocab)
             pieces.append(logits.gather(1, block_gold.unsqueeze(1)).squeeze(1) - torch.logsumexp(logits, dim=1))
+    return torch.cat(pieces) if pieces else features.new_zeros(0, dtype=torch.float32)
+
+
+def smoothed_log_probs(layer: nn.Module, features: torch.Tensor, gold: torch.Tensor, block_rows: int,
+                       smoothing: float) -> torch.Tensor:
+    """(1 - eps) log p(gold) + eps * mean over the vocabulary of log p(w), per row: minus the
+    label-smoothed loss (Szegedy et al. 2016), whose target puts eps uniformly over the whole
+    output layer. One pass over each block of logits, as `gold_log_probs`' differentiable path:
+    both terms share the row's logsumexp. Returns (tokens,) in fp32 (fp64 for an fp64 model)."""
+    pieces = []
+    for start in range(0, features.size(0), block_rows):
+        logits = full_precision(layer(features[start:start + block_rows]))  # (rows, vocab)
+        gold_logits = logits.gather(1, gold[start:start + block_rows].unsqueeze(1)).squeeze(1)
+        pieces.append((1.0 - smoothing) * gold_logits + smoothing * logits.mean(dim=1)
+                      - torch.logsumexp(logits, dim=1))
     return torch.cat(pieces) if pieces else features.new_zeros(0, dtype=torch.float32)
 
 

@@ -42,6 +42,10 @@ PRESETS = {
                   attention_heads=4, output_rank=None, shortlist_size=15000),
     "tiny": dict(embed_dim=64, embed_rank=None, hidden_size=128, encoder_layers=2, decoder_layers=2,
                  attention_heads=2, output_rank=None, shortlist_size=2000),
+    # fairseq's small-data Transformer (transformer_iwslt_de_en): d 512, feed-forward 1,024,
+    # 6 + 6 layers, 4 heads; the base model's depth and width with half its feed-forward.
+    "sentence": dict(embed_dim=512, embed_rank=None, hidden_size=1024, encoder_layers=6, decoder_layers=6,
+                     attention_heads=4, output_rank=None, shortlist_size=15000),
 }
 
 

@@ -110,13 +110,17 @@ class TranslateSettings:
                            "alpha of Wu et al. (2016): hypotheses are ranked by log p / ((5 + |y|) / 6)^alpha; "
                            "0 ranks by log p, which prefers short outputs.", option="--length-penalty")
     batch_size: int = setting(32, POSITIVE_INT, "Sentences decoded together.", option="--batch-size")
-    # a translation has at most length_ratio * source words + length_slack words
+    # a translation has at most length_ratio * source tokens + length_slack tokens (a subword
+    # model's pieces, as the search counts them); None: the model file's, measured on its
+    # training pairs (rescorer.data.length_caps), 2 and 10 in older files.
     # bounded: a translation 100 times its source's length is never one, and ratio * words must
     # stay a number of words (1e308 overflowed)
-    length_ratio: float = setting(2.0, dataclasses.replace(POSITIVE_FLOAT, maximum=MAX_LENGTH_RATIO),
-                                  "A translation has at most ratio * source words + 10 words.",
-                                  option="--max-length-ratio")
-    length_slack: int = setting(10, COUNT)
+    length_ratio: Optional[float] = setting(
+        None, dataclasses.replace(POSITIVE_FLOAT, maximum=MAX_LENGTH_RATIO),
+        "A translation has at most ratio * source tokens + 10 tokens (a subword model's pieces) [default: "
+        "a + b * source tokens as the model's training pairs gave it: the smallest b in 1.2, 1.5, 2 and "
+        "a in 5, 10 covering 99.9% of them; 2 * source + 10 for models trained before].", option="--max-length-ratio", show_default=False)
+    length_slack: Optional[int] = setting(None, COUNT)
 
     def __post_init__(self) -> None:
         check_record(self)

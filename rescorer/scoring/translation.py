@@ -5,21 +5,24 @@ Sentences are decoded in batches of similar length (rescorer.models.batch_search
 back in input order, one output line per input line: an empty input line gives an empty output
 line (counted). A word model reads words outside its shortlist as [UNK], and may produce [UNK];
 a subword model reads its own pieces of each line and writes its output joined back to the
-corpus's tokenization, with no [UNK] (rescorer.data.text_encoding). The output (and the n-best
-list, in Moses' format) appears only once complete.
+corpus's tokenization, with no [UNK] (rescorer.data.text_encoding). A translation has at most
+a + b * source tokens (a subword model's pieces, as it was measured and as the search counts):
+the model file's measured cap (rescorer.data.length_caps) unless --max-length-ratio is given.
+The output (and the n-best list, in Moses' format) appears only once complete.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
-
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
 import torch
 
+from rescorer.data.length_caps import BEFORE_MEASURED, cap_of
 from rescorer.data.subwords import not_utf8
 from rescorer.errors import RescorerError
 from rescorer.io.atomic_output import AtomicOutput, committed_together
@@ -29,7 +32,8 @@ from rescorer.models.model_files import ModelBundle
 from rescorer.runtime.progress import Progress, no_progress
 from rescorer.scoring.settings import TranslateSettings
 
-__all__ = ["SearchSettings", "TranslateSettings", "TranslationSummary", "translate_file", "max_output_length"]
+__all__ = ["SearchSettings", "TranslateSettings", "TranslationSummary", "translate_file", "max_output_length",
+           "with_length_cap"]
 
 
 SearchSettings = TranslateSettings  # the record (rescorer.scoring.settings), by the name the search knows
@@ -45,8 +49,22 @@ class TranslationSummary:
     source_pieces: int = 0  # a subword model's source pieces (0 for a word model)
 
 
-def max_output_length(source_words: int, settings: SearchSettings) -> int:
-    return int(settings.length_ratio * source_words) + settings.length_slack
+def max_output_length(source_tokens: int, settings: SearchSettings) -> int:
+    """The bound, in target tokens (a subword model's pieces), for a source of `source_tokens`
+    tokens (its pieces), of settings whose length cap is resolved (`with_length_cap`)."""
+    return cap_of(source_tokens, settings.length_slack, settings.length_ratio)
+
+
+def with_length_cap(bundle: ModelBundle, settings: SearchSettings) -> SearchSettings:
+    """The settings with the length cap filled in: --max-length-ratio R gives R * source + 10
+    (or the slack given); without it, the model file's measured a + b * source (2 * source + 10
+    for files written before it was measured)."""
+    if settings.length_ratio is not None:
+        slack = settings.length_slack if settings.length_slack is not None else BEFORE_MEASURED[0]
+        return dataclasses.replace(settings, length_slack=slack)
+    measured = bundle.training.get("length_cap")
+    slack, ratio = (measured["slack"], measured["ratio"]) if measured else BEFORE_MEASURED
+    return dataclasses.replace(settings, length_ratio=float(ratio), length_slack=int(slack))
 
 
 def read_sentences(path: Path) -> list[str]:
@@ -69,6 +87,7 @@ def translate_file(bundle: ModelBundle, input_path: Path, output_path: Path, set
                    force: bool = False, progress: Progress = no_progress) -> TranslationSummary:
     """Write the 1-best translation of every input line to `output_path`, and with `nbest_path`
     the `settings.nbest_size` best as a Moses n-best list (`id ||| words ||| RNN= log p ||| score`)."""
+    settings = with_length_cap(bundle, settings)
     sentences = read_sentences(input_path)
     summary = TranslationSummary(sentences=len(sentences))
     source = bundle.src_encoding

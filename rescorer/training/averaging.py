@@ -8,15 +8,16 @@ name, because a mean of unlike weights is a model of nothing.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
-from typing import Sequence
+from typing import Optional, Sequence
 
 import torch
 
 from rescorer.errors import ModelFileError
 from rescorer.models.model_files import ModelBundle, load_model
 
-__all__ = ["average_models", "average_weights"]
+__all__ = ["average_models", "average_weights", "BestCheckpoints"]
 
 
 def average_weights(weights: Sequence[dict]) -> dict:
@@ -50,3 +51,32 @@ def average_models(paths: Sequence[Path]) -> ModelBundle:
     first.model.load_state_dict(average_weights([bundle.model.state_dict() for bundle in bundles]))
     first.training = {**first.training, "averaged_from": [str(path) for path in paths]}
     return first
+
+
+class BestCheckpoints:
+    """The weights of the N best validations of a run so far, by held-out perplexity (the
+    earlier update first among equals), for `train --average N`: what the trainer keeps beside
+    its best weights, and its checkpoint stores so that a resumed run averages the same ones.
+    Copies live on the CPU, so N of them cost no accelerator memory."""
+
+    def __init__(self, size: int, kept: Optional[list] = None):
+        self.size = size
+        self.kept: list[dict] = list(kept or [])  # {"update", "valid_ppl", "weights"}, best first
+
+    def offer(self, valid_ppl: float, update: int, model: torch.nn.Module) -> None:
+        """Keep the model's weights if this validation is among the N best so far."""
+        if self.size < 2 or not math.isfinite(valid_ppl):
+            return
+        if len(self.kept) >= self.size and valid_ppl >= self.kept[-1]["valid_ppl"]:
+            return
+        weights = {name: tensor.detach().to("cpu", copy=True) for name, tensor in model.state_dict().items()}
+        self.kept.append({"update": update, "valid_ppl": valid_ppl, "weights": weights})
+        self.kept.sort(key=lambda checkpoint: (checkpoint["valid_ppl"], checkpoint["update"]))
+        del self.kept[self.size:]
+
+    def averaged(self) -> dict:
+        """The mean of the kept weights (average_weights)."""
+        return average_weights([checkpoint["weights"] for checkpoint in self.kept])
+
+    def updates(self) -> list[int]:
+        return sorted(checkpoint["update"] for checkpoint in self.kept)

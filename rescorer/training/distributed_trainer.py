@@ -55,7 +55,7 @@ class DistributedTrainer(Trainer):
         mine = np.array_split(indices, self.ranks.world_size)[self.ranks.rank]
         tensors = batch_tensors(self.cache, mine, self.device)
         with autocast(self.device, self.precision):
-            logp = self.ddp(*tensors, sampled=self.sampled_words())
+            logp = self.ddp(*tensors, sampled=self.sampled_words(), smoothing=self.settings.label_smoothing)
         weights = self.weights_of(mine)
         # this rank's share of the batch's negative log-likelihood (weighted: over the batch's weight)
         nll = -logp.float().sum() if weights is None else -(weights * logp.float()).sum()
@@ -72,8 +72,8 @@ class DistributedTrainer(Trainer):
         return total.item() / whole
 
     def validation_perplexity(self) -> float:
-        mine = self.split.valid[self.ranks.rank::self.ranks.world_size]
-        terms = log_likelihood(self.model, self.cache, mine, self.device, self.precision) \
+        mine = self.valid_indices[self.ranks.rank::self.ranks.world_size]
+        terms = log_likelihood(self.model, self.valid_cache, mine, self.device, self.precision) \
             if len(mine) else (0.0, 0)
         sums = np.sum(self.ranks.all_gather_objects(terms, "validating"), axis=0)
         return float(np.exp(-sums[0] / sums[1])) if sums[1] else float("nan")

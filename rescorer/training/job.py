@@ -66,7 +66,13 @@ def training_source(phrase_table: Optional[Path], parallel: Optional[tuple], set
                                f"a phrase table's models read words through shortlists: drop "
                                f"{'them' if len(subword_options) > 1 else 'it'}")
         require_rereadable(phrase_table)
+        if settings.valid_src is not None:
+            raise SettingError("--valid-src/--valid-tgt: a validation set of sentences goes with --parallel; a "
+                               "phrase table validates on a held-out slice of its pairs (--valid-pairs)")
         return PhraseTablePairs(phrase_table), settings
+    if settings.valid_src is not None and "valid_pairs" in explicit:
+        raise SettingError("--valid-pairs: with --valid-src/--valid-tgt every sentence of them is the validation "
+                           "set; drop --valid-pairs")
     for name in ("src_corpus", "tgt_corpus"):
         if getattr(settings, name) is not None:
             flag = option_name(TrainSettings, name)
@@ -150,12 +156,19 @@ def train_job(job: TrainJob, reporter, placement: Placement) -> None:
     elapsed = time.perf_counter() - started
     left_out = (f"; {report.too_long} longer than {settings.max_pair_length or 0} words left out"
                 if report.too_long else "")
-    reporter.say(f"trained on {report.num_pairs - report.valid_pairs} pairs ({report.valid_pairs} held out"
+    held = (f"validated on {report.valid_pairs} sentence pairs of {report.valid_set}" if report.valid_set
+            else f"{report.valid_pairs} held out")
+    trained = report.num_pairs - (0 if report.valid_set else report.valid_pairs)
+    reporter.say(f"trained on {trained} pairs ({held}"
                  f"{left_out}): "
                  f"{state.updates} updates, stopped: {state.stopped_because}; "
                  f"valid perplexity {state.best_valid_ppl:.2f} (update {state.best_update}), "
                  f"unigram {report.unigram_ppl:.2f}; {state.train_tokens / max(state.seconds, 1e-9):.0f} "
                  f"target tokens/s; {elapsed:.1f} s; model {job.model_path}")
+    if state.averaged_updates:
+        reporter.say(f"{job.model_path} holds the mean of the weights of the {len(state.averaged_updates)} best "
+                     f"validations (updates {', '.join(map(str, state.averaged_updates))}): valid perplexity "
+                     f"{state.averaged_valid_ppl:.2f}")
     kept = kept_for_more_training(job.source, job.model_path, settings.cache_dir)
     if kept:
         reporter.say(kept)

@@ -22,9 +22,11 @@ __all__ = ["LmTrainJob", "NOT_FOR_LM", "lm_train_settings", "train_lm_job"]
 
 # What a language model has no use for: no source side, no pair counts, no token batches of
 # sentence pairs, no sampled softmax (self-normalization needs the whole one), no pair cache; a
-# sentence longer than the reader's bound is an error, not left out.
+# sentence longer than the reader's bound is an error, not left out; no label smoothing (its
+# loss is the n-gram softmax's own, with the self-normalization penalty); no subwords (the
+# CSLM reads words through its shortlist).
 NOT_FOR_LM = ("src_corpus", "tgt_corpus", "subwords", "subword_size", "direction", "pair_weights", "batch_tokens",
-              "sampled_softmax", "cache_dir", "max_pair_length")
+              "sampled_softmax", "cache_dir", "max_pair_length", "label_smoothing", "valid_src", "valid_tgt")
 
 
 @dataclass(frozen=True)

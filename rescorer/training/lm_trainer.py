@@ -24,6 +24,7 @@ from rescorer.data.lm_corpus import NgramStream
 from rescorer.errors import RescorerError
 from rescorer.models.lm_files import LmBundle, save_lm
 from rescorer.runtime.device import autocast
+from rescorer.training.averaging import BestCheckpoints
 from rescorer.training.budget import update_limit
 from rescorer.training.lm_settings import LmSettings
 from rescorer.training.settings import TrainSettings
@@ -103,6 +104,7 @@ class LmTrainer(Trainer):
             raise RescorerError("too few sentences to train on")
         self.state = TrainState()
         self.best_weights = copy.deepcopy(self.model.state_dict())
+        self.best_checkpoints = BestCheckpoints(settings.average)
         self.checkpoint_update: Optional[int] = None
 
     def step(self) -> float:

@@ -19,7 +19,7 @@ from rescorer.data.pair_sources import ParallelCorpusPairs, PairSource, pair_sou
 from rescorer.data.pair_cache import PairCache, build_pair_cache, open_matching_cache
 from rescorer.data.subwords import SubwordSides
 from rescorer.data.vocabulary import Coverage, Vocabulary, count_corpus_words, coverage
-from rescorer.errors import RescorerError
+from rescorer.errors import CorpusError, RescorerError
 from rescorer.io.file_names import checkpoint_path_for
 from rescorer.io.table_reader import SKIP_BAD_LINES, RejectSink
 from rescorer.models import ModelSettings, PhraseScorer, build_model
@@ -105,6 +105,26 @@ def encode_table(table_path: Union[Path, PairSource], src_vocab: Vocabulary, tgt
     return cache
 
 
+def encode_valid_set(src_path: Path, tgt_path: Path, src_vocab: Vocabulary, tgt_vocab: Vocabulary,
+                     directory: Path, direction: str = "forward",
+                     subwords: Optional[SubwordSides] = None) -> PairCache:
+    """A validation set of whole sentences (--valid-src/--valid-tgt) as a pair cache, every pair
+    of it kept (no length bound), reused while it matches; with `subwords` (a subword model's),
+    encoded as their pieces, as the training pairs are, so that its perplexity is over pieces.
+    Bad input (an empty line, sides of different lengths, an empty file, with subwords a line
+    that is not UTF-8) is one line naming the file and line."""
+    source = ParallelCorpusPairs(Path(src_path), Path(tgt_path), utf8_only=subwords is not None)
+    meta = cache_meta(source, src_vocab, tgt_vocab, None, direction, subwords=subwords)
+    cache = open_matching_cache(directory, meta)
+    if cache is None:
+        try:
+            cache = build_pair_cache(source.pairs(no_progress, None, direction), src_vocab, tgt_vocab, directory, meta,
+                                     subwords=subwords)
+        except CorpusError as error:
+            raise CorpusError(f"{error} (the validation set, --valid-src/--valid-tgt)") from None
+    return cache
+
+
 def check_enough_pairs(cache: PairCache, table_path: Union[Path, PairSource], max_pair_length: Optional[int]) -> None:
     """Training needs two pairs: one held out to validate, one to train on. Fewer is refused in
     one line saying where the others went, and the useless cache is removed."""
@@ -162,6 +182,7 @@ class TrainReport:
     valid_pairs: int
     unigram_ppl: float
     too_long: int = 0  # pairs left out of training by the length bound
+    valid_set: str = ""  # the validation set's files, when it is not a slice of the training pairs
 
 
 @dataclass
@@ -254,23 +275,36 @@ def train_on_table(table_path: Union[Path, PairSource], model_path: Path, *, pre
         ranks.on_main(build_cache, "encoding the pairs")
         cache = open_built_cache(table_path, bundle.src_vocab, bundle.tgt_vocab, cache_dir,
                                  settings.max_pair_length, direction, with_counts, lowest_count[0], bundle.subwords)
+        valid_cache = None
+        if settings.valid_src is not None:  # inside the pair cache, built after it (a rebuild replaces both)
+            def build_valid() -> PairCache:
+                run.on_pass("encoding the validation set")
+                return encode_valid_set(settings.valid_src, settings.valid_tgt, bundle.src_vocab, bundle.tgt_vocab,
+                                        cache_dir / "valid", direction, bundle.subwords)
+
+            ranks.on_main(build_valid, "encoding the validation set")
+            valid_cache = open_built_cache(ParallelCorpusPairs(settings.valid_src, settings.valid_tgt),
+                                           bundle.src_vocab, bundle.tgt_vocab, cache_dir / "valid", None, direction,
+                                           subwords=bundle.subwords)
         if ranks.is_distributed:
             from rescorer.training.distributed_trainer import DistributedTrainer
 
             trainer = DistributedTrainer(bundle, cache, settings, run.device, run.precision, checkpoint,
-                                         run.on_update, ranks=ranks)
+                                         run.on_update, valid_cache=valid_cache, ranks=ranks)
         else:
-            trainer = Trainer(bundle, cache, settings, run.device, run.precision, checkpoint, run.on_update)
+            trainer = Trainer(bundle, cache, settings, run.device, run.precision, checkpoint, run.on_update,
+                              valid_cache)
         if settings.resume:
             trainer.resume(payload, checkpoint)
-        unigram = unigram_perplexity(cache, trainer.split, len(bundle.tgt_vocab))
+        unigram = unigram_perplexity(cache, trainer.split, len(bundle.tgt_vocab), valid_cache)
         state = trainer.train()
     except KeyboardInterrupt as interrupt:
         interrupt.note = _kept_after_interrupt(trainer, checkpoint, cache_dir)
         raise
     ranks.on_main(lambda: _save_trained(bundle, model_path, checkpoint, trainer), "writing the model")
-    return TrainReport(bundle, vocabularies, state, cache.num_pairs, len(trainer.split.valid), unigram,
-                       cache.too_long)
+    valid_set = "" if valid_cache is None else f"{settings.valid_src.name}, {settings.valid_tgt.name}"
+    return TrainReport(bundle, vocabularies, state, cache.num_pairs, len(trainer.valid_indices), unigram,
+                       cache.too_long, valid_set)
 
 
 def _read_as_units(table_path: Union[Path, PairSource], subwords: str) -> PairSource:

@@ -32,10 +32,14 @@ _COMPARED = tuple(field.name for field, declared in settings_of(TrainSettings) i
 # What checkpoints written before a setting existed (or was recorded) trained with: no length
 # bound; random pairs (with their defaults) before token batches; unique pairs before pair
 # weights; shortlists of the size asked for, unrecorded (None: a resume may not ask for a size);
-# a constant learning rate before --lr-decay; words before --subwords.
+# a constant learning rate before --lr-decay; the plain loss before --label-smoothing; no
+# weight decay before --weight-decay; a constant rate after the warm-up before --lr-schedule;
+# the best weights alone before --average; a held-out slice before --valid-src/--valid-tgt;
+# words before --subwords.
 _BEFORE_THE_SETTING = {"max_pair_length": None, "batch_tokens": None, "pair_weights": "unique",
-                       "shortlist_size": None, "lr_decay": 1.0, "subwords": NO_SUBWORDS,
-                       "subword_size": TrainSettings.subword_size}
+                       "shortlist_size": None, "lr_decay": 1.0, "label_smoothing": 0.0, "weight_decay": 0.0,
+                       "lr_schedule": "constant", "average": 0, "valid_src": None, "valid_tgt": None,
+                       "subwords": NO_SUBWORDS, "subword_size": TrainSettings.subword_size}
 
 
 def recorded_training(training: dict) -> tuple[dict, dict]:

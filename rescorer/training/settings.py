@@ -11,15 +11,16 @@ from typing import Optional
 
 from rescorer.data.directions import DIRECTIONS
 from rescorer.data.subwords import SUBWORD_KINDS
-from rescorer.records import (COUNT, DIRECTORY_TO_WRITE, EXISTING_FILE_OR_STDIN, FLAG, INT, MAY_CHANGE, NOT_RECORDED,
-                              Kind,
-                              POSITIVE_FLOAT, POSITIVE_INT, SettingError, check_record, choice, setting, stored)
+from rescorer.records import (COUNT, DIRECTORY_TO_WRITE, EXISTING_FILE, EXISTING_FILE_OR_STDIN, FLAG, INT, MAY_CHANGE, NOT_RECORDED,
+                              NONNEGATIVE_FLOAT, PROBABILITY_BELOW_ONE, Kind, POSITIVE_FLOAT, POSITIVE_INT, SettingError, check_record,
+                              choice, setting, stored)
 from rescorer.training.budget import DEFAULT_MAX_EPOCHS
 
 __all__ = ["TrainSettings", "resolve_defaults", "DEFAULT_BATCH_TOKENS", "OPTIMIZERS", "PAIR_WEIGHTS", "LOWEST_PAIR_COUNT",
-           "TRAIN_SETTINGS_FORMAT", "SUBWORDS", "NO_SUBWORDS", "CORPUS_SUBWORDS"]
+           "TRAIN_SETTINGS_FORMAT", "LR_SCHEDULES", "schedule_share", "SUBWORDS", "NO_SUBWORDS", "CORPUS_SUBWORDS"]
 
 OPTIMIZERS = ("adadelta", "adam")
+LR_SCHEDULES = ("constant", "inverse-sqrt")
 DEFAULT_BATCH_TOKENS = 3000  # benchmarks/time_to_quality.py: the shortest time to a good model
 # With token batches, Adam's defaults are those the same benchmark chose; with the paper's random
 # pairs every default stays what it was (Adadelta at 1.0, Adam at 1e-3, no warm-up, full softmax).
@@ -53,9 +54,22 @@ def resolve_defaults(settings: dict) -> dict:
                                    {"adadelta": 1.0, "adam": 1e-3}.get(values.get("optimizer")))
     if values.get("warmup_updates") is None:
         values["warmup_updates"] = TOKEN_BATCH_ADAM["warmup_updates"] if token_adam else 0
-    if values.get("sampled_softmax") is None:
-        values["sampled_softmax"] = TOKEN_BATCH_SAMPLED_WORDS if values.get("batch_tokens") is not None else 0
+    if values.get("sampled_softmax") is None:  # label smoothing needs the whole softmax
+        values["sampled_softmax"] = (TOKEN_BATCH_SAMPLED_WORDS if values.get("batch_tokens") is not None
+                                     and not values.get("label_smoothing") else 0)
     return values
+
+
+def schedule_share(update: int, warmup_updates: int, schedule: str) -> float:
+    """The share of the peak learning rate at update `update` (counted from 1): a linear rise
+    over the warm-up, then 1 (constant) or sqrt(warmup / update) (inverse-sqrt, fairseq's and
+    Vaswani et al.'s decay). A function of the update alone, so a resumed run steps as an
+    uninterrupted one."""
+    if warmup_updates and update < warmup_updates:
+        return update / warmup_updates
+    if schedule == "inverse-sqrt":
+        return math.sqrt(warmup_updates / update)
+    return 1.0
 
 
 @dataclass(frozen=True)
@@ -111,10 +125,26 @@ class TrainSettings:
     warmup_updates: Optional[int] = setting(
         None, COUNT, "Raise the learning rate linearly over the first N updates [default: 100 for Adam "
                      "with --batch-tokens, else 0].", option="--warmup-updates", show_default=False)
+    lr_schedule: str = setting("constant", choice(*LR_SCHEDULES),
+                               "After the warm-up: keep the learning rate (constant), or multiply it by "
+                               "sqrt(warm-up updates / update) (inverse-sqrt; needs --warmup-updates > 0). "
+                               "--lr-decay multiplies either.", option="--lr-schedule")
     sampled_softmax: Optional[int] = setting(
         None, COUNT, "Train the softmax on N sampled words and the gold one instead of the whole shortlist; "
                      "0: the whole one [default: 2048 with --batch-tokens, else 0]. Perplexity and scores "
                      "always use the whole softmax.", option="--sampled-softmax", show_default=False)
+    # Szegedy et al. (2016); 0.1 in fairseq's small-data recipe, 0.2 in Sennrich & Zhang (2019).
+    # Defined on the whole softmax only: with it, --sampled-softmax defaults to 0 and is refused.
+    label_smoothing: float = setting(
+        0.0, PROBABILITY_BELOW_ONE, "Train on (1 - EPS) * NLL + EPS * the mean over the shortlist of -log p "
+                                    "(label smoothing; needs the whole softmax, so --sampled-softmax defaults "
+                                    "to 0). Held-out perplexity stays the plain one.",
+        option="--label-smoothing", metavar="EPS")
+    # fairseq's small-data Transformer recipe: 1e-4 (decoupled, AdamW).
+    weight_decay: float = setting(0.0, NONNEGATIVE_FLOAT,
+                                  "Weight decay W: with Adam decoupled (AdamW: each update multiplies every "
+                                  "weight by 1 - lr * W); with Adadelta W * weight added to the gradient.",
+                                  option="--weight-decay")
     clip_norm: float = setting(1.0, POSITIVE_FLOAT, "Gradient norm clipping.", option="--clip-norm")
     # The learning rate decays on plateau, as Schwenk's CSLM toolkit and most small-data recipes
     # do: a validation without a new best multiplies it by this (1: constant after warm-up).
@@ -132,10 +162,25 @@ class TrainSettings:
                                            legacy_names=("max_time",))
     valid_pairs: int = setting(2000, POSITIVE_INT, "Held-out pairs for validation perplexity (with --lm: sentences, default 1000).",
                                option="--valid-pairs")
+    # The dev set as whole sentences, instead of a hashed slice of the training pairs (27 bible
+    # verses of such a slice were duplicated in training): early stopping and the kept model are
+    # then chosen on text the model never trains on.
+    valid_src: Optional[Path] = setting(
+        None, EXISTING_FILE, "With --parallel: validate on this source text (one sentence a line, gzip "
+                             "allowed; e.g. the dev set) and --valid-tgt instead of a held-out slice of the "
+                             "training pairs, every sentence of it, whatever its length.",
+        option="--valid-src", show_default=False)
+    valid_tgt: Optional[Path] = setting(None, EXISTING_FILE, "The target side of --valid-src, line for line.",
+                                        option="--valid-tgt", show_default=False)
     valid_every: int = setting(250, POSITIVE_INT, "Updates between validations (held-out perplexity, early "
                                "stopping, the kept best model) [with --lm: 500].", option="--valid-every", resume=MAY_CHANGE)
     patience: int = setting(4, POSITIVE_INT, "Validations without improvement before stopping early.",
                             option="--patience", resume=MAY_CHANGE)
+    # Vaswani et al. (2017) average the last 5 checkpoints; here the N best validated ones, so
+    # that a run stopped late by --patience averages no worse weights than its best.
+    average: int = setting(0, COUNT, "Write as the model the mean of the weights of the N best validations "
+                                     "(held-out perplexity), kept in memory and in the checkpoint; 0 or 1: "
+                                     "the best one alone.", option="--average", metavar="N")
     checkpoint_every: int = setting(1000, POSITIVE_INT, "Updates between checkpoints (MODEL.checkpoint, what "
                                     "--resume continues from).", option="--checkpoint-every", resume=MAY_CHANGE)
     seed: int = setting(1, INT, "Seed of the initial weights, the held-out pairs and the batches: the same seed "
@@ -159,8 +204,21 @@ class TrainSettings:
         if self.batch_size is not None and self.batch_tokens is not None:
             raise SettingError("--batch-size (random pairs, the paper's) and --batch-tokens (length-sorted "
                                "batches) are two ways to batch: give one")
+        if not self.resume:  # resumed, the checkpoint's settings went together and the resume check
+            self.check_combinations()  # names each one asked for that differs from them
         if self.max_pair_length == 0:
             object.__setattr__(self, "max_pair_length", None)
+
+    def check_combinations(self) -> None:
+        """Refuse settings that do not go together, in one line."""
+        if self.lr_schedule == "inverse-sqrt" and not resolve_defaults(asdict(self))["warmup_updates"]:
+            raise SettingError("--lr-schedule inverse-sqrt decays from the end of the warm-up: give "
+                               "--warmup-updates N > 0")
+        if (self.valid_src is None) != (self.valid_tgt is None):
+            raise SettingError("--valid-src and --valid-tgt go together: give both sides of the validation set")
+        if self.label_smoothing and self.sampled_softmax:
+            raise SettingError(f"--label-smoothing {self.label_smoothing:g} is defined on the whole softmax: "
+                               f"drop --sampled-softmax {self.sampled_softmax} (or give 0)")
 
     def resolved(self) -> "TrainSettings":
         """These settings with every None default filled in (resolve_defaults)."""

@@ -13,7 +13,7 @@ import copy
 import logging
 import math
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
@@ -21,15 +21,17 @@ import numpy as np
 import torch
 
 from rescorer.data.batching import length_sorted_batches, pad_sequences
+from rescorer.data.length_caps import measure_length_cap
 from rescorer.data.pair_cache import PairCache
 from rescorer.data.vocabulary import EOS_ID
 from rescorer.errors import RescorerError
 from rescorer.models.model_files import ModelBundle, save_model
 from rescorer.runtime.device import autocast
+from rescorer.training.averaging import BestCheckpoints
 from rescorer.training.batch_schedule import make_schedule
 from rescorer.training.budget import update_limit
 # The settings record and its defaults live in the torch-free rescorer.training.settings.
-from rescorer.training.settings import OPTIMIZERS, PAIR_WEIGHTS, TrainSettings
+from rescorer.training.settings import OPTIMIZERS, PAIR_WEIGHTS, TrainSettings, schedule_share
 from rescorer.training.word_sampler import WordSampler
 
 log = logging.getLogger(__name__)
@@ -47,6 +49,8 @@ class TrainState:
     stopped_because: str = ""
     update_limit: int = 0  # the updates max_updates and max_epochs allow (set when training starts)
     lr_scale: float = 1.0  # the product of --lr-decay over the validations without improvement
+    averaged_updates: list = field(default_factory=list)  # --average N: the validations averaged
+    averaged_valid_ppl: Optional[float] = None  # and the held-out perplexity of their mean
 
 
 def heldout_mask(indices: np.ndarray, seed: int, fraction: float) -> np.ndarray:
@@ -119,22 +123,28 @@ def pair_weights(cache: PairCache, kind: str) -> Optional[np.ndarray]:
 
 
 def make_optimizer(model: torch.nn.Module, settings: TrainSettings) -> torch.optim.Optimizer:
+    """The optimizer of the settings; --weight-decay W is decoupled for Adam (AdamW, Loshchilov &
+    Hutter 2019: each step multiplies every weight by 1 - lr * W), and for Adadelta torch's
+    weight_decay (W * weight added to the gradient)."""
+    decay = settings.weight_decay
     if settings.optimizer == "adadelta":
         return torch.optim.Adadelta(model.parameters(), lr=settings.resolved().learning_rate,
-                                    rho=0.95, eps=1e-6)
+                                    rho=0.95, eps=1e-6, weight_decay=decay)
     if settings.optimizer == "adam":
-        return fused_adam(list(model.parameters()), settings.resolved().learning_rate)
+        return fused_adam(list(model.parameters()), settings.resolved().learning_rate, decay)
     raise RescorerError(f"unknown optimizer {settings.optimizer!r}; valid: {', '.join(OPTIMIZERS)}")
 
 
-def fused_adam(parameters: list, learning_rate: float) -> torch.optim.Adam:
-    """Adam updating all parameters in one kernel: on a CPU its step took 4.5 ms against 17.5
-    for the per-tensor loop, 9% of a default update (benchmarks/training_profile.py). The
-    per-tensor loop where this torch has no fused Adam for the device (CPUs before torch 2.4)."""
+def fused_adam(parameters: list, learning_rate: float, weight_decay: float = 0.0) -> torch.optim.Optimizer:
+    """Adam (AdamW with a weight decay) updating all parameters in one kernel: on a CPU its step
+    took 4.5 ms against 17.5 for the per-tensor loop, 9% of a default update
+    (benchmarks/training_profile.py). The per-tensor loop where this torch has no fused Adam for
+    the device (CPUs before torch 2.4). Without decay it stays torch's Adam, as before."""
+    kind, extra = (torch.optim.AdamW, {"weight_decay": weight_decay}) if weight_decay else (torch.optim.Adam, {})
     try:
-        return torch.optim.Adam(parameters, lr=learning_rate, fused=True)
+        return kind(parameters, lr=learning_rate, fused=True, **extra)
     except (RuntimeError, TypeError, ValueError):
-        return torch.optim.Adam(parameters, lr=learning_rate)
+        return kind(parameters, lr=learning_rate, **extra)
 
 
 def batch_tensors(cache: PairCache, indices: np.ndarray, device: torch.device) -> list[torch.Tensor]:
@@ -168,13 +178,16 @@ def log_likelihood(model: torch.nn.Module, cache: PairCache, indices: np.ndarray
     return total_logp, total_tokens
 
 
-def unigram_perplexity(cache: PairCache, split: PairSplit, vocab_size: int) -> float:
+def unigram_perplexity(cache: PairCache, split: PairSplit, vocab_size: int,
+                       valid_cache: Optional[PairCache] = None) -> float:
     """Held-out perplexity of an add-one unigram model of the training targets ([EOS] included):
-    the floor that a phrase-pair model has to beat by far."""
-    valid_counts = cache.token_counts("tgt", vocab_size, split.valid)
-    train_counts = cache.token_counts("tgt", vocab_size) - valid_counts + 1.0
+    the floor that a phrase-pair model has to beat by far. Held out: the split's slice, or every
+    pair of `valid_cache` (a validation set of its own)."""
+    held = cache.token_counts("tgt", vocab_size, split.valid)
+    train_counts = cache.token_counts("tgt", vocab_size) - held + 1.0
     train_counts[EOS_ID] += split.num_pairs - len(split.valid)  # one [EOS] per training pair
-    valid_counts[EOS_ID] += len(split.valid)
+    valid_counts = held if valid_cache is None else valid_cache.token_counts("tgt", vocab_size)
+    valid_counts[EOS_ID] += len(split.valid) if valid_cache is None else valid_cache.num_pairs
     logp = np.log(train_counts / train_counts.sum())
     return math.exp(-(valid_counts * logp).sum() / valid_counts.sum())
 
@@ -184,7 +197,8 @@ class Trainer:
 
     def __init__(self, bundle: ModelBundle, cache: PairCache, settings: TrainSettings,
                  device: torch.device, precision: str, checkpoint_path: Path,
-                 on_progress: Optional[Callable[[TrainState, Optional[float]], None]] = None):
+                 on_progress: Optional[Callable[[TrainState, Optional[float]], None]] = None,
+                 valid_cache: Optional[PairCache] = None):
         settings = settings.resolved()
         self.bundle, self.cache, self.settings = bundle, cache, settings
         self.device, self.precision = device, precision
@@ -192,7 +206,10 @@ class Trainer:
         self.on_progress = on_progress or (lambda state, ppl: None)
         self.model = bundle.model.to(device)
         self.optimizer = make_optimizer(self.model, settings)
-        self.split = PairSplit(cache.num_pairs, settings.seed, settings.valid_pairs)
+        # validation: every pair of a validation set of its own, or a held-out slice of the training pairs
+        self.split = PairSplit(cache.num_pairs, settings.seed, 0 if valid_cache is not None else settings.valid_pairs)
+        self.valid_cache = valid_cache if valid_cache is not None else cache
+        self.valid_indices = np.arange(valid_cache.num_pairs) if valid_cache is not None else self.split.valid
         self.schedule = make_schedule(self.split, cache, settings.batch_size, settings.batch_tokens)
         self.pair_weights = pair_weights(cache, settings.pair_weights)
         self.sampler = (WordSampler.for_training(cache, self.split, bundle.config.tgt_vocab_size,
@@ -200,7 +217,10 @@ class Trainer:
                         if settings.sampled_softmax else None)
         self.state = TrainState()
         self.best_weights = copy.deepcopy(self.model.state_dict())
+        self.best_checkpoints = BestCheckpoints(settings.average)
         self.checkpoint_update: Optional[int] = None  # the update the checkpoint file holds
+        # translate's default bound, a + b * source length, as the model file records it
+        self.length_cap = measure_length_cap(cache.lengths("src"), cache.lengths("tgt"))
 
     def resume(self, payload: dict, path: Path) -> None:
         """Continue from a checkpoint written by `save_checkpoint`, whose weights the bundle's
@@ -209,6 +229,7 @@ class Trainer:
             raise RescorerError(f"{path}: holds no training checkpoint (no optimizer state)")
         self.optimizer.load_state_dict(payload["optimizer"])
         self.best_weights = payload["best_weights"]
+        self.best_checkpoints = BestCheckpoints(self.settings.average, payload.get("best_checkpoints"))
         self.state = TrainState(**payload["training"]["state"])
         self.checkpoint_update = self.state.updates
 
@@ -216,23 +237,25 @@ class Trainer:
 
     def save_checkpoint(self) -> None:
         self.bundle.training = self.training_record()
+        kept = {"best_checkpoints": self.best_checkpoints.kept} if self.best_checkpoints.kept else {}
         self.save_bundle(self.bundle, self.checkpoint_path,
-                   extra={"optimizer": self.optimizer.state_dict(), "best_weights": self.best_weights})
+                         extra={"optimizer": self.optimizer.state_dict(), "best_weights": self.best_weights, **kept})
         self.checkpoint_update = self.state.updates
 
     def training_record(self) -> dict:
         return {"model_options": self.bundle.training.get("model_options", {}),
                 "settings": self.settings.stored(), "state": asdict(self.state),
-                "num_pairs": self.cache.num_pairs, "valid_pairs": len(self.split.valid),
+                "num_pairs": self.cache.num_pairs, "valid_pairs": len(self.valid_indices),
+                "length_cap": self.length_cap,
                 **{k: v for k, v in self.cache.meta.items() if k.startswith(("table", "corpus"))}}
 
     def step(self) -> float:
         indices = self.schedule.batch(self.state.updates)
         tensors = batch_tensors(self.cache, indices, self.device)
         with autocast(self.device, self.precision):
-            logp = self.model(*tensors, sampled=self.sampled_words())
+            logp = self.model(*tensors, sampled=self.sampled_words(), smoothing=self.settings.label_smoothing)
         weights = self.weights_of(indices)
-        # mean negative log-likelihood per pair, or per unit of weight
+        # mean negative log-likelihood (label-smoothed with --label-smoothing) per pair, or per unit of weight
         loss = -logp.float().mean() if weights is None else -(weights * logp.float()).sum() / weights.sum()
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
@@ -253,18 +276,17 @@ class Trainer:
         return self.sampler(self.state.updates) if self.sampler is not None else None
 
     def optimizer_step(self) -> None:
-        """Clip the gradients and step, at the learning rate of this update: the warm-up's share
-        and the decay so far (a function of the state alone, so a resumed run steps exactly as an
-        uninterrupted one)."""
-        warmup = self.settings.warmup_updates
-        share = min(1.0, (self.state.updates + 1) / warmup) if warmup else 1.0
+        """Clip the gradients and step, at the learning rate of this update: the schedule's share
+        (warm-up, then constant or inverse-sqrt) times the plateau decay so far (a function of the
+        state alone, so a resumed run steps exactly as an uninterrupted one)."""
+        share = schedule_share(self.state.updates + 1, self.settings.warmup_updates, self.settings.lr_schedule)
         for group in self.optimizer.param_groups:
             group["lr"] = group.setdefault("peak_lr", group["lr"]) * share * self.state.lr_scale
         torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.settings.clip_norm)
         self.optimizer.step()
 
     def validation_perplexity(self) -> float:
-        return evaluate_perplexity(self.model, self.cache, self.split.valid, self.device, self.precision)
+        return evaluate_perplexity(self.model, self.valid_cache, self.valid_indices, self.device, self.precision)
 
     def out_of_time(self, started: float) -> bool:
         """Whether --max-time is reached (`started`: the clock's reading when training began)."""
@@ -280,6 +302,7 @@ class Trainer:
         else:
             self.state.bad_validations += 1
             self.state.lr_scale *= self.settings.lr_decay
+        self.best_checkpoints.offer(ppl, self.state.updates, self.model)
         return ppl
 
     def update_limit(self) -> tuple[int, str]:
@@ -322,6 +345,10 @@ class Trainer:
         state.seconds = time.perf_counter() - started
         self.save_checkpoint()
         self.model.load_state_dict(self.best_weights)
+        if len(self.best_checkpoints.kept) > 1:  # --average N: their mean, and how it does held out
+            self.model.load_state_dict(self.best_checkpoints.averaged())
+            state.averaged_updates = self.best_checkpoints.updates()
+            state.averaged_valid_ppl = self.validation_perplexity()
         self.model.eval()
         self.bundle.training = self.training_record()
         return state

@@ -78,3 +78,7 @@ def test_translate_reads_stdin_and_writes_stdout_as_it_does_files(tiny_model_pat
                            input=source.read_text(), capture_output=True, text=True)
     assert piped.returncode == 0, piped.stderr
     assert piped.stdout == (tmp_path / "out.fr").read_text() and len(piped.stdout.splitlines()) == 3
+    without_o = subprocess.run([RESCORE, "-q", "translate", str(tiny_model_path), "--input", "-", "--beam", "2",
+                                "--precision", "fp32"], input=source.read_text(), capture_output=True, text=True)
+    assert without_o.returncode == 0, without_o.stderr
+    assert without_o.stdout == piped.stdout  # no -o: stdout, like marian-decoder and fairseq-interactive

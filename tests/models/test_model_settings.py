@@ -9,10 +9,10 @@ from rescorer.models import (ARCHITECTURES, ModelConfig, ModelSettings, architec
 from rescorer.models.settings import SETTINGS, applicable_settings
 
 
-def test_registry_holds_the_four_architectures_with_three_presets_each():
+def test_registry_holds_the_four_architectures_with_four_presets_each():
     assert architecture_names() == ["cho2014", "rnnsearch", "luong", "transformer"]
     for architecture in ARCHITECTURES.values():
-        assert set(architecture.presets) == {"paper", "small", "tiny"}
+        assert set(architecture.presets) == {"paper", "small", "tiny", "sentence"}
         for preset in architecture.presets:
             ModelSettings.make(architecture.name, preset).check()
     with pytest.raises(ModelSettingError,

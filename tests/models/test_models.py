@@ -215,3 +215,23 @@ def test_layer_norm_normalizes_the_recurrent_layers_outputs(arch):
         torch.testing.assert_close(output, (before - mean) / torch.sqrt(variance + 1e-5), atol=1e-5, rtol=1e-5)
     plain = make(arch, {"encoder_layers": 2})
     assert not any("norm" in name for name in plain.state_dict())  # older files' weights, as before
+
+
+@pytest.mark.parametrize("arch, settings", VARIANTS[::2], ids=IDS[::2])
+def test_label_smoothed_objective_is_the_formula_on_the_steps_distributions(arch, settings):
+    """forward(smoothing=eps) per pair = sum over its positions of (1 - eps) log p(gold) + eps *
+    the mean over the vocabulary of log p(w), with log p from the step-by-step distributions."""
+    model = make(arch, settings, torch.float64)
+    src, src_lengths, tgt, tgt_lengths = batch()
+    eps = 0.2
+    with torch.no_grad():
+        smoothed = model(src, src_lengths, tgt, tgt_lengths, smoothing=eps)
+        plain, steps = decode_gold(model, src, src_lengths, tgt, tgt_lengths)
+    uniform = torch.stack([log_probs.mean(dim=1) for log_probs, _ in steps], dim=1)  # (batch, steps)
+    real = torch.arange(len(steps)).unsqueeze(0) <= tgt_lengths.unsqueeze(1)
+    want = (1 - eps) * plain + eps * (uniform * real).sum(dim=1)
+    np.testing.assert_allclose(smoothed.numpy(), want.numpy(), atol=1e-9, rtol=0)
+    assert ((smoothed - plain).abs() > 1e-3).all()  # the smoothing term counts
+    with torch.no_grad():
+        np.testing.assert_allclose(model(src, src_lengths, tgt, tgt_lengths, smoothing=0.0).numpy(),
+                                   plain.numpy(), atol=1e-9, rtol=0)

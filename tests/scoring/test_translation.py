@@ -8,7 +8,7 @@ import pytest
 
 from rescorer.models.search import greedy_decode
 from rescorer.records import SettingError
-from rescorer.scoring.translation import SearchSettings, max_output_length, translate_file
+from rescorer.scoring.translation import SearchSettings, max_output_length, translate_file, with_length_cap
 from tests.helpers import rescore
 
 SENTENCES = ["in the beginning god created the heavens", "", "and the earth", "god said ,",
@@ -30,6 +30,7 @@ def test_beam_one_is_greedy_in_input_order(tiny_bundle, source, tmp_path):
     out = tmp_path / "out.fr"
     settings = SearchSettings(beam=1, batch_size=2, alpha=0.0)
     summary = translate_file(tiny_bundle, source, out, settings)
+    settings = with_length_cap(tiny_bundle, settings)  # the cap translate_file used
     lines = out.read_text().split("\n")
     assert lines[-1] == "" and len(lines) - 1 == len(SENTENCES)
     assert (summary.sentences, summary.empty) == (6, 1)

@@ -3,14 +3,18 @@ models learned on each side of its corpus and kept in its file; its translations
 scores read and write the corpus's own words; resume, refusals and bad corpora."""
 
 import gzip
+import itertools
+import math
 import re
 
 import pytest
 import torch
 
 from moses_integration.nbest.rnn_features import iter_feature_values
+from rescorer.data.pair_cache import PairCache
 from rescorer.data.vocabulary import EOS_ID, PAD_ID
 from rescorer.models.model_files import load_model, read_model_file
+from rescorer.scoring.batch_scoring import score_pairs
 from rescorer.training.resume import recorded_training
 from tests.fake_moses import FIXTURES
 from tests.helpers import EXAMPLE_TABLE, SHARED, first_lines, rescore
@@ -124,6 +128,32 @@ def test_rescore_nbest_gives_the_sum_of_the_pieces_log_p(trained, tmp_path):
     assert list(iter_feature_values(out, "RNN0")) == pytest.approx(expected, rel=1e-5)
     pieces = sum(len(bundle.subwords.target.segment(row[1])) for row in rows)
     assert pieces > sum(len(row[1].split()) for row in rows)  # words were split: pieces were scored
+
+
+def test_a_validation_set_is_read_as_pieces(tmp_path, sides):
+    """--valid-src/--valid-tgt through the model's subword models: its cache holds each target's
+    pieces, and the reported held-out perplexity is exp(-log p / (pieces + one end each)) of the
+    kept model, not a perplexity over words (which [UNK] would make of most of them)."""
+    with gzip.open(CORPUS / "train.en.gz", "rb") as en, gzip.open(CORPUS / "train.fr.gz", "rb") as fr:
+        pairs = list(itertools.islice(zip(en, fr), LINES, LINES + 30))  # sentences training never reads
+    dev = tmp_path / "dev.en", tmp_path / "dev.fr"
+    for path, side in zip(dev, zip(*pairs)):
+        path.write_bytes(b"".join(side))
+    model = tmp_path / "m.pt"
+    run = rescore("train", "--parallel", *sides, "-o", model, "--preset", "tiny", "--valid-every", "5", "--seed", "3",
+                  "--batch-tokens", "500", *SUBWORDS, "--max-updates", "10", "--valid-src", dev[0], "--valid-tgt", dev[1])
+    assert run.returncode == 0, run.stderr
+    assert "validated on 30 sentence pairs of dev.en, dev.fr" in run.stderr
+    bundle = load_model(model)
+    valid = list(zip(_lines(dev[0]), _lines(dev[1])))
+    pieces = [len(bundle.subwords.target.segment(tgt)) for _, tgt in valid]
+    words = sum(len(tgt.split()) for _, tgt in valid)
+    cache = PairCache(tmp_path / "m.pt.cache" / "valid")
+    assert cache.lengths("tgt").tolist() == pieces and sum(pieces) > words  # pieces, not words
+    assert cache.lengths("src").tolist() == [len(bundle.subwords.source.segment(src)) for src, _ in valid]
+    logp = score_pairs(bundle, valid, device="cpu", precision="fp32")
+    reported = read_model_file(model)["training"]["state"]["best_valid_ppl"]
+    assert reported == pytest.approx(math.exp(-logp.sum() / (sum(pieces) + len(valid))), rel=1e-5)
 
 
 def test_an_inverse_model_reads_the_corpus_target_as_its_source(trained, tmp_path):
