@@ -176,6 +176,7 @@ def train_lm_command(reporter: Reporter, phrase_table: Optional[Path], parallel:
     from rescorer.io.path_checks import RunPaths, training_targets
     from rescorer.runtime.placement import placed
     from rescorer.training.lm_job import LmTrainJob, lm_train_settings, train_lm_job
+    from rescorer.training.lm_settings import LM_DROPOUT
 
     explicit = frozenset(explicit_options())
     if phrase_table is not None or parallel:
@@ -192,7 +193,8 @@ def train_lm_command(reporter: Reporter, phrase_table: Optional[Path], parallel:
     with usage_errors():
         settings = lm_train_settings(record_from(TrainSettings, options), explicit)
     job = LmTrainJob(lm, output, options["preset"], settings, record_from(LmSettings, options),
-                     record_from(RuntimeSettings, options), explicit, dropout=options.get("dropout") or 0.0)
+                     record_from(RuntimeSettings, options), explicit,
+                     dropout=options["dropout"] if "dropout" in explicit else LM_DROPOUT)
     writes = training_targets(output, None, settings.resume)[:2]  # the model and its checkpoint: no pair cache
     with placed(reporter, job.runtime) as placement, \
             placement.ranks.main_only(RunPaths([("language model text", lm)], writes, force=force),

@@ -115,13 +115,13 @@ class TrainSettings:
         option="--batch-tokens", show_default=False)
     batch_size: Optional[int] = setting(  # random pairs per update (the paper: 64)
         None, POSITIVE_INT, "Instead of --batch-tokens: this many random pairs per update (Cho et al.: 64); with --lm, random "
-                            "n-grams [default: 256].",
+                            "n-grams [default: 1024].",
         option="--batch-size", show_default=False)
     optimizer: str = setting("adam", choice(*OPTIMIZERS), "Cho et al.: adadelta.", option="--optimizer")
     # None, for these three: the default of the optimizer and batches (resolve_defaults)
     learning_rate: Optional[float] = setting(
         None, POSITIVE_FLOAT, "[default: 1.0 for Adadelta; for Adam 6e-3 with --batch-tokens, 1e-3 with "
-                              "--batch-size, 1e-2 with --lm]", option="--learning-rate", show_default=False)
+                              "--batch-size, 5e-3 with --lm]", option="--learning-rate", show_default=False)
     warmup_updates: Optional[int] = setting(
         None, COUNT, "Raise the learning rate linearly over the first N updates [default: 100 for Adam "
                      "with --batch-tokens, else 0].", option="--warmup-updates", show_default=False)
@@ -150,7 +150,8 @@ class TrainSettings:
     # do: a validation without a new best multiplies it by this (1: constant after warm-up).
     lr_decay: float = setting(1.0, Kind("float", minimum=0, min_open=True, maximum=1),
                               "On a validation without improvement, multiply the learning rate by this "
-                              "(0.5: halve it); 1: keep it.", option="--lr-decay")
+                              "(0.5: halve it); 1: keep it [default: 1; 0.5 with --lm].", option="--lr-decay",
+                              show_default=False)
     max_updates: Optional[int] = setting(  # None: only the epoch bound
         None, POSITIVE_INT, "Stop after this many updates (also bounded by --max-epochs).",
         option="--max-updates", show_default=False, resume=MAY_CHANGE)
@@ -173,8 +174,8 @@ class TrainSettings:
     valid_tgt: Optional[Path] = setting(None, EXISTING_FILE, "The target side of --valid-src, line for line.",
                                         option="--valid-tgt", show_default=False)
     valid_every: int = setting(250, POSITIVE_INT, "Updates between validations (held-out perplexity, early "
-                               "stopping, the kept best model) [with --lm: 500].", option="--valid-every", resume=MAY_CHANGE)
-    patience: int = setting(4, POSITIVE_INT, "Validations without improvement before stopping early.",
+                               "stopping, the kept best model) [with --lm: 400].", option="--valid-every", resume=MAY_CHANGE)
+    patience: int = setting(4, POSITIVE_INT, "Validations without improvement before stopping early [with --lm: 6].",
                             option="--patience", resume=MAY_CHANGE)
     # Vaswani et al. (2017) average the last 5 checkpoints; here the N best validated ones, so
     # that a run stopped late by --patience averages no worse weights than its best.

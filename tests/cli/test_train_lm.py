@@ -87,3 +87,22 @@ def test_a_phrase_checkpoint_is_refused_where_an_lm_checkpoint_is_resumed(tmp_pa
     (tmp_path / "lm.pt").write_bytes(tiny_model_path.read_bytes())
     line = one_line_error(run("train", "--lm", tmp_path / "text.fr", "-o", tmp_path / "lm.pt", "--resume"))
     assert "a phrase model" in line and "not a language model" in line
+
+
+def test_the_lm_recipe_is_the_default_and_each_part_can_be_changed(tmp_path, lm_model):
+    """--lm's measured recipe (benchmarks/RESULTS.md, CSLM part 2): Adam at 5e-3 halved on each
+    plateau, dropout 0.2; given options win."""
+    from rescorer.models.lm_files import load_lm
+
+    default = load_lm(lm_model)
+    fields = default.training["settings"]["fields"]
+    assert default.config.dropout == 0.2
+    assert fields["learning_rate"] == 5e-3 and fields["lr_decay"] == 0.5 and fields["patience"] == 6
+    text = tmp_path / "text.fr.gz"
+    result = run("train", "--lm", text, "-o", tmp_path / "other.pt", *FAST, "--dropout", "0", "--lr-decay", "1",
+                 "--learning-rate", "0.01")
+    assert result.exit_code == 0, result.output
+    other = load_lm(tmp_path / "other.pt")
+    assert other.config.dropout == 0.0
+    assert other.training["settings"]["fields"]["lr_decay"] == 1.0
+    assert other.training["settings"]["fields"]["learning_rate"] == 0.01
