@@ -88,7 +88,7 @@ def test_dropout_is_kept_in_the_model_file_and_never_used_when_scoring(corpus, t
     from rescorer.scoring.lm_scoring import sentence_log_probs
 
     plain = train_lm(corpus, tmp_path / "plain.pt", preset="tiny", settings=settings())
-    dropped = train_lm(corpus, tmp_path / "dropped.pt", preset="tiny", settings=settings(), dropout=0.3)
+    train_lm(corpus, tmp_path / "dropped.pt", preset="tiny", settings=settings(), dropout=0.3)
     assert load_lm(tmp_path / "dropped.pt").config.dropout == 0.3 and plain.bundle.config.dropout == 0.0
     assert not same(weights(tmp_path / "plain.pt"), weights(tmp_path / "dropped.pt"))  # it trained otherwise
     model = load_lm(tmp_path / "dropped.pt")

@@ -10,33 +10,17 @@ from rescorer.data.pair_cache import build_pair_cache
 from rescorer.data.vocabulary import Vocabulary
 from rescorer.errors import RescorerError
 from rescorer.io.file_names import checkpoint_path_for
-from rescorer.models import ModelSettings
-from rescorer.models.model_files import ModelBundle, read_model_file
-from rescorer.training.pipeline import build_vocabularies, encode_table, new_model, train_on_table
-from rescorer.training.trainer import (PairSplit, Trainer, TrainSettings, evaluate_perplexity, heldout_mask,
+from rescorer.models.model_files import read_model_file
+from rescorer.training.pipeline import train_on_table
+from rescorer.training.trainer import (PairSplit, TrainSettings, evaluate_perplexity, heldout_mask,
                                        unigram_perplexity)
 from tests.helpers import gz_lines, rescore
+from tests.training.trainers import tiny_trainer as make_trainer
 
 CPU = torch.device("cpu")
 PAPER_RECIPE = dict(batch_size=64, batch_tokens=None, optimizer="adadelta")  # Cho et al.'s training
 
 
-@pytest.fixture(scope="module")
-def example_cache(example_table, tmp_path_factory):
-    vocabularies = build_vocabularies(example_table, 2000)
-    cache = encode_table(example_table, vocabularies.src_vocab, vocabularies.tgt_vocab,
-                         tmp_path_factory.mktemp("cache") / "pairs")
-    return vocabularies, cache
-
-
-def make_trainer(example_cache, tmp_path, arch="cho2014", **settings):
-    vocabularies, cache = example_cache
-    torch.manual_seed(0)
-    model = new_model(ModelSettings.make(arch, "tiny"), vocabularies.src_vocab, vocabularies.tgt_vocab)
-    bundle = ModelBundle(model, vocabularies.src_vocab, vocabularies.tgt_vocab)
-    defaults = dict(valid_pairs=300, valid_every=1000, checkpoint_every=1000, seed=5)
-    return Trainer(bundle, cache, TrainSettings(**{**defaults, **settings}), CPU, "fp32",
-                   tmp_path / "model.checkpoint")
 
 
 @pytest.mark.parametrize("arch, updates", [("cho2014", 150), ("rnnsearch", 150), ("luong", 200)])

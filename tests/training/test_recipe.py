@@ -9,38 +9,24 @@ import re
 import pytest
 import torch
 
-from rescorer.models import ModelSettings
 from rescorer.data.pair_sources import ParallelCorpusPairs
 from rescorer.io.file_names import checkpoint_path_for
-from rescorer.models.model_files import ModelBundle, load_model, read_model_file
+from rescorer.models.model_files import load_model, read_model_file
 from rescorer.records import SettingError
-from rescorer.training.pipeline import build_vocabularies, encode_table, encode_valid_set, new_model, train_on_table
+from rescorer.training.pipeline import encode_valid_set, train_on_table
 from rescorer.scoring.batch_scoring import score_pairs
 from rescorer.training.trainer import Trainer, TrainSettings, batch_tensors, make_optimizer
 from tests.equations import randomize
 from tests.helpers import gz_lines, rescore
+from tests.training.trainers import tiny_trainer
 from tests.models.test_models import decode_gold
 
 CPU = torch.device("cpu")
 RANDOM_PAIRS = dict(batch_size=8, batch_tokens=None)  # the full softmax, no warm-up by default
 
 
-@pytest.fixture(scope="module")
-def example_cache(example_table, tmp_path_factory):
-    vocabularies = build_vocabularies(example_table, 2000)
-    cache = encode_table(example_table, vocabularies.src_vocab, vocabularies.tgt_vocab,
-                         tmp_path_factory.mktemp("cache") / "pairs")
-    return vocabularies, cache
-
-
 def make_trainer(example_cache, tmp_path, arch="cho2014", **settings):
-    vocabularies, cache = example_cache
-    torch.manual_seed(0)
-    model = new_model(ModelSettings.make(arch, "tiny"), vocabularies.src_vocab, vocabularies.tgt_vocab)
-    bundle = ModelBundle(model, vocabularies.src_vocab, vocabularies.tgt_vocab)
-    defaults = dict(valid_pairs=100, valid_every=1000, checkpoint_every=1000, seed=5)
-    return Trainer(bundle, cache, TrainSettings(**{**defaults, **settings}), CPU, "fp32",
-                   tmp_path / "model.checkpoint")
+    return tiny_trainer(example_cache, tmp_path, arch, valid_pairs=100, **settings)
 
 
 # -- label smoothing ---------------------------------------------------------------------------
