@@ -19,15 +19,7 @@ work="$(realpath "$2")"
 : "${MOSES_HOME:?set MOSES_HOME to the mosesdecoder directory holding bin/moses and scripts/}"
 threads="${THREADS:-2}"
 
-# step NAME OUTPUT COMMAND...: run COMMAND unless OUTPUT exists, and record how long it took.
-step() {
-    local name="$1" output="$2"; shift 2
-    if [[ -e "$output" ]]; then echo "== $name: done earlier ($output)" >&2; return; fi
-    echo "== $name" >&2
-    local start=$SECONDS
-    "$@"
-    printf '%s\t%d\n' "$name" $((SECONDS - start)) >> "$work/times.tsv"
-}
+source "$(dirname "$0")/bible_bench.sh"  # step, bench_system
 
 # The models, on the whole 2.2M-pair table: one thread each, early stopping decides.
 train() { OMP_NUM_THREADS=1 rescore train "$data/model/phrase-table.gz" --max-time 3600 "$@"; }
@@ -35,30 +27,8 @@ step "train fwd" "$work/fwd.pt" train -o "$work/fwd.pt" & forward=$!
 step "train fwdcount" "$work/fwdcount.pt" train -o "$work/fwdcount.pt" --pair-weights log-count & counted=$!
 wait $forward && wait $counted
 
-# Dev: every other verse of the 842 (the issue asks for at least 400); test: all 802.
-sys="$work/sys"
-mkdir -p "$sys/corpus" "$sys/model"
-for name in dev.en dev.fr dev.ref-darby.fr; do
-    step "dev $name" "$sys/corpus/$name.gz" \
-        sh -c "zcat '$data/corpus/$name.gz' | awk 'NR%2==1' | gzip > '$sys/corpus/$name.gz.tmp' && mv '$sys/corpus/$name.gz.tmp' '$sys/corpus/$name.gz'"
-done
-
-# The tables filtered once to the dev and test sources, by Moses' own script.
-filter() {
-    zcat "$sys/corpus/dev.en.gz" "$data/corpus/test.en.gz" > "$work/devtest.en"
-    rm -rf "$work/filtered.tmp"
-    (cd "$data" && "$MOSES_HOME/scripts/training/filter-model-given-input.pl" \
-        "$work/filtered.tmp" model/moses.ini "$work/devtest.en")
-    mv "$work/filtered.tmp" "$work/filtered"
-}
-step "filter" "$work/filtered" filter
-install_system() {
-    gzip -c "$work"/filtered/reordering-table.* > "$sys/model/reordering-table.wbe-msd-bidirectional-fe.gz"
-    cp "$data/tuning/moses.ini" "$sys/model/moses.ini"  # the tuned weights; paths model/..., lm/...
-    ln -sfn "$data/lm" "$sys/lm"
-    cp "$work"/filtered/phrase-table.*.gz "$sys/model/phrase-table.gz"
-}
-step "system" "$sys/model/phrase-table.gz" install_system
+# The bench: dev every other verse of the 842, test all 802, the tables filtered to them.
+bench_system
 
 # The new columns: the two models' mixture, then each model, each per target word, the penalty.
 score() { OMP_NUM_THREADS="$threads" rescore score "$@"; }

@@ -18,58 +18,28 @@ cslm="${3:-$work/cslm.pt}"
 : "${MOSES_HOME:?set MOSES_HOME to the mosesdecoder directory holding bin/moses and scripts/}"
 threads="${THREADS:-2}"
 
-# step NAME OUTPUT COMMAND...: run COMMAND unless OUTPUT exists, and record how long it took.
-step() {
-    local name="$1" output="$2"; shift 2
-    if [[ -e "$output" ]]; then echo "== $name: done earlier ($output)" >&2; return; fi
-    echo "== $name" >&2
-    local start=$SECONDS
-    "$@"
-    printf '%s\t%d\n' "$name" $((SECONDS - start)) >> "$work/times.tsv"
-}
+source "$(dirname "$0")/bible_bench.sh"  # step, bench_system
 
-# The RNN: the paper's forward model on the whole 2.2M-pair table, defaults, early stopping.
 # resumable MODEL ARGS...: `rescore train ARGS -o MODEL`, continuing MODEL.checkpoint if an
 # interrupted run left one.
 resumable() {
     local model="$1"; shift
     if [[ -e "$model.checkpoint" ]]; then rescore train "$@" -o "$model" --resume; else rescore train "$@" -o "$model"; fi
 }
-step "train fwd" "$work/fwd.pt" env OMP_NUM_THREADS=1 \
-    bash -c "$(declare -f resumable); resumable '$work/fwd.pt' '$data/model/phrase-table.gz' --max-time 3600"
+# The RNN: the paper's forward model on the whole 2.2M-pair table, defaults, early stopping.
+train_fwd() { OMP_NUM_THREADS=1 resumable "$work/fwd.pt" "$data/model/phrase-table.gz" --max-time 3600; }
+step "train fwd" "$work/fwd.pt" train_fwd
 
-# Dev: every other verse of the 842; test: all 802 (the phrase-feature study's bench).
-sys="$work/sys"
-mkdir -p "$sys/corpus" "$sys/model"
-for name in dev.en dev.fr dev.ref-darby.fr; do
-    step "dev $name" "$sys/corpus/$name.gz" \
-        sh -c "zcat '$data/corpus/$name.gz' | awk 'NR%2==1' | gzip > '$sys/corpus/$name.gz.tmp' && mv '$sys/corpus/$name.gz.tmp' '$sys/corpus/$name.gz'"
-done
-
-# The tables filtered once to the dev and test sources, by Moses' own script.
-filter() {
-    zcat "$sys/corpus/dev.en.gz" "$data/corpus/test.en.gz" > "$work/devtest.en"
-    rm -rf "$work/filtered.tmp"
-    (cd "$data" && "$MOSES_HOME/scripts/training/filter-model-given-input.pl" \
-        "$work/filtered.tmp" model/moses.ini "$work/devtest.en")
-    mv "$work/filtered.tmp" "$work/filtered"
-}
-step "filter" "$work/filtered" filter
-install_system() {
-    gzip -c "$work"/filtered/reordering-table.* > "$sys/model/reordering-table.wbe-msd-bidirectional-fe.gz"
-    cp "$data/tuning/moses.ini" "$sys/model/moses.ini"  # the tuned weights; paths model/..., lm/...
-    ln -sfn "$data/lm" "$sys/lm"
-    cp "$work"/filtered/phrase-table.*.gz "$sys/model/phrase-table.gz"
-}
-step "system" "$sys/model/phrase-table.gz" install_system
+# The bench: dev every other verse of the 842, test all 802, the tables filtered to them.
+bench_system
 
 # The RNN's column, then the word penalty (words outside the network's shortlist).
 step "score" "$sys/model/phrase-table.rnn.gz" env OMP_NUM_THREADS="$threads" \
     rescore score "$sys/model/phrase-table.gz" --model "$work/fwd.pt" --unk-penalty -o "$sys/model/phrase-table.rnn.gz"
 
 # The CSLM (docs/moses.md, "The CSLM"), unless one was given.
-[[ "${STAGE:-}" == tune ]] || step "train cslm" "$cslm" env OMP_NUM_THREADS="$threads" \
-    bash -c "$(declare -f resumable); resumable '$cslm' --lm '$data/corpus/train.fr.gz' ${CSLM_OPTIONS:-}"
+train_cslm() { OMP_NUM_THREADS="$threads" resumable "$cslm" --lm "$data/corpus/train.fr.gz" ${CSLM_OPTIONS:-}; }
+[[ "${STAGE:-}" == tune ]] || step "train cslm" "$cslm" train_cslm
 
 ablation() {
     rescore moses ablation model/moses.ini --rescored-table model/phrase-table.rnn.gz --new-columns rnn,wp \
