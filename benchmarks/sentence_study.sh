@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Issue 30's study (docs/sentence-models.md): the sentence model's recipe on the bible corpus,
+# one ingredient removed per row, and the full recipe trained on to early stopping, as one
+# resumable run: a finished step is skipped, an interrupted training continues from its
+# checkpoint (at most CHECKPOINT updates lost), so after an interruption the same command goes on.
+#
+#     benchmarks/sentence_study.sh ../shared/data/bible-en-fr WORK
+#
+# Every row trains ROW_UPDATES updates (default 2000) with the same seed and is scored on the
+# dev set (beam 5, both references); the full recipe's row is the first ROW_UPDATES updates of
+# the final model's own run. WORK/rows.tsv gets one line per row, WORK/final.tsv the final
+# model's dev and test scores, WORK/times.tsv each step's wall time. ROWS picks rows (default
+# all); STAGE=final runs only the final model.
+set -euo pipefail
+data="$(realpath "${1:?usage: $0 BIBLE_EN_FR_DIR WORK_DIR}")"
+mkdir -p "${2:?usage: $0 BIBLE_EN_FR_DIR WORK_DIR}"/rows "$2/logs"
+work="$(realpath "$2")"
+corpus="$data/corpus"
+row_updates="${ROW_UPDATES:-2000}"
+export OMP_NUM_THREADS="${THREADS:-2}"
+
+source "$(dirname "$0")/bible_bench.sh"  # step
+
+common=(--parallel "$corpus/train.en.gz" "$corpus/train.fr.gz" --arch transformer --preset small
+        --valid-src "$corpus/dev.en.gz" --valid-tgt "$corpus/dev.fr.gz" --valid-every 250
+        --checkpoint-every 250 --precision bf16 --seed 1)
+# The recipe (fairseq's small-data Transformer, scaled to this corpus and machine).
+recipe=(--subwords bpe --subword-size 8000 --dropout 0.3 --label-smoothing 0.1 --weight-decay 1e-4
+        --lr-schedule inverse-sqrt --warmup-updates 1000 --learning-rate 1e-3 --batch-tokens 4000
+        --average 5 --patience 8)
+# Each row: the recipe with one ingredient taken out (a later option overrides an earlier one).
+declare -A rows=(
+    [no-subwords]="--subwords none"
+    [no-dropout]="--dropout 0"
+    [no-label-smoothing]="--label-smoothing 0"
+    [no-weight-decay]="--weight-decay 0"
+    [constant-lr]="--lr-schedule constant"
+    [no-average]="--average 0"
+    [rnnsearch]="--arch rnnsearch --layer-norm"
+)
+
+# train MODEL ARGS...: `rescore train ARGS -o MODEL`, resumed from MODEL.checkpoint when an
+# interrupted run left one; MODEL.done marks a finished run (the checkpoint stays for more).
+train() {
+    local model="$1" log="$work/logs/$(basename "$1" .pt).log"; shift
+    if [[ -e "$model.checkpoint" ]]; then set -- "$@" --resume; else set -- "$@" --force; fi
+    nice -n "${NICE:-0}" rescore train "$@" -o "$model" 2>&1 | tee -a "$log" || return 1
+    touch "$model.done"
+}
+
+# score MODEL SET OUT.tsv NAME: translate corpus/SET.en, append NAME, BLEU and chrF against both
+# references, and the training's last summary line to OUT.tsv.
+score() {
+    local model="$1" set="$2" out="$3" name="$4" hyp="$work/logs/$4.$2.fr"
+    rescore translate "$model" --input "$corpus/$set.en.gz" --beam 5 -o "$hyp" --force || return 1
+    python - "$hyp" "$corpus/$set.fr.gz" "$corpus/$set.ref-darby.fr.gz" "$name" "$set" >> "$out" <<'EOF'
+import sys
+from pathlib import Path
+from moses_integration.evaluation.scores import evaluate_file
+hyp, refs, name, which = Path(sys.argv[1]), [Path(p) for p in sys.argv[2:4]], sys.argv[4], sys.argv[5]
+result = evaluate_file(hyp, refs)
+print(f"{name}\t{which}\t{result.bleu:.2f}\t{result.chrf:.2f}")
+EOF
+}
+
+full="$work/full.pt"
+row_model() { echo "$work/rows/$1.pt"; }
+
+first_updates() { train "$full" "${common[@]}" "${recipe[@]}" --max-updates "$row_updates" && cp "$full" "$(row_model full)"; }
+step "full: first $row_updates updates" "$(row_model full)" first_updates
+[[ -e "$work/rows/full.scored" ]] || { score "$(row_model full)" dev "$work/rows.tsv" full && touch "$work/rows/full.scored"; }
+
+final() { train "$full" "${common[@]}" "${recipe[@]}" --max-updates 1000000 --max-epochs 60 && cp "$full" "$work/final.pt"; }
+step "full: to early stopping" "$work/final.pt" final
+for set in dev test; do
+    [[ -e "$work/final.$set.scored" ]] || { score "$work/final.pt" "$set" "$work/final.tsv" final && touch "$work/final.$set.scored"; }
+done
+[[ "${STAGE:-}" == final ]] && exit 0
+
+for name in ${ROWS:-${!rows[@]}}; do
+    model="$(row_model "$name")"
+    # shellcheck disable=SC2086  # a row's options are words
+    [[ -e "$model.done" ]] || step "$name: $row_updates updates" "$model.done" \
+        train "$model" "${common[@]}" "${recipe[@]}" ${rows[$name]} --max-updates "$row_updates"
+    [[ -e "$model.scored" ]] || { score "$model" dev "$work/rows.tsv" "$name" && touch "$model.scored"; }
+done
