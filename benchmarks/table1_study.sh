@@ -10,6 +10,16 @@
 #
 # CSLM: a trained target LM (rescore train --lm); without it the script trains one with the
 # recipe of docs/moses.md, "The CSLM" (STAGE=tune: only the tuned systems, no CSLM rows).
+#
+# DECODING=1 also gives the paper's rows with the CSLM in the decoder's search: the CSLM exported
+# to WORK/cslm.nplm (rescore export-nplm) and added to Baseline, +RNN and +RNN+WP as Moses'
+# NeuralLM, +CSLM(dec), +CSLM(dec)+RNN and +CSLM(dec)+RNN+WP, each tuned 3 times from that
+# system's tuned weights (moses ablation --nplm). Needs a Moses built --with-nplm (the ablation's
+# preflight says so in one line if not). DECODING="+CSLM(dec)+RNN ..." gives only those rows.
+# The finished systems and rows are reused; with STAGE=tune, the reranked rows are left out (the
+# CSLM must exist then). Decoding with the NeuralLM is about 7.4x slower (benchmarks/RESULTS.md):
+# about 80-100 min per MERT run of 10 iterations instead of 15-25, so about 13-15 hours of a
+# 2-core machine for the three rows, about 5 for one.
 set -euo pipefail
 data="$(realpath "${1:?usage: $0 BIBLE_EN_FR_DIR WORK_DIR [CSLM]}")"
 mkdir -p "${2:?usage: $0 BIBLE_EN_FR_DIR WORK_DIR [CSLM]}"
@@ -49,7 +59,14 @@ ablation() {
         --decoder-flags "-search-algorithm 1 -cube-pruning-pop-limit 400 -s 400" \
         --threads "$threads" --moses-dir "$MOSES_HOME" --replicates 3 --system +RNN --system +RNN+WP "$@"
 }
+# The CSLM in NPLM's format, for the decoding rows.
+decoding=()
+if [[ -n "${DECODING:-}" ]]; then
+    step "export nplm" "$work/cslm.nplm" rescore export-nplm "$cslm" -o "$work/cslm.nplm"
+    decoding=(--nplm "$work/cslm.nplm")
+    if [[ "$DECODING" != 1 ]]; then for row in $DECODING; do decoding+=(--system "$row"); done; fi
+fi
 cd "$sys"
 SECONDS=0
-if [[ "${STAGE:-}" == tune ]]; then ablation; else ablation --lm "$cslm"; fi
+if [[ "${STAGE:-}" == tune ]]; then ablation ${decoding[@]+"${decoding[@]}"}; else ablation --lm "$cslm" ${decoding[@]+"${decoding[@]}"}; fi
 printf 'ablation (this call)\t%d\n' "$SECONDS" >> "$work/times.tsv"

@@ -1,11 +1,15 @@
 """Checks that take seconds and catch what would otherwise fail an hour into tuning: Moses
 installed, every file moses.ini names present, the phrase table's score count equal to
-num-features, the language model loadable with the order the ini claims, and the dev/test
-sets parallel and non-empty. Each check returns problems as one line each."""
+num-features, the language model loadable with the order the ini claims, an NPLM model's order
+its NeuralLM line's and a Moses that has the NeuralLM feature (one built --with-nplm), and the
+dev/test sets parallel and non-empty. Each check returns problems as one line each."""
 
 from __future__ import annotations
 
+import logging
 import math
+import subprocess
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Sequence, Union
@@ -15,6 +19,7 @@ from rescorer.errors import PhraseTableFormatError, RescorerError
 from .errors import MosesConfigError, MosesNotFoundError, PreflightError
 from .ini.moses_ini import MosesIni
 from .ini.moses_install import COMPACT_BINARY, TUNING_BINARIES, TUNING_SCRIPTS, MosesInstall, find_moses
+from .ini.neural_lm import nplm_order
 from .line_files import count_lines
 from .tables.phrase_table import read_num_scores
 
@@ -25,9 +30,13 @@ __all__ = [
     "check_ini_files",
     "check_num_features",
     "check_language_models",
+    "check_neural_lms",
+    "check_neural_lm_support",
     "check_parallel",
     "run_preflight",
 ]
+
+log = logging.getLogger(__name__)
 
 # Files Moses also accepts in place of `path=` as written (binarized variants, added .gz).
 _PATH_VARIANTS = ("", ".gz", ".minphr", ".minlexr", ".binphr.idx", ".binlexr.idx")
@@ -190,6 +199,79 @@ def check_language_models(ini: MosesIni, base_dir: Path) -> list[str]:
     return problems
 
 
+def _neural_lm_paths(ini: MosesIni, base_dir: Path) -> list[tuple[Path, str, Optional[str]]]:
+    """(model file, where, order=) of each NeuralLM line."""
+    return [(resolve(f.args.get("path", ""), base_dir), f"{ini.origin}:{f.line_no + 1}", f.args.get("order"))
+            for f in _features(ini) if f.kind == "NeuralLM"]
+
+
+def check_neural_lms(models: Sequence[tuple[Path, str, Optional[str]]]) -> list[str]:
+    """Each NPLM model file reads as one (its \\config) and has the order= its NeuralLM line gives
+    (Moses' NeuralLMWrapper refuses another, after the tables have loaded). `models`: (file, where
+    it is named, the line's order= or None for a model not in the ini yet)."""
+    problems = []
+    for path, where, order in models:
+        if not path.is_file():
+            if order is None:  # an ini's own missing file is reported by check_ini_files
+                problems.append(f"{where}: NPLM model {path} not found")
+            continue
+        try:
+            found = nplm_order(path)
+        except MosesConfigError as exc:
+            problems.append(f"{where}: {exc}")
+            continue
+        if order is not None and order != str(found):
+            problems.append(f"{where}: NeuralLM order={order} but {path} is a {found}-gram model "
+                            f"(ngram_size {found})")
+    return problems
+
+
+# Moses' own words when its build lacks a feature (moses/FF/Factory.cpp).
+_NOT_REGISTERED = "Feature name NeuralLM is not registered"
+
+
+def check_neural_lm_support(moses: Union[MosesInstall, Path, None], nplm_path: Path) -> list[str]:
+    """The decoder knows the NeuralLM feature: `moses -show-weights` on an ini with one NeuralLM
+    line (Moses builds its features there but loads no model or table, so this takes
+    milliseconds). Only a Moses built --with-nplm registers the feature."""
+    if not isinstance(moses, MosesInstall):
+        try:
+            moses = find_moses(moses)
+        except MosesNotFoundError:
+            return []  # reported by check_moses
+    decoder = moses.binary("moses")
+    if not decoder.is_file():
+        return []  # reported by check_moses
+    try:
+        order = nplm_order(nplm_path)
+    except MosesConfigError:
+        order = 5  # the file is reported by check_neural_lms; -show-weights does not read it
+    with tempfile.TemporaryDirectory(prefix="nplm-probe.") as probe_dir:
+        probe = Path(probe_dir) / "moses.ini"
+        probe.write_text(
+            "[feature]\n"
+            f"PhraseDictionaryMemory name=TranslationModel0 num-features=1 path={probe_dir}/none "
+            "input-factor=0 output-factor=0\n"
+            f"NeuralLM factor=0 order={order} path={Path(nplm_path).resolve()} name=NeuralLM0\n\n"
+            "[weight]\nTranslationModel0= 1\nNeuralLM0= 0.1\n")
+        argv = [str(decoder), "-show-weights", "-f", str(probe)]
+        log.debug("running: %s", " ".join(argv))
+        try:
+            done = subprocess.run(argv, cwd=probe_dir, stdin=subprocess.DEVNULL, capture_output=True,
+                                  timeout=120)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return [f"{decoder} -show-weights on a NeuralLM line did not run ({exc})"]
+    if done.returncode == 0:
+        return []
+    said = done.stderr.decode("utf-8", "replace") + done.stdout.decode("utf-8", "replace")
+    if _NOT_REGISTERED in said:
+        return [f"Moses at {moses.root} (from {moses.found_by}) cannot decode with an NPLM model: its "
+                f"bin/moses says '{_NOT_REGISTERED}', so it was built without NPLM (rebuild it with "
+                "./bjam --with-nplm=NPLM_DIR)"]
+    last = next((line.strip() for line in reversed(said.splitlines()) if line.strip()), "no message")
+    return [f"{decoder} -show-weights on a NeuralLM line exited with status {done.returncode}: {last}"]
+
+
 def check_parallel(data: ParallelSet) -> list[str]:
     """Source and references exist, are non-empty and have equal line counts (gzip allowed)."""
     problems, counts = [], []
@@ -213,8 +295,11 @@ def check_parallel(data: ParallelSet) -> list[str]:
 
 
 def run_preflight(ini_path: Path, base_dir: Path, moses_dir: Union[MosesInstall, Path, None] = None,
-                  data: Sequence[ParallelSet] = (), check_install: bool = True) -> list[str]:
+                  data: Sequence[ParallelSet] = (), check_install: bool = True,
+                  neural_lms: Sequence[Path] = ()) -> list[str]:
     """All checks; returns the problems (empty when ready). Raise them with `PreflightError`.
+    `neural_lms`: NPLM models the run will add to the ini as NeuralLM features (the ablation's
+    decoding rows), checked like the ini's own.
 
     Every check runs whatever the others found: an unreadable ini still leaves the
     installation and the data sets checked, and a check that fails unexpectedly is one line."""
@@ -224,12 +309,18 @@ def run_preflight(ini_path: Path, base_dir: Path, moses_dir: Union[MosesInstall,
     except MosesConfigError as exc:
         ini, problems = None, [str(exc)]
     need_compact = ini is not None and any(f.kind == "PhraseDictionaryCompact" for f in _features(ini))
+    models = (_neural_lm_paths(ini, base_dir) if ini is not None else []) + [
+        (Path(path), "--nplm", None) for path in neural_lms]
     checks = [("Moses installation", check_moses, (moses_dir, need_compact))] if check_install else []
+    if check_install and models:
+        checks.append(("NeuralLM support", check_neural_lm_support, (moses_dir, models[0][0])))
     if ini is not None:
         checks += [("moses.ini syntax", check_ini_syntax, (ini,)),
                    ("moses.ini paths", check_ini_files, (ini, base_dir)),
                    ("phrase-table scores", check_num_features, (ini, base_dir)),
                    ("language models", check_language_models, (ini, base_dir))]
+    if models:
+        checks.append(("NPLM models", check_neural_lms, (models,)))
     checks += [(f"{item.label} set", check_parallel, (item,)) for item in data]
     for label, check, args in checks:
         try:

@@ -32,6 +32,8 @@ NUMBER = Kind("float")  # finite
 INITIAL_WEIGHT_HELP = ("Starting weight of every new column. Default: scaled to the table, so that each new "
                        "column starts with the weight of an average phrase-table column (see docs/moses.md, "
                        "Starting weights).")
+ABLATION_INITIAL_WEIGHT_HELP = (INITIAL_WEIGHT_HELP + " With --nplm, also the NeuralLM's starting weight "
+                                "(default: that of the system's n-gram language model, LM0).")
 TUNING_OPTIMIZER_HELP = "Moses' optimizer of the weights: MERT, or batch MIRA (mert-moses.pl --batch-mira)."
 RERANKING_OPTIMIZER_HELP = "Moses' optimizer of the reranking weights: mert, or batch MIRA (kbmira)."
 NBEST_SIZE_HELP = "Hypotheses per sentence in each n-best list the decoder writes (Moses' -n-best-list FILE N distinct)."
@@ -190,16 +192,18 @@ class AblationSettings:
                               "enters the test.", option="--replicates")
     systems: tuple = setting(
         (), MORE_NAMES, "Only these systems, e.g. +RNN (Baseline is always built), or +a+b: the table's columns a "
-        "and b together. Default: all the fixed systems.", option="--system", metavar="NAME", show_default=False)
+        "and b together, or with --nplm a decoding row such as +CSLM(dec)+RNN (+RNN is built too). Default: all "
+        "the fixed systems.", option="--system", metavar="NAME", show_default=False)
     feature: Optional[str] = setting(None, TEXT, "Phrase-table feature name if there are several.",
                                      option="--feature", show_default=False)
     nbest_size: int = like(TuningSettings, "nbest_size")
     seed: int = setting(1, INT, "Replicate r uses seed + r (same seeds in every system).", option="--seed")
     optimizer: str = like(TuningSettings, "optimizer")
     max_iterations: Optional[int] = like(TuningSettings, "max_iterations")
-    initial_weight: Optional[float] = setting(None, NUMBER, INITIAL_WEIGHT_HELP, option="--initial-weight",
-                                              metavar="NUMBER", show_default=False)
-    warm_start: bool = setting(True, FLAG, "Start each system from the same replicate's tuned Baseline weights.",
+    initial_weight: Optional[float] = setting(None, NUMBER, ABLATION_INITIAL_WEIGHT_HELP,
+                                              option="--initial-weight", metavar="NUMBER", show_default=False)
+    warm_start: bool = setting(True, FLAG, "Start each system from the same replicate's tuned Baseline weights "
+                               "(a decoding row: from those of the system it extends).",
                                option="--warm-start/--no-warm-start")
     decoder_flags: tuple = like(DecodingSettings, "decoder_flags")
     filter_test: bool = setting(True, FLAG, "Filter the test set's text tables once for every system.",
@@ -217,6 +221,12 @@ class AblationSettings:
         "+CSLM, +CSLM+RNN and +CSLM+RNN+WP: Baseline's, +RNN's and +RNN+WP's n-best lists reranked with its "
         "CSLM= feature (those of Baseline and the --system ones with --system).", option="--lm",
         show_default=False)
+    nplm_path: Optional[Path] = setting(
+        None, EXISTING_FILE, "The CSLM in NPLM's format (rescore export-nplm). Adds Cho et al.'s rows with it in the "
+        "decoder's search, +CSLM(dec), +CSLM(dec)+RNN and +CSLM(dec)+RNN+WP: Baseline, +RNN and +RNN+WP (or "
+        "Baseline and the --system ones) with Moses' NeuralLM feature, each tuned and tested like a system, "
+        "from that system's tuned weights. Needs a Moses built --with-nplm; decodes several times slower.",
+        option="--nplm", show_default=False)
     rerank_systems: tuple = setting(
         (), MORE_NAMES, "A system whose n-best lists --rerank-model reranks; repeat. Default: Baseline and +RNN, or "
         "Baseline and the --system ones.", option="--rerank-system", metavar="NAME", show_default=False)

@@ -124,6 +124,16 @@ def _runs_table(results: Mapping[str, Sequence[EvalResult]]) -> list[str]:
     return lines
 
 
+def _decoding_note(summary: pd.DataFrame) -> str:
+    """What the decoding rows are, when the table has any (study/decoding_rows.py)."""
+    if not any("(dec)" in name for name in summary.system):
+        return ""
+    return ("+CSLM(dec), +CSLM(dec)+RNN, +CSLM(dec)+RNN+WP: Baseline, +RNN and +RNN+WP with the CSLM in the "
+            "decoder's search (Moses' NeuralLM feature, NeuralLM0, loading its NPLM export), each tuned by MERT "
+            "from the same replicate's tuned weights of the system it extends and the NeuralLM's starting "
+            "weight (warm), and decoded on test; its new-column weights include NeuralLM0's. ")
+
+
 def to_markdown(summary: pd.DataFrame,
                 results: Optional[Mapping[str, Sequence[EvalResult]]] = None) -> str:
     """A Markdown table (no `tabulate` dependency): mean ± sd over replicates; with `results`,
@@ -160,6 +170,7 @@ def to_markdown(summary: pd.DataFrame,
               "sentence models (weights tuned on dev; Dev BLEU is then the reranked dev output's); "
               "+CSLM, +CSLM+RNN, +CSLM+RNN+WP: Baseline, +RNN and +RNN+WP reranked the same way with the "
               "target language model's CSLM= feature alone (Cho et al.'s Table 1). "
+              f"{_decoding_note(summary)}"
               "MERT iterations per replicate: 'max' = stopped by --max-iterations before "
               "converging, '?' = no stop message in its log. New-column weights: the tuned weight "
               "of each column the system adds, mean ± sd over the replicates."]

@@ -6,6 +6,11 @@ Moses' `NeuralLM` feature, the line Moses' own scripts/training/create_nplm_ini.
 
 Moses' NeuralLMWrapper refuses a model whose ngram_size is not the line's order, so the order
 is read from the file's own \\config. Nothing else in the ini changes.
+
+The ablation's decoding rows (study/decoding_rows.py) add the same line to each system's ini.
+Their NeuralLM starts with the weight of the ini's n-gram language model (neural_lm_start): the two
+score the same thing, the log-probability of the target words, in the same units, where a fixed
+0.1 ignores what the system was tuned to.
 """
 
 from __future__ import annotations
@@ -15,12 +20,14 @@ from pathlib import Path
 from typing import Optional
 
 from ..errors import MosesConfigError
-from .moses_ini import MosesIni
+from .moses_ini import Feature, MosesIni
 
-__all__ = ["DEFAULT_NAME", "DEFAULT_WEIGHT", "NeuralLmJob", "add_neural_lm", "nplm_order"]
+__all__ = ["DEFAULT_NAME", "DEFAULT_WEIGHT", "NGRAM_LM_KINDS", "NeuralLmJob", "add_neural_lm", "add_neural_lm_line",
+           "neural_lm_start", "nplm_order"]
 
 DEFAULT_NAME = "NeuralLM0"  # what Moses calls the first NeuralLM line without name=
 DEFAULT_WEIGHT = 0.1  # create_nplm_ini.py's
+NGRAM_LM_KINDS = ("KENLM", "SRILM", "IRSTLM", "RANDLM", "DALM")  # Moses' n-gram language model features
 
 
 @dataclass(frozen=True)
@@ -66,18 +73,36 @@ def _shown(path: Path, base_dir: Path) -> str:
         return str(path.resolve())
 
 
+def add_neural_lm_line(ini: MosesIni, nplm_path: Path, shown_path: str, name: str, weight: float) -> Feature:
+    """Add `NeuralLM factor=0 order=N path=SHOWN name=NAME` and `NAME= WEIGHT` to `ini` (in place),
+    N the model file's own ngram_size."""
+    if not name or any(char.isspace() for char in name) or "=" in name:
+        raise MosesConfigError(f"feature name {name!r}: Moses takes a name without spaces or '='")
+    order = nplm_order(nplm_path)
+    feature = ini.add_feature_line("NeuralLM", {"factor": "0", "order": str(order), "path": shown_path,
+                                                "name": name}, [weight])
+    ini.check_weights(name)
+    return feature
+
+
+def neural_lm_start(ini: MosesIni, override: Optional[float] = None) -> float:
+    """The NeuralLM's starting weight in a system: `override` when given, else the weight of the
+    ini's n-gram language model when it has exactly one, else create_nplm_ini.py's 0.1."""
+    if override is not None:
+        return override
+    models = [feature for feature in ini.features() if feature.kind in NGRAM_LM_KINDS]
+    if len(models) != 1:
+        return DEFAULT_WEIGHT
+    weights = ini.weights(models[0].name)
+    return weights[0] if len(weights) == 1 and weights[0] != 0 else DEFAULT_WEIGHT
+
+
 def add_neural_lm(job: NeuralLmJob) -> str:
     """Write `job.out_path`: the ini with the NeuralLM line and its weight; a one-line summary."""
     name = job.name or DEFAULT_NAME
-    if not name or any(char.isspace() for char in name) or "=" in name:
-        raise MosesConfigError(f"feature name {name!r}: Moses takes a name without spaces or '='")
-    order = nplm_order(job.nplm_path)
     ini = MosesIni.read(job.ini_path)
     weight = DEFAULT_WEIGHT if job.initial_weight is None else job.initial_weight
-    shown = _shown(job.nplm_path, job.base_dir)
-    feature = ini.add_feature_line("NeuralLM", {"factor": "0", "order": str(order), "path": shown, "name": name},
-                                   [weight])
-    ini.check_weights(name)
+    feature = add_neural_lm_line(ini, job.nplm_path, _shown(job.nplm_path, job.base_dir), name, weight)
     ini.write(job.out_path, force=True)
     return (f"{job.out_path}: {ini.lines[feature.line_no].strip()} (line {feature.line_no + 1}), "
             f"{name}= {weight:g}")

@@ -20,6 +20,12 @@ and its reranked test output is scored and tested against Baseline like every ot
 With a target language model (`lm_rerank`), Cho et al.'s Table 1 rows: Baseline, +RNN and
 +RNN+WP reranked with the CSLM's score alone, `+CSLM`, `+CSLM+RNN`, `+CSLM+RNN+WP`, the same way.
 
+Decoding rows. With the CSLM's NPLM export (`nplm`), the same systems with the CSLM in the
+decoder's search (Moses' NeuralLM feature), `+CSLM(dec)`, `+CSLM(dec)+RNN`, `+CSLM(dec)+RNN+WP`
+(decoding_rows.py): tuned, evaluated and resumed like every system, replicate r warm-started from
+the extended system's tuned replicate r plus the NeuralLM's starting weight. They run last, after
+the cheaper rows: decoding with the NeuralLM is several times slower.
+
 Layout of out_dir (reruns skip finished work whose record says it was made from the same inputs
 and settings, step_records.py; a tuning run made from other is refused, its test scores redone):
   tables/<system>.phrase-table.gz   <system>/moses.ini   <system>/rep<r>/{start.moses.ini,mert/}
@@ -27,6 +33,7 @@ and settings, step_records.py; a tuning run made from other is refused, its test
   <system>/rep<r>/mert/tuning.record.json   column-stats.json
   <system>/rep<r>/rerank/ (nbest/reranking.py's layout; result.json the row, made again each run)
   <system>/rep<r>/rerank-cslm/ (the same, for the CSLM's rows)
+  cslm-dec[-<system>]/{moses.ini,rep<r>/...} (a decoding row: a system's layout, NeuralLM0 in its ini)
   results.csv  results.md  replicates.csv  mert-curves.csv  mert-curves.png
 """
 
@@ -46,6 +53,7 @@ from ..evaluation.scores import (EvalResult, compare, decode, evaluate_file, rea
                                  write_result)
 from ..ini.moses_ini import Feature, MosesIni
 from ..ini.moses_install import MosesInstall
+from ..ini.neural_lm import neural_lm_start
 from ..line_files import read_lines
 from ..preflight import ParallelSet, require_preflight
 from ..step_records import Step, check, files_of, fingerprint, forget, ini_files, record
@@ -57,6 +65,7 @@ from ..tables.starting_weights import (ColumnStats, cached_column_stats, check_l
 from ..tables.system_tables import check_same_pairs, column_indices, system_ini, write_system_tables
 from ..tuning.dev_curve import dev_bleu_curve, read_stop_reason
 from ..tuning.mert_moses import TuningConfig, check_tuned_weights, iterations_run, read_finished_step, tune
+from .decoding_rows import NEURAL_LM, built_systems, neural_lm_ini, plan_decoding_rows
 from .reranked_rows import (RerankRows, check_rerank_systems, cslm_row_name, cslm_systems, rerank_replicate,
                             reranked_systems)
 
@@ -95,6 +104,7 @@ class AblationConfig:
     plot_curves: bool = True
     rerank: Optional[RerankRows] = None  # reranked rows (+rerank, +RNN+rerank) when given
     lm_rerank: Optional[RerankRows] = None  # the CSLM's reranked rows (+CSLM, +CSLM+RNN, +CSLM+RNN+WP)
+    nplm: Optional[Path] = None  # the CSLM's NPLM export: the decoding rows (+CSLM(dec), ...) when given
 
 
 @dataclass
@@ -108,6 +118,7 @@ class _Plan:
     stats: ColumnStats
     test_tables: dict = field(default_factory=dict)  # slug -> filtered test table
     filtered: Optional[FilteredModel] = None
+    rows: list = field(default_factory=list)  # the decoding rows (decoding_rows.DecodingRow)
 
 
 def _resolved_sets(config: AblationConfig) -> list[ParallelSet]:
@@ -147,9 +158,11 @@ def _prepare(config: AblationConfig, moses: MosesInstall, report) -> _Plan:
     num_base = table.int_arg("num-features", base_ini.origin)
     rescored = config.base_dir / config.rescored_table
     layout = infer_layout(num_base, read_num_scores(rescored), config.new_columns, str(rescored))
-    specs = plan_systems(layout, config.systems, str(rescored))
+    specs = plan_systems(layout, built_systems(config.systems), str(rescored))
+    nplm = None if config.nplm is None else config.base_dir / config.nplm
+    rows = plan_decoding_rows(specs, config.systems, nplm)
     require_preflight(config.base_dir / config.ini_path, config.base_dir, moses,
-                      data=_resolved_sets(config), check_install=True)
+                      data=_resolved_sets(config), check_install=True, neural_lms=[nplm] if rows else [])
     _check_same_table(rescored, config.out_dir)
     # One pass (cached): the columns' magnitudes scale the starting weights and check the layout.
     stats = cached_column_stats(rescored, config.out_dir / "column-stats.json")
@@ -169,7 +182,10 @@ def _prepare(config: AblationConfig, moses: MosesInstall, report) -> _Plan:
         ini = system_ini(base_ini, config.base_dir, table, tables.get(spec.slug),
                          base_weights + starts)
         inis[spec.slug] = _write_if_changed(ini, config.out_dir / spec.slug / "moses.ini")
-    plan = _Plan(table, layout, specs, inis, stats)
+    for row in rows:  # the system it extends, with the NeuralLM line
+        ini = neural_lm_ini(MosesIni.read(inis[row.base.slug]), nplm, config.initial_weight)
+        inis[row.spec.slug] = _write_if_changed(ini, config.out_dir / row.spec.slug / "moses.ini")
+    plan = _Plan(table, layout, specs, inis, stats, rows=rows)
     if config.filter_test and table.kind == "PhraseDictionaryMemory":
         original = config.base_dir / table.args["path"]
         if original.is_file():
@@ -181,31 +197,53 @@ def _prepare(config: AblationConfig, moses: MosesInstall, report) -> _Plan:
                                         config.out_dir / "test-filtered")
         keep = {s.slug: column_indices(s, layout, num_base) for s in specs}
         plan.test_tables = system_tables(plan.filtered, keep, config.out_dir / "test-filtered")
+        for row in rows:  # the same columns as the system it extends
+            plan.test_tables[row.spec.slug] = plan.test_tables[row.base.slug]
     return plan
 
 
-def _start_kind(spec: SystemSpec, config: AblationConfig) -> str:
+def _start_kind(spec: SystemSpec, config: AblationConfig, base: Optional[SystemSpec] = None) -> str:
     """"ini": Baseline, from the ini's weights; "cold": the ini's weights and scaled starts for
-    the new columns; "warm": this replicate's tuned Baseline weights and scaled starts."""
-    if not spec.new_columns:
+    the new columns (and the NeuralLM's start); "warm": this replicate's tuned Baseline weights
+    and scaled starts, or for a decoding row the tuned weights of the system it extends and the
+    NeuralLM's start."""
+    if not spec.new_columns and base is None:
         return "ini"
     return "warm" if config.warm_start else "cold"
 
 
 def _start(spec: SystemSpec, kind: str, replicate: int, plan: _Plan, config: AblationConfig,
-           rep_dir: Path, report) -> tuple[Path, list]:
-    """The ini this run's tuning starts from, and its new columns' starting weights."""
+           rep_dir: Path, report, base: Optional[SystemSpec] = None) -> tuple[Path, dict]:
+    """The ini this run's tuning starts from, and the starting weights it gave (feature name ->
+    [(index, weight)]), which the tuned weights are checked against."""
     cold = MosesIni.read(plan.inis[spec.slug])
-    num_base = len(cold.weights(plan.table.name)) - len(spec.new_columns)
+    table = plan.table.name
+    num_base = len(cold.weights(table)) - len(spec.new_columns)
+    columns = list(range(num_base, num_base + len(spec.new_columns)))
     if kind != "warm":
-        return plan.inis[spec.slug], cold.weights(plan.table.name)[num_base:]
+        given = {table: [(i, cold.weights(table)[i]) for i in columns]}
+        return plan.inis[spec.slug], {**given, **({NEURAL_LM: [(0, cold.weights(NEURAL_LM)[0])]} if base else {})}
+    if base is not None:  # a decoding row: its system's tuned weights, and the NeuralLM's
+        tuned = MosesIni.read(config.out_dir / base.slug / f"rep{replicate}" / "mert" / "moses.ini")
+        start = neural_lm_start(tuned, config.initial_weight)
+        report(f"{spec.name} replicate {replicate}: warm start from {base.name}'s tuned weights, "
+               f"{NEURAL_LM} {start}")
+        ini = warm_start_ini(cold, tuned, table, [], added={NEURAL_LM: [start]})
+        return _write_if_changed(ini, rep_dir / "start.moses.ini"), {NEURAL_LM: [(0, start)]}
     tuned = MosesIni.read(config.out_dir / "baseline" / f"rep{replicate}" / "mert" / "moses.ini")
-    starts = new_column_weights(tuned.weights(plan.table.name), plan.layout, spec.new_columns,
+    starts = new_column_weights(tuned.weights(table), plan.layout, spec.new_columns,
                                 plan.stats, config.initial_weight, tuned.origin)
     report(f"{spec.name} replicate {replicate}: warm start from Baseline's tuned weights, new "
            f"columns {dict(zip(spec.new_columns, starts))}")
-    ini = warm_start_ini(cold, tuned, plan.table.name, starts)
-    return _write_if_changed(ini, rep_dir / "start.moses.ini"), starts
+    ini = warm_start_ini(cold, tuned, table, starts)
+    return _write_if_changed(ini, rep_dir / "start.moses.ini"), {table: list(zip(columns, starts))}
+
+
+def _tuned_weights(spec: SystemSpec, tuned: MosesIni, table: str, base: Optional[SystemSpec]) -> dict:
+    """The tuned weights of what the system adds: its new columns (and a decoding row's NeuralLM)."""
+    weights = tuned.weights(table)
+    added = dict(zip(spec.new_columns, weights[len(weights) - len(spec.new_columns):]))
+    return {**added, NEURAL_LM: tuned.weights(NEURAL_LM)[0]} if base is not None else added
 
 
 def _check_start_kind(rep_dir: Path, kind: str) -> None:
@@ -250,14 +288,16 @@ def _evaluation_step(spec: SystemSpec, replicate: int, plan: _Plan, config: Abla
 
 
 def _run_replicate(spec: SystemSpec, replicate: int, plan: _Plan, config: AblationConfig,
-                   moses: MosesInstall, report: Callable[[str], None]) -> EvalResult:
+                   moses: MosesInstall, report: Callable[[str], None],
+                   base: Optional[SystemSpec] = None) -> EvalResult:
     """Tune (tuning/mert_moses.py reuses a finished run made from the same, refuses one made from
-    other), then decode and score test (reused when its record matches, step_records.py)."""
+    other), then decode and score test (reused when its record matches, step_records.py).
+    `base`: for a decoding row, the system it extends."""
     rep_dir = config.out_dir / spec.slug / f"rep{replicate}"
     result_path = rep_dir / "result.json"
-    kind = _start_kind(spec, config)
+    kind = _start_kind(spec, config, base)
     _check_start_kind(rep_dir, kind)
-    start_ini, starts = _start(spec, kind, replicate, plan, config, rep_dir, report)
+    start_ini, starts = _start(spec, kind, replicate, plan, config, rep_dir, report, base)
     tuning = TuningConfig(
         ini_path=start_ini, dev_src=config.dev.src_path, dev_ref=config.dev.ref_path,
         dev_extra_refs=config.dev.extra_refs,
@@ -268,19 +308,19 @@ def _run_replicate(spec: SystemSpec, replicate: int, plan: _Plan, config: Ablati
     tuned = tune(moses, tuning, progress=lambda i, b: report(
         f"{spec.name} replicate {replicate}: iteration {i} dev BLEU "
         f"{'?' if b is None else f'{b:.2f}'}"))
-    tuned_weights = MosesIni.read(tuned.ini_path).weights(plan.table.name)
-    num_base = len(tuned_weights) - len(starts)
+    tuned_ini = MosesIni.read(tuned.ini_path)
+    new_weights = _tuned_weights(spec, tuned_ini, plan.table.name, base)
     evaluation = _evaluation_step(spec, replicate, plan, config, tuned.ini_path, rep_dir)
     if check(evaluation) is None:
         report(f"{spec.name} replicate {replicate}: done earlier, skipped")
         result = read_result(result_path)
         if result.new_weights is None:  # a result written before the weights were recorded
-            result.new_weights = dict(zip(spec.new_columns, tuned_weights[num_base:]))
+            result.new_weights = new_weights
         return _with_history(result, rep_dir / "mert", config)
     forget(evaluation)
-    warnings = tuned.warnings + check_tuned_weights(
-        MosesIni.read(tuned.ini_path), plan.table.name,
-        list(range(num_base, num_base + len(starts))), starts)
+    warnings = list(tuned.warnings)
+    for feature, given in starts.items():
+        warnings += check_tuned_weights(tuned_ini, feature, [i for i, _ in given], [w for _, w in given])
     for warning in dict.fromkeys(warnings):  # each once
         report(f"warning: {warning}")
     test_ini = tuned.ini_path
@@ -292,7 +332,7 @@ def _run_replicate(spec: SystemSpec, replicate: int, plan: _Plan, config: Ablati
                  config.threads, config.base_dir, decoder_flags=config.decoder_flags)
     result = evaluate_file(hyp, [config.base_dir / p for p in config.test.ref_paths], config.detokenize_lang)
     result.dev_bleu, result.start = tuned.dev_bleu, kind
-    result.new_weights = dict(zip(spec.new_columns, tuned_weights[num_base:]))
+    result.new_weights = new_weights
     result.iterations, result.stopped_by = tuned.iterations, tuned.stopped_by
     _with_history(result, rep_dir / "mert", config)
     write_result(result, result_path)
@@ -324,6 +364,10 @@ def run_ablation(config: AblationConfig, moses: MosesInstall,
             results[name] = [rerank_replicate(spec, r, config, _resolved_sets(config), moses, report,
                                               config.lm_rerank, name, "rerank-cslm")
                              for r in range(1, config.replicates + 1)]
+    for replicate in range(1, config.replicates + 1):  # last: each decodes several times slower
+        for row in plan.rows:
+            results.setdefault(row.spec.name, []).append(
+                _run_replicate(row.spec, replicate, plan, config, moses, report, row.base))
     refs = read_references([config.base_dir / p for p in config.test.ref_paths])
     # Replicate r of each system is paired with replicate r of Baseline: the R test outputs
     # are concatenated, so the test sees optimizer variance as well as sampling variance.

@@ -13,6 +13,7 @@ from ..evaluation.scores import EvalResult, evaluate_file, write_result
 from ..ini.moses_install import MosesInstall
 from ..preflight import ParallelSet
 from ..tables.columns import SystemSpec
+from .decoding_rows import built_systems
 
 if TYPE_CHECKING:
     from .ablation import AblationConfig
@@ -69,10 +70,11 @@ def rerank_replicate(spec: SystemSpec, replicate: int, config: AblationConfig, s
 
 def reranked_systems(config: AblationConfig) -> Sequence[str]:
     """The systems `rerank.systems` names; by default Baseline and the systems the ablation was
-    asked for (config.systems), or +RNN when it builds all the fixed ones; none without `rerank`."""
+    asked for (config.systems, a decoding row standing for the system it extends), or +RNN when it
+    builds all the fixed ones; none without `rerank`."""
     if config.rerank is None:
         return ()
-    return config.rerank.systems or ("Baseline", *(config.systems or ["+RNN"]))
+    return config.rerank.systems or ("Baseline", *(built_systems(config.systems) or ["+RNN"]))
 
 
 def cslm_systems(config: AblationConfig, built: Sequence[str]) -> Sequence[str]:
@@ -80,7 +82,7 @@ def cslm_systems(config: AblationConfig, built: Sequence[str]) -> Sequence[str]:
     Baseline and the --system ones, those the ablation builds; none without `lm_rerank`."""
     if config.lm_rerank is None:
         return ()
-    wanted = config.lm_rerank.systems or ("Baseline", *(config.systems or ["+RNN", "+RNN+WP"]))
+    wanted = config.lm_rerank.systems or ("Baseline", *(built_systems(config.systems) or ["+RNN", "+RNN+WP"]))
     return [name for name in dict.fromkeys(wanted) if name in built]
 
 

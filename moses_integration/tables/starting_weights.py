@@ -20,7 +20,7 @@ import json
 import math
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -182,11 +182,15 @@ def table_starting_weights(ini: MosesIni, table: Feature, table_path: Path, num_
 
 
 def warm_start_ini(system_ini: MosesIni, tuned: MosesIni, table_name: str,
-                   new_weights: Sequence[float]) -> MosesIni:
-    """The system's ini with the tuned Baseline's weights, and `new_weights` for its new columns."""
+                   new_weights: Sequence[float], added: Optional[Mapping[str, Sequence[float]]] = None) -> MosesIni:
+    """The system's ini with the tuned system's weights, and `new_weights` for its new columns;
+    `added`: the weights of features the tuned system lacks (a decoding row's NeuralLM)."""
     ini = MosesIni(system_ini.text(), origin=system_ini.origin)
     tuned_weights = tuned.all_weights()
     for name, values in ini.all_weights().items():
+        if added and name in added:
+            ini.set_weights(name, added[name])
+            continue
         if name not in tuned_weights:
             raise MosesConfigError(f"{tuned.origin}: expected a line '{name}= ...' in [weight] "
                                    "(the warm start copies every weight), found none")

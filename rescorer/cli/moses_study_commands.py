@@ -52,7 +52,8 @@ def plot_scores(table_path: Path, output: Path, rnn_column: int, sample_size: in
 def ablation_command(**options) -> None:
     """Baseline, +RNN, +WP, +RNN+WP: R tuning replicates each, test scores, results table; with
     --rerank-model also +rerank and +RNN+rerank (or +<system>+rerank for --system's); with --lm
-    the paper's +CSLM, +CSLM+RNN and +CSLM+RNN+WP."""
+    the paper's +CSLM, +CSLM+RNN and +CSLM+RNN+WP (n-best reranking); with --nplm the same with
+    the CSLM in decoding, +CSLM(dec), +CSLM(dec)+RNN and +CSLM(dec)+RNN+WP."""
     from moses_integration.nbest.sentence_models import sentence_features
     from moses_integration.study.ablation import RerankRows, run_ablation
     from moses_integration.study.score_plots import ablation_scores_figure
@@ -74,7 +75,7 @@ def ablation_command(**options) -> None:
               optimizer=settings.optimizer, start="warm" if settings.warm_start else "cold",
               initial_weight="scaled" if settings.initial_weight is None else settings.initial_weight,
               decoder_flags=" ".join(settings.decoder_flags) or "none", test=settings.test_type,
-              detok=settings.detokenize_lang or "no")
+              detok=settings.detokenize_lang or "no", **({"nplm": settings.nplm_path} if settings.nplm_path else {}))
     config = ablation_config(settings, rescored_table, new_columns)
     if settings.rerank_models:
         add_features, names = sentence_features(scorer, settings.rerank_models, per_word=settings.rerank_per_word)
@@ -112,7 +113,8 @@ def ablation_config(settings: AblationSettings, rescored_table: Path, new_column
         batch_mira=settings.optimizer == "batch-mira", initial_weight=settings.initial_weight,
         warm_start=settings.warm_start, decoder_flags=settings.decoder_flags, filter_test=settings.filter_test,
         test_type=settings.test_type, detokenize_lang=settings.detokenize_lang,
-        max_iterations=settings.max_iterations, systems=list(settings.systems) or None, plot_curves=settings.plot)
+        max_iterations=settings.max_iterations, systems=list(settings.systems) or None, plot_curves=settings.plot,
+        nplm=None if settings.nplm_path is None else settings.nplm_path.resolve())
 
 
 STUDY_COMMANDS = (plot_scores, ablation_command)

@@ -18,7 +18,7 @@ from pathlib import Path
 import click
 
 from moses_integration.preflight import ParallelSet
-from moses_integration.settings import AblationSettings, DataSets, DecodingSettings
+from moses_integration.settings import INITIAL_WEIGHT_HELP, AblationSettings, DataSets, DecodingSettings
 from rescorer.cli.record_options import FiniteFloatRange, record_options
 from rescorer.errors import ModelSettingError
 from rescorer.io.score_format import SCORE_FORMATS
@@ -233,7 +233,8 @@ def model_option(help: str, multiple: bool = False, required: bool = True, name:
 
 # The Moses commands' settings are declared once, as the fields of their records
 # (moses_integration/settings.py); the commands that are no record yet take them from there.
-initial_weight_option = record_options(AblationSettings, only=("initial_weight",))
+initial_weight_option = record_options(AblationSettings, only=("initial_weight",),
+                                       changes={"initial_weight": {"help": INITIAL_WEIGHT_HELP}})
 new_columns_option = record_options(AblationSettings, only=("new_columns",))
 detokenize_option = record_options(DecodingSettings, only=("detokenize_lang",))
 test_type_option = record_options(DecodingSettings, only=("test_type",))

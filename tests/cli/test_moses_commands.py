@@ -314,6 +314,24 @@ def test_ablation_refuses_to_rerank_a_system_it_does_not_build(tmp_path, monkeyp
     assert calls(root, "mert-moses.pl") == [] and "Traceback" not in result.output
 
 
+def test_ablation_with_the_cslm_in_decoding(tmp_path):
+    """--nplm adds the decoding rows; `--system +CSLM(dec)` asks for Baseline's alone; a Moses
+    built without NPLM is one line, exit 1, before any tuning."""
+    root = install_fake_moses(tmp_path / "moses")
+    nplm = helpers.FIXTURE_FILES / "nplm" / "tiny.nplm"
+    set_fake(root, without_nplm=True)
+    refused = invoke(*ablation_args(tmp_path, root, "--nplm", nplm), catch_exceptions=True)
+    assert refused.exit_code == 1 and "Traceback" not in refused.output
+    assert "its bin/moses says 'Feature name NeuralLM is not registered', so it was built without NPLM" in refused.output
+    assert calls(root, "mert-moses.pl") == []
+    set_fake(root, without_nplm=False)
+    result = invoke(*ablation_args(tmp_path, root, "--nplm", nplm, "--system", "+CSLM(dec)", "--no-plot"))
+    assert result.exit_code == 0, result.output
+    table = (tmp_path / "out" / "results.md").read_text().split("\n\n")[0].splitlines()
+    assert [line.split(" | ")[:2] for line in table[2:]] == [["| Baseline", "ini"], ["| +CSLM(dec)", "warm"]]
+    assert f"nplm:{nplm}" in result.output
+
+
 def test_rerank_system_needs_a_rerank_model(tmp_path):
     root = install_fake_moses(tmp_path / "moses")
     result = invoke(*ablation_args(tmp_path, root, "--rerank-system", "+RNN"), catch_exceptions=True)

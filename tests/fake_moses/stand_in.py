@@ -3,7 +3,8 @@ it records its argv and writes the files the real program writes, copied from th
 mert-moses.pl run in shared/data/bible-en-fr (tuning/, eval/), never invented.
 
 Settings come from fake.json at the fake Moses root: {"fixtures": DIR, "stop_after": N|null,
-"converge_after": N|null, "hang_after": N|null}; hang_after: after iteration N it decodes
+"converge_after": N|null, "hang_after": N|null, "without_nplm": bool}; without_nplm: a Moses
+built without NPLM, which refuses an ini's NeuralLM line as the real one does; hang_after: after iteration N it decodes
 forever, in a child as the real script runs `sh -c moses ...`, and says so in hanging.json. The fixture's run was stopped by hand after iteration 11; the
 stand-in ends there (or at converge_after) as a converged run ends, and at
 --maximum-iterations as the real script does, printing the real script's messages. After its
@@ -53,6 +54,10 @@ def mert_moses() -> int:
         print("usage: mert-moses.pl input-text references decoder-executable decoder.ini", file=sys.stderr)
         return 1
     config = Path(positional[3]).resolve()  # the real script makes it absolute too
+    problem = neural_lm_problem(str(config), load=True)
+    if problem:  # the real script's first decoding dies the same way
+        print(f"{problem}\nExit code: 1\nThe decoder died. CONFIG WAS {config}", file=sys.stderr)
+        return 1
     found = references(positional[1])
     if found is None:
         return 2
@@ -202,8 +207,41 @@ def _decoder_sections(flags: str) -> dict:
     return sections
 
 
+def neural_lm_problem(ini_path: str, load: bool):
+    """What the real decoder says of the ini's NeuralLM lines (None: nothing): without NPLM, that
+    the feature is not registered (moses/FF/Factory.cpp; -show-weights builds the features too);
+    loading (not for -show-weights), NPLM's message for a file it cannot open, and
+    NeuralLMWrapper::Load's for a model whose ngram_size is not the line's order."""
+    lines, section = [], None
+    for line in Path(ini_path).read_text().splitlines():
+        if re.match(r"^\s*\[(.+)\]\s*$", line):
+            section = line.strip()[1:-1]
+        elif section == "feature" and line.split()[:1] == ["NeuralLM"]:
+            lines.append(dict(token.split("=", 1) for token in line.split()[1:]))
+    if lines and SETTINGS.get("without_nplm"):
+        return ("Exception: moses/FF/Factory.cpp:390 in void Moses::FeatureRegistry::Construct(const std::string&, "
+                "const std::string&) threw UnknownFeatureException because `i == registry_.end()'.\n"
+                "Feature name NeuralLM is not registered.")
+    for args in lines if load else []:
+        try:
+            config = Path(args["path"]).read_text().split("\n\n")[0].splitlines()
+        except OSError:
+            return f"Exception: Could not open file {args['path']}"
+        order = next(line.split()[1] for line in config if line.startswith("ngram_size "))
+        if order != args["order"]:
+            return (f"Exception: moses/LM/NeuralLMWrapper.cpp:43 in virtual void Moses::NeuralLMWrapper::Load"
+                    f"(const AllOptions::ptr&) threw util::Exception.\nWrong order of neuralLM: LM has {order}, "
+                    f"but Moses expects {args['order']}")
+    return None
+
+
 def decoder() -> int:
     """Like bin/moses: -show-weights prints features.list; else one line out per line in."""
+    ini = sys.argv[sys.argv.index("-f") + 1] if "-f" in sys.argv else None
+    problem = ini and neural_lm_problem(ini, load="-show-weights" not in sys.argv)
+    if problem:
+        print(problem, file=sys.stderr)
+        return 1
     if "-show-weights" in sys.argv:
         sys.stdout.write((FIXTURES / "tuning" / "features.list").read_text())
         return 0

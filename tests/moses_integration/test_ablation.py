@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from moses_integration.study.ablation import AblationConfig, run_ablation
-from moses_integration.errors import MosesConfigError, MosesRunError
+from moses_integration.errors import MosesConfigError, MosesRunError, PreflightError
 from moses_integration.evaluation.scores import EvalResult, evaluate_file
 from moses_integration.study.score_plots import mert_curves_figure, plot_mert_curves, plot_rnn_vs_table
 from moses_integration.ini.moses_ini import MosesIni
@@ -22,6 +22,7 @@ from moses_integration.evaluation.results_table import COLUMNS
 from rescorer.errors import PhraseTableFormatError
 from tests.fake_moses import FIXTURES, calls, install_fake_moses, needs_fixtures, set_fake
 from tests.fake_moses.systems import expected_starts, model_score, penalty, small_system
+from tests.helpers import FIXTURE_FILES
 
 pytestmark = needs_fixtures
 
@@ -520,3 +521,118 @@ def test_the_cslm_rows_of_the_papers_table_1(setup):
     assert all(weights.startswith("CSLM ") for weights in summary.new_column_weights.tolist()[4:])
     assert "+CSLM, +CSLM+RNN, +CSLM+RNN+WP: Baseline, +RNN and +RNN+WP reranked" in \
         (config.out_dir / "results.md").read_text()
+
+
+# The decoding rows (--nplm): the NeuralLM line as `rescore moses add-feature --nplm` wrote it
+# into the real study's ini that Moses (built --with-nplm) decoded with (studies/nplm-speed,
+# moses.cslm.ini: its [feature] line and its [weight] line), for a 7-gram CSLM at that path.
+REAL_NEURAL_LM_LINE = "NeuralLM factor=0 order=7 path=/work/studies/nplm-speed/cslm.nplm name=NeuralLM0"
+REAL_NEURAL_LM_WEIGHT = "NeuralLM0= 0.1"
+NPLM = FIXTURE_FILES / "nplm" / "tiny.nplm"  # written by NPLM's own trainer: ngram_size 5
+DECODING_ROWS = [("+CSLM(dec)", "cslm-dec", "Baseline", "baseline"),
+                 ("+CSLM(dec)+RNN", "cslm-dec-rnn", "+RNN", "rnn"),
+                 ("+CSLM(dec)+RNN+WP", "cslm-dec-rnn-wp", "+RNN+WP", "rnn-wp")]
+
+
+def decodings(moses):
+    """The decoder's runs, its -show-weights probes left out."""
+    return [c for c in calls(moses.root, "moses") if "-show-weights" not in c["argv"]]
+
+
+def test_the_decoding_rows_of_the_papers_table_1(setup):
+    """--nplm: Baseline, +RNN and +RNN+WP again with the CSLM as Moses' NeuralLM, each tuned from
+    that system's tuned weights plus the NeuralLM's start, decoded on test with the line, and
+    tested against Baseline with Holm's correction over all five systems compared."""
+    moses, config = setup
+    config.replicates, config.systems, config.nplm = 1, ["+RNN", "+RNN+WP"], NPLM
+    summary = run_ablation(config, moses, report=quiet)
+    out = config.out_dir
+    assert list(summary.system) == ["Baseline", "+RNN", "+RNN+WP"] + [name for name, *_ in DECODING_ROWS]
+    assert summary.start.tolist() == ["ini"] + ["warm"] * 5
+    line = REAL_NEURAL_LM_LINE.replace("order=7", "order=5").replace(
+        "/work/studies/nplm-speed/cslm.nplm", str(NPLM.resolve()))
+    for name, slug, base_name, base in DECODING_ROWS:
+        # the row's ini: the base system's, plus the feature line after the last feature and the
+        # weight (the n-gram LM's, LM0= 0.5 in the fixture's ini) after the last weight
+        system = (out / base / "moses.ini").read_text().splitlines()
+        row = (out / slug / "moses.ini").read_text().splitlines()
+        weight = REAL_NEURAL_LM_WEIGHT.replace("0.1", "0.5")
+        assert [l for l in row if l not in (line, weight)] == system
+        ini = MosesIni.read(out / slug / "moses.ini")
+        assert row.index(line) == ini.section_lines("feature")[-1] and row.index(weight) == ini.section_lines("weight")[-1]
+        # warm start: replicate 1 of the system it extends, tuned, and the NeuralLM at its tuned LM0 weight
+        tuned = MosesIni.read(out / base / "rep1/mert/moses.ini").all_weights()
+        start = MosesIni.read(out / slug / "rep1/start.moses.ini").all_weights()
+        assert start == {**tuned, "NeuralLM0": tuned["LM0"]}
+        assert MosesIni.read(out / slug / "rep1/mert/input.moses.ini").all_weights() == start
+        # test decoding: the tuned row with the filtered tables of the system it extends and the line
+        test_ini = MosesIni.read(out / slug / "rep1/test.moses.ini")
+        assert test_ini.phrase_table().args["path"] == str(out / "test-filtered" / f"{base}.phrase-table.gz")
+        assert line in test_ini.text().splitlines()
+        [decoding] = [c for c in calls(moses.root, "moses") if c["argv"][1] == str(out / slug / "rep1/test.moses.ini")]
+        result = json.loads((out / slug / "rep1/result.json").read_text())
+        tuned_row = MosesIni.read(out / slug / "rep1/mert/moses.ini").weights("NeuralLM0")[0]
+        assert result["start"] == "warm" and result["new_weights"]["NeuralLM0"] == tuned_row
+        assert tuned_row == pytest.approx(tuned["LM0"][0], abs=1e-6)  # the stand-in's MERT keeps a new weight
+    rnn = MosesIni.read(out / "cslm-dec-rnn/rep1/mert/moses.ini")
+    assert summary.new_column_weights.tolist()[4] == f"rnn {rnn.weights('TranslationModel0')[4]:.4f}; " \
+        f"NeuralLM0 {rnn.weights('NeuralLM0')[0]:.4f}"
+    # the stand-in decodes every system alike: p = 1/21 each, Holm over the 5 compared
+    assert summary.p_bleu.tolist()[1:] == pytest.approx([1 / 21] * 5)
+    assert summary.p_bleu_holm.tolist()[1:] == pytest.approx([5 / 21] * 5)
+    md = (out / "results.md").read_text()
+    assert "| +CSLM(dec)+RNN+WP | warm |" in md and "Holm–Bonferroni over the 5 systems" in md
+    assert "+CSLM(dec), +CSLM(dec)+RNN, +CSLM(dec)+RNN+WP: Baseline, +RNN and +RNN+WP with the CSLM" in md
+    # rerun: nothing tuned or decoded again (only the preflight's probe of the decoder runs)
+    assert len(calls(moses.root, "mert-moses.pl")) == len(decodings(moses)) == 6
+    said = []
+    again = run_ablation(config, moses, report=said.append)
+    assert len(calls(moses.root, "mert-moses.pl")) == len(decodings(moses)) == 6
+    assert "+CSLM(dec)+RNN replicate 1: done earlier, skipped" in said
+    pd.testing.assert_frame_equal(again, summary)
+
+
+def test_the_decoding_rows_alone_reuse_the_finished_systems(setup):
+    """`--system +CSLM(dec)+RNN` after the tuned systems: only that row is tuned; +RNN, whose
+    tuned weights start it, and Baseline are reused; a half-done MERT run of the row continues."""
+    moses, config = setup
+    config.replicates, config.systems = 1, ["+RNN", "+RNN+WP"]
+    run_ablation(config, moses, report=quiet)
+    assert len(calls(moses.root, "mert-moses.pl")) == 3
+    config.systems, config.nplm = ["+CSLM(dec)+RNN"], NPLM
+    set_fake(moses.root, stop_after=2)
+    with pytest.raises(MosesRunError):
+        run_ablation(config, moses, report=quiet)
+    set_fake(moses.root, stop_after=None)
+    said = []
+    summary = run_ablation(config, moses, report=said.append)
+    assert list(summary.system) == ["Baseline", "+RNN", "+CSLM(dec)+RNN"]
+    assert "Baseline replicate 1: done earlier, skipped" in said and "+RNN replicate 1: done earlier, skipped" in said
+    first, second = calls(moses.root, "mert-moses.pl")[3:]
+    assert first["argv"][3] == second["argv"][3] == str(config.out_dir / "cslm-dec-rnn/rep1/mert/input.moses.ini")
+    assert "--continue" not in first["argv"] and "--continue" in second["argv"]
+    assert not (config.out_dir / "cslm-dec").exists() and not (config.out_dir / "cslm-dec-rnn-wp").exists()
+
+
+def test_a_moses_without_nplm_is_refused_before_any_tuning(setup):
+    moses, config = setup
+    config.replicates, config.nplm = 1, NPLM
+    set_fake(moses.root, without_nplm=True)
+    with pytest.raises(PreflightError, match=r"cannot decode with an NPLM model: its bin/moses says 'Feature name "
+                                             r"NeuralLM is not registered', so it was built without NPLM"):
+        run_ablation(config, moses, report=quiet)
+    assert calls(moses.root, "mert-moses.pl") == []
+    [probe] = calls(moses.root, "moses")
+    assert probe["argv"][:2] == ["-show-weights", "-f"]
+
+
+def test_a_decoding_row_needs_the_nplm_model(setup):
+    moses, config = setup
+    config.systems = ["+CSLM(dec)"]
+    with pytest.raises(MosesConfigError, match=r"system\(s\) \+CSLM\(dec\) decode with the CSLM as Moses' NeuralLM: "
+                                               r"give its NPLM export with --nplm"):
+        run_ablation(config, moses, report=quiet)
+    config.systems, config.nplm = None, config.rescored_table  # not an NPLM file
+    with pytest.raises(PreflightError, match=r"pt.rescored.gz: not an NPLM model file"):
+        run_ablation(config, moses, report=quiet)
+    assert calls(moses.root, "mert-moses.pl") == []

@@ -6,7 +6,7 @@ import pytest
 
 from moses_integration.errors import MosesConfigError
 from moses_integration.ini.moses_ini import MosesIni
-from moses_integration.ini.neural_lm import nplm_order
+from moses_integration.ini.neural_lm import add_neural_lm_line, neural_lm_start, nplm_order
 from rescorer.cli.moses_commands import moses
 from tests import helpers
 from tests.helpers import FIXTURE_FILES
@@ -105,3 +105,15 @@ def test_the_order_comes_from_the_nplm_file_or_one_line_says_why_not(tmp_path, t
     with pytest.raises(MosesConfigError, match=message):
         nplm_order(path)
     assert nplm_order(NPLM) == 5
+
+
+def test_the_ablations_neural_lm_starts_with_the_ngram_lms_weight(ini):
+    """neural_lm_start: the weight of the ini's one n-gram LM (the same units, ln p of the target
+    words); --initial-weight instead when given; create_nplm_ini.py's 0.1 with no or two n-gram LMs."""
+    system = MosesIni.read(ini)
+    assert neural_lm_start(system) == 0.5 and neural_lm_start(system, 0.02) == 0.02
+    add_neural_lm_line(system, NPLM, "nplm/tiny.nplm", "NeuralLM0", neural_lm_start(system))
+    assert system.weights("NeuralLM0") == [0.5] and neural_lm_start(system) == 0.5  # NeuralLM is no n-gram LM
+    two = MosesIni(INI.replace("order=4\n", "order=4\nKENLM name=LM1 factor=0 path=lm/b.binlm order=3\n")
+                   .replace("LM0= 0.5\n", "LM0= 0.5\nLM1= 0.3\n"))
+    assert neural_lm_start(two) == 0.1

@@ -8,7 +8,8 @@ import pytest
 from moses_integration.errors import PreflightError
 from moses_integration.ini.moses_ini import MosesIni
 from moses_integration.preflight import ParallelSet, require_preflight, run_preflight
-from tests.fake_moses import FIXTURES, install_fake_moses, needs_fixtures
+from tests.fake_moses import FIXTURES, calls, install_fake_moses, needs_fixtures, set_fake
+from tests.helpers import FIXTURE_FILES
 
 pytestmark = needs_fixtures
 
@@ -147,3 +148,41 @@ def test_require_preflight_raises_one_line(tmp_path):
         require_preflight(ini, FIXTURES, check_install=False, data=[TEST])
     assert str(info.value).startswith(f"preflight failed: {ini}:21: TranslationModel0 path=")
     assert "\n" not in str(info.value)
+
+
+NPLM = FIXTURE_FILES / "nplm" / "tiny.nplm"  # written by NPLM's own trainer: ngram_size 5
+NEURAL_LM = "KENLM name=LM0 factor=0 path=lm/fr.binlm order=4\n"
+
+
+def with_neural_lm(tmp_path: Path, order: int) -> Path:
+    """The real ini with a NeuralLM line (`moses add-feature --nplm`'s) of that order and its weight."""
+    ini = write_ini(tmp_path, NEURAL_LM, NEURAL_LM + f"NeuralLM factor=0 order={order} path={NPLM} name=NeuralLM0\n")
+    ini.write_text(ini.read_text().replace("LM0= 0.5\n", "LM0= 0.5\nNeuralLM0= 0.1\n"))
+    return ini
+
+
+def test_a_neural_lm_line_is_checked_against_its_model_and_the_decoder(tmp_path, fake_moses):
+    """An ini with a NeuralLM line passes with a Moses that has the feature; a model of another
+    order, or a Moses built without NPLM, is one line each, before any decoding."""
+    pytest.importorskip("kenlm", reason="the kenlm module checks the language model")
+    assert run_preflight(with_neural_lm(tmp_path, 5), FIXTURES, fake_moses, [DEV, TEST]) == []
+    [probe] = [c for c in calls(fake_moses, "moses")]
+    assert probe["argv"][:2] == ["-show-weights", "-f"]  # Moses builds its features, loads no model
+    ini = with_neural_lm(tmp_path, 7)
+    assert run_preflight(ini, FIXTURES, check_install=False) == [
+        f"{ini}:25: NeuralLM order=7 but {NPLM} is a 5-gram model (ngram_size 5)"]
+    set_fake(fake_moses, without_nplm=True)
+    assert run_preflight(with_neural_lm(tmp_path, 5), FIXTURES, fake_moses) == [
+        f"Moses at {fake_moses} (from --moses-dir) cannot decode with an NPLM model: its bin/moses says 'Feature "
+        "name NeuralLM is not registered', so it was built without NPLM (rebuild it with ./bjam --with-nplm=NPLM_DIR)"]
+
+
+def test_a_model_to_add_is_checked_too(tmp_path, fake_moses):
+    """neural_lms: the NPLM files a run adds (the ablation's --nplm), not in the ini yet."""
+    assert run_preflight(FIXTURES / "model/moses.ini", FIXTURES, fake_moses, neural_lms=[NPLM]) == []
+    assert run_preflight(FIXTURES / "model/moses.ini", FIXTURES, fake_moses,
+                         neural_lms=[FIXTURES / "model/moses.ini"]) == [
+        f"--nplm: {FIXTURES}/model/moses.ini:1: not an NPLM model file (expected \\config, found '#########################')"]
+    set_fake(fake_moses, without_nplm=True)
+    [problem] = run_preflight(FIXTURES / "model/moses.ini", FIXTURES, fake_moses, neural_lms=[NPLM])
+    assert "cannot decode with an NPLM model" in problem
