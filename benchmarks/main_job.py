@@ -14,10 +14,9 @@ spans between them:
 - score: to the scoring summary line (loading the model, `--precision auto`'s check, scoring;
   the writer thread compresses and writes while the model scores, so writing is inside it);
 - write: from the scoring summary to exit (the last flush and the rename into place).
-Peak memory is the child's peak resident set (getrusage of the children). Afterwards this
-process opens the model and its pair cache and measures, as training does, the perplexity on all
-held-out pairs and on the honest ones (rescorer.analysis.honest_heldout: those no training pair
-contains on both sides).
+Peak memory is the child's peak resident set (getrusage of the children). The perplexities on
+all held-out pairs and on the honest ones (rescorer.training.honest_heldout: those no training
+pair contains on both sides) are those training recorded in the model file, at its kept update.
 
 `--max-lines N` runs on the table's first N lines (written to a gzipped prefix first, untimed)
 for a quick check; the full bible table takes about 35 minutes on 2 cores.
@@ -114,23 +113,17 @@ def run_main_job(table: Path, work: Path, rescore_args: list) -> dict:
 
 
 def heldout_figures(model_path: Path) -> dict:
-    """The model's perplexity on all held-out pairs and on the honest ones, as training measures it."""
-    import torch
+    """The perplexities on all held-out pairs and on the honest ones that training recorded in
+    the model file, of the weights it holds (the best validation's, or with --average their mean)."""
+    from rescorer.models.model_files import read_model_file
 
-    from rescorer.analysis.honest_heldout import heldout_perplexities
-    from rescorer.data.pair_cache import PairCache
-    from rescorer.models.model_files import load_model
-    from rescorer.training.trainer import PairSplit
-
-    bundle = load_model(model_path)
-    settings = bundle.training["settings"]["fields"]
-    cache = PairCache(model_path.with_name(model_path.name + ".cache"))
-    split = PairSplit(cache.num_pairs, settings["seed"], settings["valid_pairs"])
-    started = time.perf_counter()
-    figures = heldout_perplexities(bundle.model, cache, split, torch.device("cpu"), "fp32")
-    return {"heldout_ppl": figures.heldout, "honest_ppl": figures.honest, "num_heldout": figures.num_heldout,
-            "num_honest": figures.num_honest, "honest_seconds": time.perf_counter() - started,
-            "num_pairs": cache.num_pairs}
+    training = read_model_file(model_path)["training"]
+    state = training["state"]
+    averaged = bool(state.get("averaged_updates"))
+    return {"heldout_ppl": state["averaged_valid_ppl" if averaged else "best_valid_ppl"],
+            "honest_ppl": state.get("averaged_honest_ppl" if averaged else "honest_ppl_at_best"),
+            "num_heldout": training["valid_pairs"], "num_honest": training.get("honest_pairs"),
+            "num_pairs": training["num_pairs"]}
 
 
 def machine() -> dict:
@@ -207,8 +200,7 @@ def main() -> None:
     print(f"`{figures['command']}` ({args.table.name}{f', first {args.max_lines:,} lines' if args.max_lines else ''}; "
           f"{about['cpu']}, {about['cores']} cores, OMP_NUM_THREADS={about['omp_num_threads']}, load average "
           f"{about['load_average']:.1f} at start, {figures['load_average_end']:.1f} at end; commit {about['commit']}; "
-          f"training stopped: {figures['stopped_because']}; precision auto chose {figures['precision']}; honest "
-          f"subset found in {figures['honest_seconds']:.1f} s)\n")
+          f"training stopped: {figures['stopped_because']}; precision auto chose {figures['precision']})\n")
     print(table(figures, old))
     if args.json_out:
         args.json_out.parent.mkdir(parents=True, exist_ok=True)

@@ -17,7 +17,7 @@ import torch
 from rescorer.errors import RescorerError
 from rescorer.runtime.device import autocast
 from rescorer.runtime.distributed import Ranks
-from rescorer.training.trainer import Trainer, batch_tensors, log_likelihood
+from rescorer.training.trainer import Trainer, batch_tensors, log_likelihood, pair_log_probs
 
 __all__ = ["DistributedTrainer", "check_batch_size"]
 
@@ -77,6 +77,16 @@ class DistributedTrainer(Trainer):
             if len(mine) else (0.0, 0)
         sums = np.sum(self.ranks.all_gather_objects(terms, "validating"), axis=0)
         return float(np.exp(-sums[0] / sums[1])) if sums[1] else float("nan")
+
+    def valid_log_probs(self) -> np.ndarray:
+        """Each held-out pair's log p, each rank scoring every world_size-th pair (as above)."""
+        world = self.ranks.world_size
+        mine = pair_log_probs(self.model, self.valid_cache, self.valid_indices[self.ranks.rank::world],
+                              self.device, self.precision)
+        log_probs = np.zeros(len(self.valid_indices))
+        for rank, shard in enumerate(self.ranks.all_gather_objects(mine, "validating")):
+            log_probs[rank::world] = shard
+        return log_probs
 
     def out_of_time(self, started: float) -> bool:
         if self.settings.max_seconds is None:

@@ -162,16 +162,30 @@ def train_job(job: TrainJob, reporter, placement: Placement) -> None:
     reporter.say(f"trained on {trained} pairs ({held}"
                  f"{left_out}): "
                  f"{state.updates} updates, stopped: {state.stopped_because}; "
-                 f"valid perplexity {state.best_valid_ppl:.2f} (update {state.best_update}), "
+                 f"valid perplexity {state.best_valid_ppl:.2f} (update {state.best_update}"
+                 f"{honest_figure(state.honest_ppl_at_best, report.honest_pairs)}), "
                  f"unigram {report.unigram_ppl:.2f}; {state.train_tokens / max(state.seconds, 1e-9):.0f} "
                  f"target tokens/s; {elapsed:.1f} s; model {job.model_path}")
     if state.averaged_updates:
         reporter.say(f"{job.model_path} holds the mean of the weights of the {len(state.averaged_updates)} best "
                      f"validations (updates {', '.join(map(str, state.averaged_updates))}): valid perplexity "
-                     f"{state.averaged_valid_ppl:.2f}")
+                     f"{state.averaged_valid_ppl:.2f}"
+                     f"{honest_figure(state.averaged_honest_ppl, report.honest_pairs)}")
     kept = kept_for_more_training(job.source, job.model_path, settings.cache_dir)
     if kept:
         reporter.say(kept)
+
+
+def honest_figure(ppl: Optional[float], num_honest: Optional[int]) -> str:
+    """The honest held-out perplexity beside the held-out one (rescorer.training.honest_heldout),
+    or why there is none; nothing where it is not measured (sentence pairs)."""
+    if num_honest is None:
+        return ""
+    if not num_honest:
+        return "; honest n/a: every held-out pair is a piece of a training pair"
+    if ppl is None:  # the best update came before a resumed checkpoint's rescorer measured it
+        return "; honest n/a"
+    return f"; honest {ppl:.2f} on the {num_honest} held-out pairs no training pair contains"
 
 
 class TrainingProgress:
@@ -230,6 +244,8 @@ class TrainingProgress:
         postfix = {"best_valid_ppl": f"{state.best_valid_ppl:.2f}"}
         if ppl is not None:
             postfix["valid_ppl"] = f"{ppl:.2f}"
+        if ppl is not None and state.honest_ppl is not None:  # a phrase table's honest held-out pairs
+            postfix["honest_ppl"] = f"{state.honest_ppl:.2f}"
         bar.set_postfix(postfix, refresh=False)
         bar.refresh()
 

@@ -26,6 +26,7 @@ from rescorer.models import ModelSettings, PhraseScorer, build_model
 from rescorer.models.model_files import ModelBundle, bundle_from_payload, read_model_file, save_model
 from rescorer.runtime.distributed import SINGLE, Ranks
 from rescorer.runtime.progress import Progress, no_progress
+from rescorer.training.honest_heldout import find_honest_heldout
 from rescorer.training.resume import check_resume, recorded_training
 from rescorer.training.settings import LOWEST_PAIR_COUNT, NO_SUBWORDS
 from rescorer.training.trainer import Trainer, TrainSettings, TrainState, unigram_perplexity
@@ -183,6 +184,7 @@ class TrainReport:
     unigram_ppl: float
     too_long: int = 0  # pairs left out of training by the length bound
     valid_set: str = ""  # the validation set's files, when it is not a slice of the training pairs
+    honest_pairs: Optional[int] = None  # a table's held-out pairs that no training pair contains
 
 
 @dataclass
@@ -296,6 +298,8 @@ def train_on_table(table_path: Union[Path, PairSource], model_path: Path, *, pre
                               valid_cache)
         if settings.resume:
             trainer.resume(payload, checkpoint)
+        if table_path.kind == "table" and valid_cache is None:  # a corpus's sentences are not pieces of each other
+            trainer.honest = find_honest_heldout(cache, trainer.split, payload if settings.resume else None)
         unigram = unigram_perplexity(cache, trainer.split, len(bundle.tgt_vocab), valid_cache)
         state = trainer.train()
     except KeyboardInterrupt as interrupt:
@@ -304,7 +308,7 @@ def train_on_table(table_path: Union[Path, PairSource], model_path: Path, *, pre
     ranks.on_main(lambda: _save_trained(bundle, model_path, checkpoint, trainer), "writing the model")
     valid_set = "" if valid_cache is None else f"{settings.valid_src.name}, {settings.valid_tgt.name}"
     return TrainReport(bundle, vocabularies, state, cache.num_pairs, len(trainer.valid_indices), unigram,
-                       cache.too_long, valid_set)
+                       cache.too_long, valid_set, None if trainer.honest is None else trainer.honest.num_honest)
 
 
 def _read_as_units(table_path: Union[Path, PairSource], subwords: str) -> PairSource:

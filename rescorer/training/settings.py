@@ -161,7 +161,10 @@ class TrainSettings:
     max_seconds: Optional[float] = setting(None, POSITIVE_FLOAT, "Stop training after this many seconds.",
                                            option="--max-time", show_default=False, resume=MAY_CHANGE,
                                            legacy_names=("max_time",))
-    valid_pairs: int = setting(2000, POSITIVE_INT, "Held-out pairs for validation perplexity (with --lm: sentences, default 1000).",
+    valid_pairs: int = setting(2000, POSITIVE_INT, "Held-out pairs for validation perplexity (with --lm: sentences, "
+                                                   "default 1000). A phrase table's summary also gives the perplexity "
+                                                   "of the held-out pairs that no training pair contains (honest); "
+                                                   "early stopping goes by all of them.",
                                option="--valid-pairs")
     # The dev set as whole sentences, instead of a hashed slice of the training pairs (27 bible
     # verses of such a slice were duplicated in training): early stopping and the kept model are

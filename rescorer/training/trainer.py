@@ -51,6 +51,11 @@ class TrainState:
     lr_scale: float = 1.0  # the product of --lr-decay over the validations without improvement
     averaged_updates: list = field(default_factory=list)  # --average N: the validations averaged
     averaged_valid_ppl: Optional[float] = None  # and the held-out perplexity of their mean
+    # a phrase table's honest held-out pairs' perplexity (rescorer.training.honest_heldout; None: none, or
+    # not measured) at the last validation, at best_update, and of the --average mean
+    honest_ppl: Optional[float] = None
+    honest_ppl_at_best: Optional[float] = None
+    averaged_honest_ppl: Optional[float] = None
 
 
 def heldout_mask(indices: np.ndarray, seed: int, fraction: float) -> np.ndarray:
@@ -166,16 +171,22 @@ def log_likelihood(model: torch.nn.Module, cache: PairCache, indices: np.ndarray
                    device: torch.device, precision: str, token_budget: int = 6000) -> tuple[float, int]:
     """(sum of log p over the pairs, their target tokens, end of sequence included): the terms
     of the perplexity, which ranks holding a share of the pairs add up."""
+    log_probs = pair_log_probs(model, cache, indices, device, precision, token_budget)
+    return float(log_probs.sum()), int(cache.lengths("tgt")[indices].sum()) + len(indices)
+
+
+def pair_log_probs(model: torch.nn.Module, cache: PairCache, indices: np.ndarray,
+                   device: torch.device, precision: str, token_budget: int = 6000) -> np.ndarray:
+    """log p(target | source) of each pair, end of sequence included, in `indices`' order."""
     was_training = model.training
     model.eval()
-    total_logp, total_tokens = 0.0, 0
+    log_probs = np.zeros(len(indices))
     src_lengths, tgt_lengths = cache.lengths("src")[indices], cache.lengths("tgt")[indices]
     with torch.inference_mode(), autocast(device, precision):
         for batch in length_sorted_batches(src_lengths, tgt_lengths, token_budget):
-            total_logp += float(model(*batch_tensors(cache, indices[batch], device)).sum())
-            total_tokens += int(tgt_lengths[batch].sum()) + len(batch)
+            log_probs[batch] = model(*batch_tensors(cache, indices[batch], device)).float().cpu().numpy()
     model.train(was_training)
-    return total_logp, total_tokens
+    return log_probs
 
 
 def unigram_perplexity(cache: PairCache, split: PairSplit, vocab_size: int,
@@ -194,6 +205,8 @@ def unigram_perplexity(cache: PairCache, split: PairSplit, vocab_size: int,
 
 class Trainer:
     """Runs updates on a bundle's model, validating, checkpointing and stopping early."""
+
+    honest = None  # a phrase table's HonestHeldout (rescorer.training.honest_heldout), set by the pipeline
 
     def __init__(self, bundle: ModelBundle, cache: PairCache, settings: TrainSettings,
                  device: torch.device, precision: str, checkpoint_path: Path,
@@ -238,6 +251,7 @@ class Trainer:
     def save_checkpoint(self) -> None:
         self.bundle.training = self.training_record()
         kept = {"best_checkpoints": self.best_checkpoints.kept} if self.best_checkpoints.kept else {}
+        kept.update(self.honest.stored() if self.honest is not None else {})  # a resumed run keeps them
         self.save_bundle(self.bundle, self.checkpoint_path,
                          extra={"optimizer": self.optimizer.state_dict(), "best_weights": self.best_weights, **kept})
         self.checkpoint_update = self.state.updates
@@ -246,6 +260,7 @@ class Trainer:
         return {"model_options": self.bundle.training.get("model_options", {}),
                 "settings": self.settings.stored(), "state": asdict(self.state),
                 "num_pairs": self.cache.num_pairs, "valid_pairs": len(self.valid_indices),
+                **({"honest_pairs": self.honest.num_honest} if self.honest is not None else {}),
                 "length_cap": self.length_cap,
                 **{k: v for k, v in self.cache.meta.items() if k.startswith(("table", "corpus"))}}
 
@@ -288,15 +303,27 @@ class Trainer:
     def validation_perplexity(self) -> float:
         return evaluate_perplexity(self.model, self.valid_cache, self.valid_indices, self.device, self.precision)
 
+    def validation_perplexities(self) -> tuple[float, Optional[float]]:
+        """The held-out perplexity, and the honest held-out pairs' where measured (one pass for both)."""
+        if self.honest is None:
+            return self.validation_perplexity(), None
+        return self.honest.perplexities(self.valid_log_probs())
+
+    def valid_log_probs(self) -> np.ndarray:
+        """Each held-out pair's log p, in valid_indices' order."""
+        return pair_log_probs(self.model, self.valid_cache, self.valid_indices, self.device, self.precision)
+
     def out_of_time(self, started: float) -> bool:
         """Whether --max-time is reached (`started`: the clock's reading when training began)."""
         return (self.settings.max_seconds is not None
                 and time.perf_counter() - started >= self.settings.max_seconds)
 
     def validate(self) -> float:
-        ppl = self.validation_perplexity()
+        """One validation; early stopping and the kept model go by all held-out pairs, never the honest ones."""
+        ppl, self.state.honest_ppl = self.validation_perplexities()
         if ppl < self.state.best_valid_ppl:
             self.state.best_valid_ppl, self.state.best_update = ppl, self.state.updates
+            self.state.honest_ppl_at_best = self.state.honest_ppl
             self.state.bad_validations = 0
             self.best_weights = copy.deepcopy(self.model.state_dict())
         else:
@@ -348,7 +375,7 @@ class Trainer:
         if len(self.best_checkpoints.kept) > 1:  # --average N: their mean, and how it does held out
             self.model.load_state_dict(self.best_checkpoints.averaged())
             state.averaged_updates = self.best_checkpoints.updates()
-            state.averaged_valid_ppl = self.validation_perplexity()
+            state.averaged_valid_ppl, state.averaged_honest_ppl = self.validation_perplexities()
         self.model.eval()
         self.bundle.training = self.training_record()
         return state

@@ -32,6 +32,9 @@ def assert_same_training(a, b, atol=2e-6):
     for key in ("updates", "best_update", "bad_validations", "train_tokens"):
         assert state_a[key] == state_b[key], key
     assert state_a["best_valid_ppl"] == pytest.approx(state_b["best_valid_ppl"], rel=1e-5)
+    # the honest held-out pairs: the same ones, measured from the gathered per-pair log p
+    assert a["honest_heldout"] == b["honest_heldout"] and len(a["honest_heldout"]) > 0
+    assert state_a["honest_ppl_at_best"] == pytest.approx(state_b["honest_ppl_at_best"], rel=1e-5)
     assert sorted(a["weights"]) == sorted(b["weights"])
     for name in a["weights"]:
         torch.testing.assert_close(a["weights"][name], b["weights"][name], atol=atol, rtol=1e-4)

@@ -120,7 +120,7 @@ def test_training_on_three_pairs_validates_and_keeps_a_trained_model(example_tab
     assert run.returncode == 0, run.stderr
     summary = next(line for line in run.stderr.splitlines() if line.startswith("trained on"))
     assert summary.startswith("trained on 2 pairs (1 held out): 3 updates")
-    assert "(update 3)" in summary and "inf" not in summary and "nan" not in summary
+    assert "(update 3;" in summary and "inf" not in summary and "nan" not in summary  # "; honest ..."
     assert "Warning" not in run.stderr
     state = read_model_file(tmp_path / "m.pt")["training"]["state"]
     assert state["best_update"] == 3 and math.isfinite(state["best_valid_ppl"])
