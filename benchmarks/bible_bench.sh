@@ -1,5 +1,6 @@
 # The bible bench's shared steps, sourced by the study scripts (phrase_feature_study.sh,
-# table1_study.sh): `step`, which makes each step resumable and timed, and `bench_system`,
+# table1_study.sh, sentence_study.sh): `step`, which makes each step resumable and timed,
+# `resumable`, which continues an interrupted training, and `bench_system`,
 # which builds the bench's system in WORK/sys from DATA: dev is every other verse of the 842
 # (the issue asked for at least 400), test all 802, the tables filtered once to the dev and
 # test sources by Moses' own script, the tuned ini. Needs $data, $work and $MOSES_HOME; sets $sys.
@@ -12,6 +13,13 @@ step() {
     local start=$SECONDS
     "$@"
     printf '%s\t%d\n' "$name" $((SECONDS - start)) >> "$work/times.tsv"
+}
+
+# resumable MODEL ARGS...: `rescore train ARGS -o MODEL`, continuing MODEL.checkpoint if an
+# interrupted (or finished, to train on) run left one.
+resumable() {
+    local model="$1"; shift
+    if [[ -e "$model.checkpoint" ]]; then rescore train "$@" -o "$model" --resume; else rescore train "$@" -o "$model"; fi
 }
 
 # bench_system: WORK/sys (corpus/, model/, lm/) from DATA, each part skipped once it exists.

@@ -19,7 +19,7 @@ corpus="$data/corpus"
 row_updates="${ROW_UPDATES:-2000}"
 export OMP_NUM_THREADS="${THREADS:-2}"
 
-source "$(dirname "$0")/bible_bench.sh"  # step
+source "$(dirname "$0")/bible_bench.sh"  # step, resumable
 
 common=(--parallel "$corpus/train.en.gz" "$corpus/train.fr.gz" --arch transformer --preset small
         --valid-src "$corpus/dev.en.gz" --valid-tgt "$corpus/dev.fr.gz" --valid-every 250
@@ -39,12 +39,11 @@ declare -A rows=(
     [rnnsearch]="--arch rnnsearch --layer-norm"
 )
 
-# train MODEL ARGS...: `rescore train ARGS -o MODEL`, resumed from MODEL.checkpoint when an
-# interrupted run left one; MODEL.done marks a finished run (the checkpoint stays for more).
+# train MODEL ARGS...: `resumable`, its output also in WORK/logs; MODEL.done marks a finished
+# run (the checkpoint stays for more).
 train() {
-    local model="$1" log="$work/logs/$(basename "$1" .pt).log"; shift
-    if [[ -e "$model.checkpoint" ]]; then set -- "$@" --resume; else set -- "$@" --force; fi
-    nice -n "${NICE:-0}" rescore train "$@" -o "$model" 2>&1 | tee -a "$log" || return 1
+    local model="$1" log="$work/logs/$(basename "$1" .pt).log"
+    resumable "$@" 2>&1 | tee -a "$log" || return 1
     touch "$model.done"
 }
 

@@ -28,14 +28,8 @@ cslm="${3:-$work/cslm.pt}"
 : "${MOSES_HOME:?set MOSES_HOME to the mosesdecoder directory holding bin/moses and scripts/}"
 threads="${THREADS:-2}"
 
-source "$(dirname "$0")/bible_bench.sh"  # step, bench_system
+source "$(dirname "$0")/bible_bench.sh"  # step, resumable, bench_system
 
-# resumable MODEL ARGS...: `rescore train ARGS -o MODEL`, continuing MODEL.checkpoint if an
-# interrupted run left one.
-resumable() {
-    local model="$1"; shift
-    if [[ -e "$model.checkpoint" ]]; then rescore train "$@" -o "$model" --resume; else rescore train "$@" -o "$model"; fi
-}
 # The RNN: the paper's forward model on the whole 2.2M-pair table, defaults, early stopping.
 train_fwd() { OMP_NUM_THREADS=1 resumable "$work/fwd.pt" "$data/model/phrase-table.gz" --max-time 3600; }
 step "train fwd" "$work/fwd.pt" train_fwd
