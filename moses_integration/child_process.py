@@ -17,7 +17,7 @@ import subprocess
 from contextlib import contextmanager
 from typing import Iterator, Sequence
 
-__all__ = ["process_group", "end_group", "call"]
+__all__ = ["process_group", "end_group", "call", "run"]
 
 log = logging.getLogger(__name__)
 
@@ -59,3 +59,9 @@ def call(argv: Sequence[str], **popen_kwargs) -> int:
     """subprocess.call for a short Moses script, its command line shown under `rescore -v`."""
     log.debug("running: %s", shlex.join(map(str, argv)))
     return subprocess.call(list(argv), **popen_kwargs)
+
+
+def run(argv: Sequence[str], **run_kwargs) -> subprocess.CompletedProcess:
+    """subprocess.run for a short Moses program whose output is read, its command line shown under `rescore -v`."""
+    log.debug("running: %s", shlex.join(map(str, argv)))
+    return subprocess.run(list(argv), **run_kwargs)

@@ -6,7 +6,6 @@ dev/test sets parallel and non-empty. Each check returns problems as one line ea
 
 from __future__ import annotations
 
-import logging
 import math
 import subprocess
 import tempfile
@@ -16,6 +15,7 @@ from typing import Optional, Sequence, Union
 
 from rescorer.errors import PhraseTableFormatError, RescorerError
 
+from .child_process import run
 from .errors import MosesConfigError, MosesNotFoundError, PreflightError
 from .ini.moses_ini import MosesIni
 from .ini.moses_install import COMPACT_BINARY, TUNING_BINARIES, TUNING_SCRIPTS, MosesInstall, find_moses
@@ -35,8 +35,6 @@ __all__ = [
     "check_parallel",
     "run_preflight",
 ]
-
-log = logging.getLogger(__name__)
 
 # Files Moses also accepts in place of `path=` as written (binarized variants, added .gz).
 _PATH_VARIANTS = ("", ".gz", ".minphr", ".minlexr", ".binphr.idx", ".binlexr.idx")
@@ -254,11 +252,9 @@ def check_neural_lm_support(moses: Union[MosesInstall, Path, None], nplm_path: P
             "input-factor=0 output-factor=0\n"
             f"NeuralLM factor=0 order={order} path={Path(nplm_path).resolve()} name=NeuralLM0\n\n"
             "[weight]\nTranslationModel0= 1\nNeuralLM0= 0.1\n")
-        argv = [str(decoder), "-show-weights", "-f", str(probe)]
-        log.debug("running: %s", " ".join(argv))
         try:
-            done = subprocess.run(argv, cwd=probe_dir, stdin=subprocess.DEVNULL, capture_output=True,
-                                  timeout=120)
+            done = run([decoder, "-show-weights", "-f", probe], cwd=probe_dir, stdin=subprocess.DEVNULL,
+                       capture_output=True, timeout=120)
         except (OSError, subprocess.TimeoutExpired) as exc:
             return [f"{decoder} -show-weights on a NeuralLM line did not run ({exc})"]
     if done.returncode == 0:
