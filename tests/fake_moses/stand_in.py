@@ -54,13 +54,13 @@ def mert_moses() -> int:
         print("usage: mert-moses.pl input-text references decoder-executable decoder.ini", file=sys.stderr)
         return 1
     config = Path(positional[3]).resolve()  # the real script makes it absolute too
+    found = references(positional[1])  # the real script looks for them before it decodes
+    if found is None:
+        return 2
     problem = neural_lm_problem(str(config), load=True)
     if problem:  # the real script's first decoding dies the same way
         print(f"{problem}\nExit code: 1\nThe decoder died. CONFIG WAS {config}", file=sys.stderr)
         return 1
-    found = references(positional[1])
-    if found is None:
-        return 2
     with open(ROOT / "references.jsonl", "a") as log:  # for the tests: what the extractor would read
         log.write(json.dumps(found) + "\n")
     work = Path(options.get("working-dir", "mert-work"))
