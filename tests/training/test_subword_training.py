@@ -98,6 +98,23 @@ def test_translations_are_words_with_no_unk_and_no_piece_marks(trained, tmp_path
     assert not (tmp_path / "bad.fr").exists()
 
 
+def _trained_pairs(sides):
+    """The corpus pairs training kept: those of at most 30 words a side (--max-pair-length)."""
+    return [(e, f) for e, f in zip(_lines(sides[0]), _lines(sides[1])) if max(len(e.split()), len(f.split())) <= 30]
+
+
+def test_the_file_keeps_each_sides_pieces_per_word_of_its_training_pairs(trained):
+    """The figure an n-best list's words are compared with (moses_integration.nbest.language_check)."""
+    model, sides, _ = trained
+    bundle = load_model(model)
+    pairs = _trained_pairs(sides)
+    kept = read_model_file(model)["training"]["pieces_per_word"]
+    for side, lines, subwords in (("source", [e for e, _ in pairs], bundle.subwords.source),
+                                  ("target", [f for _, f in pairs], bundle.subwords.target)):
+        pieces, words = sum(len(subwords.segment(line)) for line in lines), sum(len(line.split()) for line in lines)
+        assert type(kept[side]) is float and kept[side] == pytest.approx(pieces / words) and pieces > words
+
+
 def _piece_log_p(bundle, source: str, hypothesis: str) -> float:
     """log p(hypothesis | source) stepped piece by piece through the decoder, the end included."""
     src = bundle.src_vocab.encode(bundle.subwords.source.segment(source))
