@@ -9,7 +9,7 @@ model's byte fallback reads every string, so it is judged by how finely it cuts 
 instead: text of its language is cut at about the rate of its training text (by a French BPE or
 unigram model of 1,000 to 16,000 pieces, the French test set at 0.98 to 1.01 times it, a Moses
 100-best list of the dev set at 0.95 to 1.01), text of another into much shorter pieces (the
-English test set: 1.60 to 1.85 times). The first lines of a list are judged, as soon as they
+English test set: 1.60 to 1.92 times). The first lines of a list are judged, as soon as they
 hold JUDGED_WORDS words; fewer say too little to refuse on.
 """
 
