@@ -6,7 +6,7 @@ phrase-table and n-best steps alike."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable, Protocol, Sequence
+from typing import Callable, Optional, Protocol, Sequence
 
 __all__ = ["LmScorer", "PairScorer", "RnnScorer", "lm_pair_scorer", "pair_scorer"]
 
@@ -25,6 +25,18 @@ class RnnScorer(Protocol):
 
     def direction(self, model_path: Path) -> str:
         """'forward' or 'inverse': which side the model predicts."""
+
+    def reads_utf8_only(self, model_path: Path) -> bool:
+        """Whether the model reads UTF-8 text only: a subword model (sentencepiece would read a
+        byte that is not UTF-8 as U+FFFD)."""
+
+    def known_share(self, model_path: Path, sentences: Sequence[str]) -> float:
+        """The share of the sentences' words (target text) in the model's shortlist of that side
+        (1.0 for a subword model, which reads every string)."""
+
+    def pieces_per_word(self, model_path: Path, sentences: Sequence[str]) -> Optional[tuple[float, Optional[float]]]:
+        """A subword model's pieces per word of the sentences (target text) and of its training
+        text of that side (None when its file does not say); None for a word model."""
 
 
 class LmScorer(Protocol):

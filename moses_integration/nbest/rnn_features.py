@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Optional, Sequence
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -20,6 +20,7 @@ from rescorer.io.atomic_output import AtomicOutput
 
 from ..errors import NbestFormatError
 from ..line_files import decoded, open_binary_read, read_lines
+from .language_check import TextChecks, check_language, check_utf8
 
 __all__ = ["Scorer", "parse_segmentation", "rescore_nbest", "LOG_FLOOR", "SentenceModel",
            "add_sentence_features", "split_line"]
@@ -78,6 +79,23 @@ def _flush(chunk: list, scorer: Scorer, name: bytes, out, per_phrase: bool) -> N
     chunk.clear()
 
 
+def _judged_flush(chunk: list, lines_read: int, checks: TextChecks, nbest_path: Path, scorer: Scorer,
+                  name: bytes, out, per_phrase: bool) -> None:
+    """_flush, after judging the list's first chunk when it holds whole hypotheses (a phrase
+    pair's words say too little of a list's language)."""
+    if lines_read == len(chunk) and not per_phrase:
+        check_language([group[0][1] for _, group in chunk], [checks.judge], nbest_path)
+    _flush(chunk, scorer, name, out, per_phrase)
+
+
+def _read_sources(source_path: Path, checks: Sequence[TextChecks]) -> list[str]:
+    """The decoder's input, each line checked as the models ask (UTF-8 for a subword model)."""
+    sources = read_lines(source_path)
+    for line_no, line in enumerate(sources, start=1):
+        check_utf8(line, f"{source_path}:{line_no}", checks)
+    return sources
+
+
 def split_line(body, where: str, num_sentences: int, source_name: str) -> list:
     """The ' ||| ' fields of an n-best line (bytes or str, without its line end), checked:
     at least four, a sentence id first, and a sentence the source has."""
@@ -106,15 +124,16 @@ def _checked_lines(src, nbest_path: Path, sources: list, source_path: Path, take
 
 def rescore_nbest(nbest_path: Path, out_path: Path, source_path: Path, scorer: Scorer,
                   feature_name: str = "RNN0", mode: str = "auto", chunk_lines: int = 5000,
-                  force: bool = False) -> int:
+                  force: bool = False, checks: TextChecks = TextChecks()) -> int:
     """Write `nbest_path` to `out_path` with `feature_name= value` added to each line's features.
 
     `source_path` is the decoder's input (line i = sentence id i); gzip in/out is handled by
     magic bytes / `.gz` name. `out_path` appears only once complete (AtomicOutput); an existing
-    one is replaced only with `force`. Returns the number of lines written."""
+    one is replaced only with `force`. A list or source the model cannot read as its own is
+    refused (`checks`, language_check). Returns the number of lines written."""
     if mode not in ("auto", "sentence", "phrase"):
         raise ValueError(f"mode must be auto, sentence or phrase, found {mode!r}")
-    sources = read_lines(source_path)
+    sources = _read_sources(source_path, [checks])
     name = feature_name.encode()
     chunk: list = []
     count = 0
@@ -126,17 +145,18 @@ def rescore_nbest(nbest_path: Path, out_path: Path, source_path: Path, scorer: S
         for count, (where, fields, ending) in enumerate(_checked_lines(src, nbest_path, sources, source_path,
                                                                        taken), start=1):
             sentence_id = int(fields[0])
+            check_utf8(decoded(fields[1]).strip(), where, [checks])
             try:
                 line_per_phrase, group = _pairs_of(fields, sources[sentence_id], mode)
             except NbestFormatError as exc:
                 raise NbestFormatError(f"{where}: {exc}") from None
             if chunk and line_per_phrase != per_phrase:
-                _flush(chunk, scorer, name, out, per_phrase)
+                _judged_flush(chunk, count - 1, checks, nbest_path, scorer, name, out, per_phrase)
             per_phrase = line_per_phrase
             chunk.append(((fields, ending), group))
             if len(chunk) >= chunk_lines:
-                _flush(chunk, scorer, name, out, per_phrase)
-        _flush(chunk, scorer, name, out, per_phrase)
+                _judged_flush(chunk, count, checks, nbest_path, scorer, name, out, per_phrase)
+        _judged_flush(chunk, count, checks, nbest_path, scorer, name, out, per_phrase)
     return count
 
 
@@ -159,10 +179,9 @@ class SentenceModel:
     name: str
     scorer: Scorer  # (source, hypothesis) pairs -> log p, oriented by the model itself
     predicts_source: bool = False
-    # (the hypotheses' words known to the model, as a share; the model's file): a list whose first
-    # lines the model barely knows is refused (another language, another tokenization).
-    known_share: Optional[Callable[[Sequence[str]], float]] = None
-    model_path: Optional[Path] = None
+    # what the model asks of the list and its sources (language_check): a list in its language and
+    # tokenization, UTF-8 text for a subword model
+    checks: TextChecks = TextChecks()
 
     def __post_init__(self):
         if "_" in self.name or not self.name or " " in self.name:
@@ -174,8 +193,10 @@ def add_sentence_features(nbest_path: Path, out_path: Path, source_path: Path,
                           models: Sequence[SentenceModel], per_word: bool = True,
                           chunk_lines: int = 20000, force: bool = False) -> int:
     """Write `nbest_path` to `out_path` with every model's features added to each line (after
-    the decoder's own, in the order given), every other byte kept. Returns the lines written."""
-    sources = read_lines(source_path)
+    the decoder's own, in the order given), every other byte kept; a list or source a model
+    cannot read as its own is refused (its `checks`). Returns the lines written."""
+    checks = [model.checks for model in models]
+    sources = _read_sources(source_path, checks)
     chunk: list = []
     count = 0
     out_path.parent.mkdir(parents=True, exist_ok=True)
@@ -183,10 +204,11 @@ def add_sentence_features(nbest_path: Path, out_path: Path, source_path: Path,
             AtomicOutput(out_path, force=force, input_path=nbest_path) as out:
         names = b"|".join(re.escape(model.name.encode()) for model in models)
         taken = re.compile(rb"(^|\s)(" + names + rb")(PerWord)?=")
-        for count, (_, fields, ending) in enumerate(_checked_lines(src, nbest_path, sources, source_path,
-                                                                   taken), start=1):
-            source = sources[int(fields[0])]
-            chunk.append((fields, ending, source, decoded(fields[1]).strip()))
+        for count, (where, fields, ending) in enumerate(_checked_lines(src, nbest_path, sources, source_path,
+                                                                       taken), start=1):
+            source, hypothesis = sources[int(fields[0])], decoded(fields[1]).strip()
+            check_utf8(hypothesis, where, checks)
+            chunk.append((fields, ending, source, hypothesis))
             if len(chunk) >= chunk_lines:
                 if count == len(chunk):
                     _check_vocabulary(chunk, models, nbest_path)
@@ -197,28 +219,10 @@ def add_sentence_features(nbest_path: Path, out_path: Path, source_path: Path,
     return count
 
 
-# A list in the model's language and tokenization has most of its words in the model's
-# vocabulary (the bible test set's French: 97.6% in a 10,000-word CSLM shortlist), a list in
-# another language few (its English: 20.6%, punctuation and names); fewer words than
-# JUDGED_WORDS say too little to refuse on.
-LEAST_KNOWN_SHARE = 0.5
-JUDGED_WORDS = 100
-
-
 def _check_vocabulary(chunk: list, models: Sequence[SentenceModel], nbest_path: Path) -> None:
-    """Refuse, in one line, a list whose first lines (`chunk`) a model barely knows."""
-    hypotheses = [hypothesis for _, _, _, hypothesis in chunk]
-    if sum(len(hypothesis.split()) for hypothesis in hypotheses) < JUDGED_WORDS:
-        return
-    for model in models:
-        if model.known_share is None:
-            continue
-        share = model.known_share(hypotheses)
-        if share < LEAST_KNOWN_SHARE:
-            raise NbestFormatError(
-                f"{nbest_path}: lines 1-{len(chunk)}: only {share:.0%} of the hypotheses' words are in the "
-                f"vocabulary of {model.model_path or model.name}: is the list in that model's language and "
-                f"tokenization? (a list that is has most of its words in it)")
+    """Refuse, in one line, a list whose first lines (`chunk`) a model does not read as its own."""
+    check_language([hypothesis for _, _, _, hypothesis in chunk], [model.checks.judge for model in models],
+                   nbest_path)
 
 
 def _write_sentence_features(chunk: list, models: Sequence[SentenceModel], per_word: bool, out) -> None:

@@ -8,9 +8,11 @@ from pathlib import Path
 from typing import Callable, Optional, Sequence
 
 from ..scorer import LmScorer, RnnScorer, lm_pair_scorer, pair_scorer
+from .language_check import TextChecks, sentence_model_checks, vocabulary_judge
 from .rnn_features import SentenceModel, add_sentence_features
 
-__all__ = ["AddFeatures", "added_names", "lm_feature_names", "lm_sentence_model", "sentence_features"]
+__all__ = ["AddFeatures", "added_names", "lm_feature_names", "lm_sentence_model", "rnn_sentence_model",
+           "sentence_features"]
 
 AddFeatures = Callable[[Path, Path, Path], None]  # (nbest, source, out)
 
@@ -38,8 +40,15 @@ def lm_feature_names(count: int) -> list[str]:
 def lm_sentence_model(name: str, scorer: LmScorer, model_path: Path) -> SentenceModel:
     """A target language model's feature: log p of the hypothesis, which must be in its vocabulary."""
     return SentenceModel(name, lm_pair_scorer(scorer, model_path),
-                         known_share=lambda hypotheses: scorer.known_share(model_path, hypotheses),
-                         model_path=model_path)
+                         checks=TextChecks(vocabulary_judge(
+                             lambda hypotheses: scorer.known_share(model_path, hypotheses), model_path)))
+
+
+def rnn_sentence_model(name: str, scorer: RnnScorer, model_path: Path) -> SentenceModel:
+    """A sentence model's feature: log p of the pair, in the model's direction; the list must be
+    in its language and tokenization, UTF-8 for a subword model (language_check)."""
+    return SentenceModel(name, pair_scorer(scorer, model_path), scorer.direction(model_path) == "inverse",
+                         checks=sentence_model_checks(scorer, model_path))
 
 
 def sentence_features(scorer: Optional[RnnScorer], models: Sequence[Path], per_word: bool,
@@ -49,8 +58,7 @@ def sentence_features(scorer: Optional[RnnScorer], models: Sequence[Path], per_w
     sentence models' (each model's direction names its features), then the language models'."""
     directions = [scorer.direction(Path(model)) for model in models] if models else []
     names = feature_names(directions)
-    sentence_models = [SentenceModel(name, pair_scorer(scorer, Path(model)), direction == "inverse")
-                       for name, model, direction in zip(names, models, directions)]
+    sentence_models = [rnn_sentence_model(name, scorer, Path(model)) for name, model in zip(names, models)]
     lm_names = lm_feature_names(len(lms))
     sentence_models += [lm_sentence_model(name, lm_scorer, Path(lm)) for name, lm in zip(lm_names, lms)]
     new = added_names(sentence_models, per_word)

@@ -45,6 +45,7 @@ def rescore_nbest_command(nbest_path: Path, input_path: Path, model: Path, lms: 
                           force: bool) -> None:
     """Add the RNN log-probability (--model) and the CSLM's (--lm) as features to every line of a
     Moses n-best list."""
+    from moses_integration.nbest.language_check import sentence_model_checks
     from moses_integration.scorer import pair_scorer
     from rescorer.cli.moses_runs import rnn_scorer
 
@@ -60,8 +61,9 @@ def rescore_nbest_command(nbest_path: Path, input_path: Path, model: Path, lms: 
         if not lms:
             from moses_integration.nbest.rnn_features import rescore_nbest
 
-            count = rescore_nbest(nbest_path, output, input_path, pair_scorer(rnn_scorer(device, precision), model),
-                                  feature_name, mode, force=force)
+            scorer = rnn_scorer(device, precision)
+            count = rescore_nbest(nbest_path, output, input_path, pair_scorer(scorer, model), feature_name, mode,
+                                  force=force, checks=sentence_model_checks(scorer, model))
             names = [feature_name]
         else:
             count, names = _with_lm_features(nbest_path, input_path, model, lms, output, feature_name, per_word,
@@ -72,15 +74,14 @@ def rescore_nbest_command(nbest_path: Path, input_path: Path, model: Path, lms: 
 def _with_lm_features(nbest_path: Path, input_path: Path, model, lms: tuple, output: Path, feature_name: str,
                       per_word: bool, device: str, precision: str, force: bool) -> tuple[int, list]:
     """Every feature of one pass over the list: --model's whole-hypothesis log p, then each CSLM's."""
-    from moses_integration.nbest.rnn_features import SentenceModel, add_sentence_features
-    from moses_integration.nbest.sentence_models import added_names, lm_feature_names, lm_sentence_model
-    from moses_integration.scorer import pair_scorer
+    from moses_integration.nbest.rnn_features import add_sentence_features
+    from moses_integration.nbest.sentence_models import (added_names, lm_feature_names, lm_sentence_model,
+                                                         rnn_sentence_model)
     from rescorer.cli.moses_runs import lm_scorer, rnn_scorer
 
     models = []
     if model is not None:
-        scorer = rnn_scorer(device, precision)
-        models.append(SentenceModel(feature_name, pair_scorer(scorer, model), scorer.direction(model) == "inverse"))
+        models.append(rnn_sentence_model(feature_name, rnn_scorer(device, precision), model))
     language_models = lm_scorer(device, precision)
     models += [lm_sentence_model(name, language_models, Path(lm)) for name, lm in zip(lm_feature_names(len(lms)), lms)]
     count = add_sentence_features(nbest_path, output, input_path, models, per_word=per_word, force=force)

@@ -93,6 +93,17 @@ class SubwordSides:
         return cls(SubwordModel.from_stored(stored["source"]), SubwordModel.from_stored(stored["target"]))
 
 
+def pieces_per_word(piece_counts: Sequence[float], vocab: Vocabulary) -> float:
+    """Pieces per word of a text, from how often each piece of the model's `vocab` occurs in it
+    (by id): every word starts with one piece that begins with ▁ (a word that starts with a
+    character the model lacks with a ▁ piece of its own, then bytes). 0.0 for no words."""
+    pieces = words = 0.0
+    for token, count in zip(vocab.tokens[len(SPECIALS):], piece_counts[len(SPECIALS):]):
+        pieces += count
+        words += count if token.startswith(WORD_BOUNDARY) else 0
+    return float(pieces / words) if words else 0.0
+
+
 def not_utf8(line: str) -> Optional[str]:
     """What keeps a line (decoded with surrogateescape) from being segmented: its first byte
     that is not UTF-8, or None when it is all UTF-8."""

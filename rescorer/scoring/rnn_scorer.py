@@ -11,6 +11,7 @@ from typing import Callable, Optional, Sequence
 import numpy as np
 import torch
 
+from rescorer.data.text_encoding import SideEncoding
 from rescorer.models.model_files import ModelBundle, load_model
 from rescorer.runtime.device import resolve_device, resolve_precision
 from rescorer.scoring.batch_scoring import score_pairs
@@ -70,6 +71,26 @@ class InProcessScorer:
     def direction(self, model_path: Path) -> str:
         return self.bundle(model_path).direction
 
+    def reads_utf8_only(self, model_path: Path) -> bool:
+        """A subword model: sentencepiece would read a byte that is not UTF-8 as U+FFFD."""
+        return self.bundle(model_path).subwords is not None
+
+    def known_share(self, model_path: Path, sentences: Sequence[str]) -> float:
+        """The share of the sentences' words (a translation's target text) in the model's
+        shortlist of that side; 1.0 for a subword model, which reads every string."""
+        return _target_text_side(self.bundle(model_path)).known_share(sentences)
+
+    def pieces_per_word(self, model_path: Path, sentences: Sequence[str]) -> Optional[tuple[float, Optional[float]]]:
+        """A subword model's pieces per word of the sentences (a translation's target text), and
+        of its training text of that side (None in files written before training kept it);
+        None for a word model."""
+        bundle = self.bundle(model_path)
+        if bundle.subwords is None:
+            return None
+        side = "source" if bundle.direction == "inverse" else "target"
+        trained = bundle.training.get("pieces_per_word", {}).get(side)
+        return _target_text_side(bundle).units_per_word(sentences), trained
+
     def score_pairs(self, model_path: Path, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
         if not len(pairs):
             return np.zeros(0, dtype=np.float64)
@@ -87,3 +108,8 @@ class InProcessScorer:
         summary = rescore_table(Path(table_in), Path(table_out), [self.bundle(path) for path in paths],
                                 settings, model_names=names)
         return summary.report(names, None, unk_penalty, Path(table_out))
+
+
+def _target_text_side(bundle: ModelBundle) -> SideEncoding:
+    """How the model reads a translation's target text: its target side, an inverse model's source side."""
+    return bundle.src_encoding if bundle.direction == "inverse" else bundle.tgt_encoding

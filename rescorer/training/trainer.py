@@ -23,6 +23,7 @@ import torch
 from rescorer.data.batching import length_sorted_batches, pad_sequences
 from rescorer.data.length_caps import measure_length_cap
 from rescorer.data.pair_cache import PairCache
+from rescorer.data.subwords import pieces_per_word
 from rescorer.data.vocabulary import EOS_ID
 from rescorer.errors import RescorerError
 from rescorer.models.model_files import ModelBundle, save_model
@@ -234,6 +235,11 @@ class Trainer:
         self.checkpoint_update: Optional[int] = None  # the update the checkpoint file holds
         # translate's default bound, a + b * source length, as the model file records it
         self.length_cap = measure_length_cap(cache.lengths("src"), cache.lengths("tgt"))
+        # a subword model's pieces per word of each side, that the n-best lists' language check compares with
+        self.pieces_per_word = ({side: pieces_per_word(cache.token_counts(key, len(vocab)), vocab)
+                                 for side, key, vocab in (("source", "src", bundle.src_vocab),
+                                                          ("target", "tgt", bundle.tgt_vocab))}
+                                if bundle.subwords is not None else None)
 
     def resume(self, payload: dict, path: Path) -> None:
         """Continue from a checkpoint written by `save_checkpoint`, whose weights the bundle's
@@ -262,6 +268,7 @@ class Trainer:
                 "num_pairs": self.cache.num_pairs, "valid_pairs": len(self.valid_indices),
                 **({"honest_pairs": self.honest.num_honest} if self.honest is not None else {}),
                 "length_cap": self.length_cap,
+                **({"pieces_per_word": self.pieces_per_word} if self.pieces_per_word else {}),
                 **{k: v for k, v in self.cache.meta.items() if k.startswith(("table", "corpus"))}}
 
     def step(self) -> float:

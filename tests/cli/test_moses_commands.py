@@ -198,6 +198,15 @@ class FakeScorer:
     def score_pairs(self, model_path, pairs):
         return np.array([-float(len(t.split())) for _, t in pairs])
 
+    def reads_utf8_only(self, model_path):
+        return False  # a word model
+
+    def known_share(self, model_path, sentences):
+        return 1.0  # every word in its vocabulary
+
+    def pieces_per_word(self, model_path, sentences):
+        return None  # a word model
+
     def score_table(self, table_in, table_out, model_paths, unk_penalty=False):
         self.tables.append((table_in, table_out, list(model_paths), unk_penalty))
         Path(table_out).write_text("x ||| y ||| 1 1 1 1 0.5 0.25 1\n")

@@ -7,14 +7,17 @@ import itertools
 import math
 import re
 
+import numpy as np
 import pytest
 import torch
 
 from moses_integration.nbest.rnn_features import iter_feature_values
+from rescorer.data.length_caps import cap_of, measure_length_cap
 from rescorer.data.pair_cache import PairCache
 from rescorer.data.vocabulary import EOS_ID, PAD_ID
 from rescorer.models.model_files import load_model, read_model_file
 from rescorer.scoring.batch_scoring import score_pairs
+from rescorer.scoring.translation import SearchSettings, translate_file
 from rescorer.training.resume import recorded_training
 from tests.fake_moses import FIXTURES
 from tests.helpers import EXAMPLE_TABLE, SHARED, first_lines, rescore
@@ -96,6 +99,51 @@ def test_translations_are_words_with_no_unk_and_no_piece_marks(trained, tmp_path
     assert run.stderr.strip().splitlines()[-1] == (f"Error: {source}:2: byte 0xFF at character 5 is not UTF-8: a "
                                                    f"subword model reads UTF-8 text")
     assert not (tmp_path / "bad.fr").exists()
+
+
+def _trained_pairs(sides):
+    """The corpus pairs training kept: those of at most 30 words a side (--max-pair-length)."""
+    return [(e, f) for e, f in zip(_lines(sides[0]), _lines(sides[1])) if max(len(e.split()), len(f.split())) <= 30]
+
+
+def test_the_file_keeps_each_sides_pieces_per_word_of_its_training_pairs(trained):
+    """The figure an n-best list's words are compared with (moses_integration.nbest.language_check)."""
+    model, sides, _ = trained
+    bundle = load_model(model)
+    pairs = _trained_pairs(sides)
+    kept = read_model_file(model)["training"]["pieces_per_word"]
+    for side, lines, subwords in (("source", [e for e, _ in pairs], bundle.subwords.source),
+                                  ("target", [f for _, f in pairs], bundle.subwords.target)):
+        pieces, words = sum(len(subwords.segment(line)) for line in lines), sum(len(line.split()) for line in lines)
+        assert type(kept[side]) is float and kept[side] == pytest.approx(pieces / words) and pieces > words
+
+
+def test_translate_bounds_the_output_pieces_by_the_cap_of_the_source_pieces(trained, tmp_path):
+    """The cap a + b * source length is measured on the training pairs' pieces, and translate
+    applies it to pieces: a model made never to end, and to say one whole-word piece at every
+    step, stops each translation at a + b * its source's pieces of that piece (not at a + b *
+    its source's words, nor at any other bound)."""
+    model, sides, _ = trained
+    bundle = load_model(model)
+    source_model, target_model = bundle.subwords.source, bundle.subwords.target
+    pairs = _trained_pairs(sides)
+    cap = bundle.training["length_cap"]
+    assert cap == measure_length_cap(np.array([len(source_model.segment(e)) for e, _ in pairs]),
+                                     np.array([len(target_model.segment(f)) for _, f in pairs]))
+    word = next(token for token in bundle.tgt_vocab.tokens
+                if token.startswith("\u2581") and len(token) > 3 and target_model.segment(token[1:]) == [token])
+    with torch.no_grad():
+        bundle.model.output_left.bias[EOS_ID] = -1e4  # [EOS] only where the bound forces it
+        bundle.model.output_left.bias[bundle.tgt_vocab.index[word]] = 1e4
+    lines = ["in the beginning god created the heavens", "the Zqxwzy of Ésaïe said ,", "and"]
+    source, out = tmp_path / "in.en", tmp_path / "out.fr"
+    source.write_text("\n".join(lines) + "\n")
+    summary = translate_file(bundle, source, out, SearchSettings(beam=2))
+    assert summary.forced_ends == len(lines)
+    pieces = [len(source_model.segment(line)) for line in lines]
+    bounds = [cap_of(count, cap["slack"], cap["ratio"]) for count in pieces]
+    assert bounds != [cap_of(len(line.split()), cap["slack"], cap["ratio"]) for line in lines]
+    assert out.read_text().splitlines() == [" ".join([word[1:]] * bound) for bound in bounds]
 
 
 def _piece_log_p(bundle, source: str, hypothesis: str) -> float:
@@ -247,3 +295,19 @@ def test_a_bad_corpus_line_is_named_or_rejected(tmp_path, sides, bad, said):
     assert run.returncode == 0, run.stderr
     assert rejects.read_bytes() == b"7\t" + _lines(sides[0])[6].encode("utf-8") + b"\t" + bad.strip() + b"\n"
     assert "trained on 179 pairs (20 held out" in run.stderr  # the 199 good ones
+
+
+def test_a_validation_line_that_cannot_be_segmented_is_named(tmp_path, sides):
+    """--valid-src/--valid-tgt are read through the subword models too: a line that is not UTF-8
+    stops the run before training, naming the file and line; no model is written."""
+    dev = tmp_path / "dev.en", tmp_path / "dev.fr"
+    dev[0].write_bytes(b"in the beginning\nand god said\n")
+    dev[1].write_bytes(b"au commencement\net dieu \xff dit\n")
+    model = tmp_path / "m.pt"
+    run = rescore("train", "--parallel", *sides, "-o", model, "--preset", "tiny", "--seed", "3", *SUBWORDS,
+                  "--max-updates", "2", "--valid-src", dev[0], "--valid-tgt", dev[1])
+    assert run.returncode == 1 and "Traceback" not in run.stderr
+    assert run.stderr.strip().splitlines()[-1] == (
+        f"Error: {dev[1]}:2: the target sentence is not UTF-8 (byte 0xFF at byte 9): subword models segment UTF-8 "
+        f"text (the validation set, --valid-src/--valid-tgt)")
+    assert not model.exists()
