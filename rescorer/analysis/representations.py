@@ -15,7 +15,7 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from rescorer.data.batching import pad_sequences
+from rescorer.data.padding import pad_sequences
 from rescorer.data.vocabulary import EOS, PAD_ID, SPECIALS
 from rescorer.errors import RescorerError
 from rescorer.models.model_files import ModelBundle

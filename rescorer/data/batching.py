@@ -1,26 +1,21 @@
-"""Turning id sequences into padded tensors, and pairs into length-sorted token-budget batches.
+"""Pairs into length-sorted token-budget batches, and a chunk's batches padded ahead of the model.
 
 Sorting by length keeps padding (wasted matmul rows) near zero; a token budget instead of a
-fixed pair count keeps every batch about the same cost, whatever the phrase lengths.
+fixed pair count keeps every batch about the same cost, whatever the phrase lengths. No torch
+here: the host workers that prepare a table's batches (rescorer.scoring.chunk_preparation) start
+without it, and the model's process makes tensors of the arrays (torch.from_numpy, no copy).
 """
 
 from __future__ import annotations
 
-from typing import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Iterator
 
 import numpy as np
-import torch
 
-from rescorer.data.vocabulary import PAD_ID
+from rescorer.data.phrase_encoding import EncodedPhrases
 
-
-def pad_sequences(seqs: Sequence[Sequence[int]]) -> tuple[torch.Tensor, torch.Tensor]:
-    """Right-padded ids (batch, max_len) and lengths (batch,), both int64."""
-    lengths = np.fromiter((len(s) for s in seqs), dtype=np.int64, count=len(seqs))
-    ids = np.full((len(seqs), max(int(lengths.max()), 1)), PAD_ID, dtype=np.int64)
-    for row, seq in enumerate(seqs):
-        ids[row, : len(seq)] = seq
-    return torch.from_numpy(ids), torch.from_numpy(lengths)
+__all__ = ["length_sorted_batches", "PaddedBatch", "padded_batches"]
 
 
 def length_sorted_batches(src_lengths: np.ndarray, tgt_lengths: np.ndarray,
@@ -41,3 +36,26 @@ def length_sorted_batches(src_lengths: np.ndarray, tgt_lengths: np.ndarray,
             start, longest = end, int(cost[end])
     if start < len(order):
         yield order[start:]
+
+
+@dataclass
+class PaddedBatch:
+    """One batch of pairs as the model takes it, int64 arrays: which pairs (`rows`, indices into
+    the chunk), their right-padded ids (rows, longest) and lengths (rows,)."""
+
+    rows: np.ndarray
+    src_ids: np.ndarray
+    src_lengths: np.ndarray
+    tgt_ids: np.ndarray
+    tgt_lengths: np.ndarray
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The model's four inputs: source ids and lengths, target ids and lengths."""
+        return self.src_ids, self.src_lengths, self.tgt_ids, self.tgt_lengths
+
+
+def padded_batches(src_seqs: EncodedPhrases, tgt_seqs: EncodedPhrases, token_budget: int) -> list[PaddedBatch]:
+    """Every pair of a chunk in its length-sorted batch, padded: the batches the model scores, in
+    the order `length_sorted_batches` gives them (so the scores equal those of batching later)."""
+    return [PaddedBatch(rows, *src_seqs.padded(rows), *tgt_seqs.padded(rows))
+            for rows in length_sorted_batches(src_seqs.lengths, tgt_seqs.lengths, token_budget)]

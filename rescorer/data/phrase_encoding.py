@@ -15,7 +15,6 @@ from itertools import chain, repeat
 from typing import Sequence
 
 import numpy as np
-import torch
 
 from rescorer.data.vocabulary import PAD_ID, UNK_ID, Vocabulary
 
@@ -29,7 +28,8 @@ _BETWEEN = f" {_SENTINEL} "
 class EncodedPhrases(Sequence):
     """Phrases as shortlist ids: phrase i is ids[offsets[i]:offsets[i + 1]] ([UNK] for unknown
     words). Indexing gives that phrase's ids (an int64 array), so it stands wherever a list of id
-    lists does; `padded` makes a batch's padded tensor without a Python loop over phrases."""
+    lists does; `padded` makes a batch's padded ids without a Python loop over phrases (arrays, no
+    torch: host worker processes pad batches too, rescorer.data.batching)."""
 
     def __init__(self, ids: np.ndarray, offsets: np.ndarray, unknown: np.ndarray):
         self.ids = ids  # (words,) int64
@@ -48,14 +48,14 @@ class EncodedPhrases(Sequence):
             raise TypeError("EncodedPhrases takes one phrase index at a time")
         return self.ids[self.offsets[index]:self.offsets[index + 1]]
 
-    def padded(self, rows: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
+    def padded(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Right-padded ids (len(rows), longest) and lengths (len(rows),) of phrases `rows`, int64."""
         starts, lengths = self.offsets[rows], self.lengths[rows]
         positions = np.arange(max(int(lengths.max(initial=0)), 1))
         real = positions < lengths[:, None]  # (rows, longest)
         gathered = self.ids[np.where(real, starts[:, None] + positions, 0)] if len(self.ids) else \
             np.zeros(real.shape, dtype=np.int64)
-        return torch.from_numpy(np.where(real, gathered, PAD_ID)), torch.from_numpy(lengths.copy())
+        return np.where(real, gathered, PAD_ID), lengths.copy()
 
 
 def encode_phrases(phrases: Sequence[str], vocab: Vocabulary) -> EncodedPhrases:

@@ -199,6 +199,20 @@ class AtomicOutput:
         for line in lines:
             self.write_line(line)
 
+    def write_joined_lines(self, data: bytes, lines: int) -> None:
+        """`lines` whole lines joined, each with its b"\\n", written as write_lines writes them one
+        by one: flushed after the same lines, so that a gzip file gets the same bytes."""
+        start = 0
+        while start < len(data):
+            # write_line flushes after the line that fills the buffer to BUFFER_SIZE
+            newline = data.find(b"\n", start + BUFFER_SIZE - self._buffered - 1)
+            end = len(data) if newline < 0 else newline + 1
+            piece = data[start:end]
+            self._buffered_lines += piece.count(b"\n")
+            self.write(piece)
+            start = end
+        self.lines_written += lines
+
     def copy_from(self, path: Path, lines: int) -> None:
         """Append a file's bytes as they are (a unit's gzip member), counting its `lines`."""
         with open(path, "rb") as source:

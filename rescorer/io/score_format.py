@@ -13,6 +13,7 @@ exp(log p) precisely there; the value Moses recovers is off by up to ~1e-4 at lo
 from __future__ import annotations
 
 import math
+from typing import Callable, Iterator, Optional, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -24,6 +25,7 @@ __all__ = [
     "format_moses_scores",
     "format_log_scores",
     "format_count_scores",
+    "new_score_tokens",
     "decode_moses_score",
 ]
 
@@ -83,6 +85,16 @@ def format_count_scores(counts: ArrayLike) -> list[str]:
             f"counts[{index}] is {array[index]} (expected {_FLOAT32_LOG_MIN_NORMAL} to {_FLOAT32_LOG_MAX})"
         )
     return [_FORMAT % value for value in np.exp(array).tolist()]
+
+
+def new_score_tokens(columns: Sequence[ArrayLike], format_scores: Callable[[ArrayLike], list[str]],
+                     counts: Optional[ArrayLike] = None) -> Iterator[tuple[str, ...]]:
+    """Each line's new score tokens: its value in every column as `format_scores` writes it, then
+    its count as exp(count), capped at MAX_COUNT (the caller counts the capped ones)."""
+    texts = [format_scores(column) for column in columns]
+    if counts is not None:
+        texts.append(format_count_scores(np.minimum(counts, MAX_COUNT)))
+    return zip(*texts)
 
 
 def decode_moses_score(text: str, float32: bool = False) -> float:

@@ -27,7 +27,7 @@ from rescorer.io.file_names import same_file
 from rescorer.io.gzip_io import BUFFER_SIZE
 
 __all__ = ["PhraseEntry", "PhraseTableReader", "RejectSink", "SKIP_BAD_LINES", "read_chunks", "append_scores",
-           "STDIN_NAME"]
+           "insert_scores", "STDIN_NAME"]
 
 STDIN_NAME = "<stdin>"
 _SEP = b"|||"
@@ -294,8 +294,12 @@ def pair_count(entry: PhraseEntry, name: str, lowest: float = 0.0, lowest_reason
 
 def append_scores(entry: PhraseEntry, new_scores: Sequence[str]) -> bytes:
     """The line with new score tokens inserted after the last existing score, every other byte unchanged."""
+    return insert_scores(entry.raw, entry.scores_end, new_scores)
+
+
+def insert_scores(raw: bytes, scores_end: int, new_scores: Sequence[str]) -> bytes:
+    """`raw` (a line without its newline) with new score tokens inserted at `scores_end`, just
+    after its last score (PhraseEntry.scores_end), every other byte unchanged."""
     if not new_scores:
-        return entry.raw
-    raw = entry.raw
-    end = entry.scores_end
-    return b"".join((raw[:end], b" ", " ".join(new_scores).encode("ascii"), raw[end:]))
+        return raw
+    return b"".join((raw[:scores_end], b" ", " ".join(new_scores).encode("ascii"), raw[scores_end:]))

@@ -70,7 +70,8 @@ def injected_fault(point: str, unit: int = 0) -> None:
     cut or the OOM killer would; RESCORE_FAULT_SIGNAL=SIGTERM sends that instead) at that
     point: mid-unit (a unit's first lines are written), before-record (its data is durable, its
     record not), after-record, after-output (unit 0: the output is in place, the partial
-    directory not yet removed) or after-summary (unit 0: the summary line is out)."""
+    directory not yet removed), after-summary (unit 0: the summary line is out) or host-worker
+    (the host worker process that takes one of the unit's chunks is killed, not the rank)."""
     spec = os.environ.get("RESCORE_FAULT")
     if spec and spec.split(":")[:2] == [point, str(unit)] and \
             spec.split(":")[2:] in ([], [os.environ.get("RANK", "0")]):

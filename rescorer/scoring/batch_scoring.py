@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from typing import Optional, Sequence
 
 import numpy as np
 import torch
 
-from rescorer.data.batching import length_sorted_batches, pad_sequences
+from rescorer.data.batching import PaddedBatch, length_sorted_batches
+from rescorer.data.padding import pad_sequences
 from rescorer.data.directions import oriented
 from rescorer.data.phrase_encoding import EncodedPhrases
 from rescorer.models import PhraseScorer
@@ -44,33 +46,44 @@ def score_encoded(model: PhraseScorer, src_seqs: Sequence[Sequence[int]],
     """
     device = next(model.parameters()).device
     token_budget = token_budget or default_token_budget(device)
-    scores = np.zeros(len(src_seqs), dtype=np.float64)
-    if not len(src_seqs):
-        return scores
-    src_lengths, tgt_lengths = _lengths(src_seqs), _lengths(tgt_seqs)
-    pinned = device.type == "cuda"
+    plan = length_sorted_batches(_lengths(src_seqs), _lengths(tgt_seqs), token_budget) if len(src_seqs) else ()
+    batches = [(rows, partial(_padded_pair, src_seqs, tgt_seqs, rows)) for rows in plan]
+    return _score_in_batches(model, batches, len(src_seqs), precision)
+
+
+def score_batches(model: PhraseScorer, batches: Sequence[PaddedBatch], num_pairs: int,
+                  precision: str = "fp32") -> np.ndarray:
+    """log p of `num_pairs` pairs padded ahead into `batches` (rescorer.data.batching.padded_batches,
+    in a host worker): the scores `score_encoded` gives them with the budget they were cut by."""
+    return _score_in_batches(model, [(batch.rows, partial(_tensors, batch)) for batch in batches],
+                             num_pairs, precision)
+
+
+def _score_in_batches(model: PhraseScorer, batches: list, num_pairs: int, precision: str) -> np.ndarray:
+    """Scores of (rows, inputs) batches, `inputs()` giving a batch's four input tensors."""
+    device = next(model.parameters()).device
+    scores = np.zeros(num_pairs, dtype=np.float64)
     workers = torch.get_num_threads() if device.type == "cpu" else 1
-    if workers > 1:
-        batches = list(length_sorted_batches(src_lengths, tgt_lengths, token_budget))
-        if len(batches) > 1:
-            _score_in_workers(model, src_seqs, tgt_seqs, batches, precision, workers, scores)
-            return scores
+    if workers > 1 and len(batches) > 1:
+        _score_in_workers(model, batches, precision, workers, scores)
+        return scores
+    pinned = device.type == "cuda"
     with _no_grad(precision), autocast(device, precision):
         pending = []
-        for batch in length_sorted_batches(src_lengths, tgt_lengths, token_budget):
-            tensors = [*_padded(src_seqs, batch), *_padded(tgt_seqs, batch)]
+        for rows, inputs in batches:
+            tensors = inputs()
             if pinned:
                 tensors = [t.pin_memory() for t in tensors]
             tensors = [t.to(device, non_blocking=pinned) for t in tensors]
-            pending.append((batch, model(*tensors)))
-        for batch, batch_scores in pending:
-            scores[batch] = batch_scores.double().cpu().numpy()
+            pending.append((rows, model(*tensors)))
+        for rows, batch_scores in pending:
+            scores[rows] = batch_scores.double().cpu().numpy()
     return scores
 
 
-def _score_in_workers(model: PhraseScorer, src_seqs, tgt_seqs, batches: list, precision: str,
-                      workers: int, scores: np.ndarray) -> None:
-    """Score `batches` on `workers` threads of one torch thread each, into `scores`.
+def _score_in_workers(model: PhraseScorer, batches: list, precision: str, workers: int,
+                      scores: np.ndarray) -> None:
+    """Score (rows, inputs) `batches` on `workers` threads of one torch thread each, into `scores`.
 
     The recurrences multiply a few hundred rows at a time, which a 2-thread matmul splits
     poorly, and every one of the model's thousands of small operators waits at an OpenMP
@@ -90,8 +103,8 @@ def _score_in_workers(model: PhraseScorer, src_seqs, tgt_seqs, batches: list, pr
                     batch = next(queue, None)
                 if batch is None:
                     return
-                tensors = [*_padded(src_seqs, batch), *_padded(tgt_seqs, batch)]
-                scores[batch] = model(*tensors).double().numpy()
+                rows, inputs = batch
+                scores[rows] = model(*inputs()).double().numpy()
 
     torch.set_num_threads(1)  # the worker threads start with the process-wide count
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="rescorer-batch")
@@ -119,8 +132,16 @@ def _lengths(seqs) -> np.ndarray:
 def _padded(seqs, batch: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
     """Padded ids and lengths of `batch`'s sequences (EncodedPhrases pad themselves at once)."""
     if isinstance(seqs, EncodedPhrases):
-        return seqs.padded(batch)
+        return tuple(map(torch.from_numpy, seqs.padded(batch)))
     return pad_sequences([seqs[i] for i in batch])
+
+
+def _padded_pair(src_seqs, tgt_seqs, batch: np.ndarray) -> tuple[torch.Tensor, ...]:
+    return (*_padded(src_seqs, batch), *_padded(tgt_seqs, batch))
+
+
+def _tensors(batch: PaddedBatch) -> tuple[torch.Tensor, ...]:
+    return tuple(map(torch.from_numpy, batch.arrays()))
 
 
 def score_pairs(bundle: ModelBundle, pairs: Sequence[tuple[str, str]], device: str = "auto",

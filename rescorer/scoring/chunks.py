@@ -1,10 +1,10 @@
-"""Encoding, scoring and formatting a chunk of phrase-table entries: the steps that the
-streaming path (`rescorer.scoring.table_rescoring`) and the unit path (`rescorer.scoring.units`) share.
+"""Scoring and formatting a chunk of phrase-table entries: the steps that the streaming path
+(`rescorer.scoring.table_rescoring`) and the unit path (`rescorer.scoring.units`) share.
 
-A chunk is encoded once per distinct pair of shortlists (models that share shortlists share
-the encoding; a subword model reads its own pieces, rescorer.data.text_encoding); each model scores it; its lines are written back with one column per model,
-then the word penalty. `in_background` runs the reading and encoding a chunk ahead, in a
-thread (PyTorch releases the GIL inside its kernels, so it overlaps the scoring).
+A chunk is encoded once per distinct pair of shortlists (rescorer.scoring.chunk_encoding); each
+model scores it; its lines are written back with one column per model, then the word penalty.
+`in_background` runs the reading and encoding a chunk ahead, in a thread (PyTorch releases the
+GIL inside its kernels, so it overlaps the scoring).
 """
 
 from __future__ import annotations
@@ -19,37 +19,15 @@ from typing import Iterable, Iterator, Optional, Sequence
 
 import numpy as np
 
-from rescorer.data.directions import oriented
-from rescorer.data.text_encoding import SideEncoding
-from rescorer.data.phrase_encoding import EncodedPhrases, encode_phrases
 from rescorer.errors import RescorerError
-from rescorer.io.score_format import MAX_COUNT, format_count_scores
-from rescorer.io.table_reader import PhraseTableReader, append_scores
+from rescorer.io.score_format import MAX_COUNT, new_score_tokens
+from rescorer.io.table_reader import append_scores
 from rescorer.models.model_files import ModelBundle
-from rescorer.scoring.batch_scoring import score_encoded
+from rescorer.scoring.batch_scoring import score_batches, score_encoded
+from rescorer.scoring.chunk_encoding import Chunk
 
-__all__ = ["Encoding", "Chunk", "ScoringModels", "distinct_vocabularies", "encode_chunks", "encode_chunk",
-           "in_background", "check_finite", "chunk_lines", "long_lived_objects_frozen",
-           "score_chunk", "output_columns", "word_penalty", "ScoreTotals"]
-
-
-@dataclass
-class Encoding:
-    """A chunk's pairs in one pair of shortlists (shared by the models that use them)."""
-
-    src_seqs: EncodedPhrases
-    tgt_seqs: EncodedPhrases
-    unknown_tgt: np.ndarray  # shortlist-unknown words of the table's target per pair (the word penalty)
-    unknown_src: int  # of the table's source side, whichever way the model reads the pair
-    unknown_tgt_total: int
-
-
-@dataclass
-class Chunk:
-    entries: list
-    encodings: list  # one Encoding per distinct pair of shortlists
-    src_tokens: int
-    tgt_tokens: int
+__all__ = ["ScoringModels", "distinct_vocabularies", "in_background", "check_finite", "chunk_lines",
+           "long_lived_objects_frozen", "score_chunk", "output_columns", "word_penalty", "ScoreTotals"]
 
 
 @dataclass(frozen=True)
@@ -81,42 +59,6 @@ def distinct_vocabularies(bundles: Sequence[ModelBundle]) -> tuple[list, list[in
             distinct.append(pair)
         index.append(distinct.index(pair))
     return distinct, index
-
-
-def encode_chunks(reader: PhraseTableReader, vocabularies: list, chunk_size: int) -> Iterator[Chunk]:
-    entries: list = []
-    for entry in reader:
-        entries.append(entry)
-        if len(entries) == chunk_size:
-            yield encode_chunk(entries, vocabularies)
-            entries = []
-    if entries:
-        yield encode_chunk(entries, vocabularies)
-
-
-def encode_chunk(entries: list, vocabularies: list) -> Chunk:
-    src_phrases = [entry.src for entry in entries]
-    tgt_phrases = [entry.tgt for entry in entries]
-    encodings = []
-    words = None  # (source, target) words of the table, as a word model's encoding counts them
-    for src_encoding, tgt_encoding, direction in vocabularies:
-        model_src, model_tgt = oriented(src_phrases, tgt_phrases, direction)
-        src, tgt = _encoded(model_src, src_encoding), _encoded(model_tgt, tgt_encoding)
-        table_src, table_tgt = oriented(src, tgt, direction)  # back to the table's sides
-        encodings.append(Encoding(src, tgt, table_tgt.unknown, int(table_src.unknown.sum()),
-                                  int(table_tgt.unknown.sum())))
-        if src_encoding.subwords is None and tgt_encoding.subwords is None:
-            words = int(table_src.offsets[-1]), int(table_tgt.offsets[-1])
-    if words is None:  # subword models only: their pieces are not the table's words
-        words = tuple(sum(len(phrase.split()) for phrase in phrases) for phrases in (src_phrases, tgt_phrases))
-    return Chunk(entries, encodings, *words)
-
-
-def _encoded(phrases: Sequence[str], encoding: SideEncoding) -> EncodedPhrases:
-    """Phrases as a model reads them: its words, or its subword pieces."""
-    if encoding.subwords is not None:
-        phrases = [" ".join(encoding.units(phrase)) for phrase in phrases]
-    return encode_phrases(phrases, encoding.vocab)
 
 
 @contextlib.contextmanager
@@ -169,11 +111,15 @@ def in_background(items: Iterable, depth: int = 2) -> Iterator:
 
 def score_chunk(chunk: Chunk, bundles: Sequence[ModelBundle], vocab_index: list, token_budget: Optional[int],
                 precision: str, table_path: Path) -> list[np.ndarray]:
-    """Each model's log p of the chunk's pairs, through its shortlists' encoding; NaN refused."""
+    """Each model's log p of the chunk's pairs, through its shortlists' encoding (in the batches a
+    host worker padded, when it did); NaN refused."""
     logps = []
     for bundle, index in zip(bundles, vocab_index):
         encoding = chunk.encodings[index]
-        logp = score_encoded(bundle.model, encoding.src_seqs, encoding.tgt_seqs, token_budget, precision)
+        if encoding.batches is not None:
+            logp = score_batches(bundle.model, encoding.batches, chunk.num_pairs, precision)
+        else:
+            logp = score_encoded(bundle.model, encoding.src_seqs, encoding.tgt_seqs, token_budget, precision)
         check_finite(logp, chunk, table_path)
         logps.append(logp)
     return logps
@@ -221,7 +167,7 @@ class ScoreTotals:
             self.logp_sums = [0.0] * len(logps)
             self.unknown_src = [0] * len(chunk.encodings)
             self.unknown_tgt = [0] * len(chunk.encodings)
-        self.lines_written += len(chunk.entries)
+        self.lines_written += chunk.num_pairs
         self.logp_sums = [total + float(logp.sum()) for total, logp in zip(self.logp_sums, logps)]
         self.src_tokens += chunk.src_tokens
         self.tgt_tokens += chunk.tgt_tokens
@@ -234,7 +180,7 @@ def check_finite(logp: np.ndarray, chunk: Chunk, table_path: Path) -> None:
     """A model that gives NaN (weights broken by a diverged training) is refused, line named."""
     bad = np.isnan(logp) | (logp == np.inf)
     if bad.any():
-        line_no = chunk.entries[int(np.flatnonzero(bad)[0])].line_no
+        line_no = int(chunk.line_numbers[int(np.flatnonzero(bad)[0])])
         raise RescorerError(f"{table_path}:{line_no}: the model scores this pair as "
                             f"{logp[bad][0]}: its weights are broken (a diverged training?)")
 
@@ -242,8 +188,5 @@ def check_finite(logp: np.ndarray, chunk: Chunk, table_path: Path) -> None:
 def chunk_lines(entries: Sequence, logps: list, format_scores,
                 penalty: Optional[np.ndarray]) -> Iterator[bytes]:
     """The entries' lines with the log p columns (then the word penalty) appended."""
-    columns = [format_scores(logp) for logp in logps]
-    if penalty is not None:
-        columns.append(format_count_scores(np.minimum(penalty, MAX_COUNT)))
-    for entry, new_scores in zip(entries, zip(*columns)):
+    for entry, new_scores in zip(entries, new_score_tokens(logps, format_scores, penalty)):
         yield append_scores(entry, new_scores)

@@ -34,6 +34,7 @@ def score_job(job: ScoreJob, reporter, placement: Placement) -> None:
     from rescorer.models.model_files import load_model
     from rescorer.runtime.device import resolve_precision
     from rescorer.scoring.batch_scoring import default_token_budget
+    from rescorer.scoring.host_pipeline import default_host_workers
     from rescorer.scoring.table_rescoring import rescore_table
 
     device, ranks = placement.device, placement.ranks
@@ -53,6 +54,7 @@ def score_job(job: ScoreJob, reporter, placement: Placement) -> None:
         for bundle in bundles:
             quantize_int8(bundle.model)
     shown = settings.with_token_budget(default_token_budget(device))
+    shown = shown.with_host_workers(default_host_workers(device.type))
     reporter.signature("score", model=",".join(f"{name}({bundle.config.arch})" for name, bundle in zip(names, bundles)),
                        **signature_items(shown), device=device.type,
                        **({"ranks": ranks.world_size} if ranks.is_distributed else {}))

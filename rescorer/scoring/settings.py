@@ -49,6 +49,11 @@ class ScoreSettings:
     token_budget: Optional[int] = setting(
         None, POSITIVE_INT, "Padded tokens per scoring batch [default: 6000 on the CPU, 131072 on CUDA].",
         option="--token-budget", show_default=False)
+    host_workers: Optional[int] = setting(
+        None, COUNT, "Processes that parse, encode and write the table beside the model (0: threads of the "
+                     "model's process; a table read from or written to a stream always uses those) [default: "
+                     "on CUDA, the cores per rank less 2; on the CPU, 0].",
+        option="--host-workers", show_default=False, resume=NOT_RECORDED)
     unit_lines: int = setting(DEFAULT_UNIT_LINES, POSITIVE_INT,
                               "Lines per unit of work: a killed run redoes at most one unit (per rank) under "
                               "--resume; torchrun ranks share the units.", option="--unit-lines")
@@ -69,6 +74,10 @@ class ScoreSettings:
     def with_token_budget(self, default: int) -> "ScoreSettings":
         """These settings with the device's default budget filled in when none was given."""
         return dataclasses.replace(self, token_budget=self.token_budget or default)
+
+    def with_host_workers(self, default: int) -> "ScoreSettings":
+        """These settings with the device's default number of host workers when none was given."""
+        return dataclasses.replace(self, host_workers=default if self.host_workers is None else self.host_workers)
 
     def unit_record(self, device_type: str) -> dict:
         """What a resumable run records, so that a resume with other settings is refused: the

@@ -29,9 +29,9 @@ from rescorer.runtime.distributed import SINGLE, Ranks
 from rescorer.runtime.failure_reports import ending
 from rescorer.runtime.progress import Progress, no_progress
 from rescorer.scoring.batch_scoring import default_token_budget
-from rescorer.scoring.chunks import (ScoreTotals, ScoringModels, chunk_lines, encode_chunks,
-                                     in_background, long_lived_objects_frozen, output_columns, score_chunk,
-                                     word_penalty)
+from rescorer.scoring.chunk_encoding import encode_chunks
+from rescorer.scoring.chunks import (ScoreTotals, ScoringModels, chunk_lines, in_background,
+                                     long_lived_objects_frozen, output_columns, score_chunk, word_penalty)
 from rescorer.scoring.settings import ScoreSettings
 
 
@@ -121,12 +121,14 @@ def rescore_table(table_path: Path, output_path: Path,
                             f"are kept beside it), not stdin, stdout, a FIFO or a device")
     if streamed:
         return _rescore_stream(table_path, output_path, models, settings, progress)
+    from rescorer.scoring.host_pipeline import default_host_workers
     from rescorer.scoring.units import rescore_in_units
 
     device = next(bundles[0].model.parameters()).device
-    records, finished, seconds = rescore_in_units(
-        Path(table_path), Path(output_path), models, settings.with_token_budget(default_token_budget(device)),
-        device.type, ranks=ranks, progress=progress)
+    settings = settings.with_token_budget(default_token_budget(device))
+    settings = settings.with_host_workers(default_host_workers(device.type))
+    records, finished, seconds = rescore_in_units(Path(table_path), Path(output_path), models, settings,
+                                                  device.type, ranks=ranks, progress=progress)
     return _summary_of_units(records, finished, seconds, models)
 
 

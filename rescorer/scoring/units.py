@@ -1,9 +1,9 @@
 """Scoring a table unit by unit into its partial output, on one rank or many, then assembling it.
 
-Each rank scores its units (`rescorer.io.table_units`) through the chunk pipeline of
-`rescorer.scoring.chunks`: a reader thread parses and encodes ahead, the main thread scores, a
-writer thread writes the unit's gzip member and, once it is durable, the unit's record
-(`rescorer.io.unit_journal`). After each unit the ranks check in (`rescorer.runtime.distributed`), so a
+Each rank scores its units (`rescorer.io.table_units`) through a host pipeline
+(`rescorer.scoring.host_pipeline`): a reader thread, or host worker processes, parse and encode
+ahead, the main thread scores, a writer thread writes the unit's gzip member and, once it is
+durable, the unit's record (`rescorer.io.unit_journal`). After each unit the ranks check in (`rescorer.runtime.distributed`), so a
 failure on any rank stops them all within a unit. Rank 0 then concatenates the units in order
 into the output and sums their records (in unit order, so the summary does not depend on the
 number of ranks) into the run's summary.
@@ -11,7 +11,6 @@ number of ranks) into the run's summary.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
 import time
@@ -28,8 +27,9 @@ from rescorer.io.unit_journal import UnitJournal, UnitWriter, input_identity, mo
 from rescorer.models.model_files import ModelBundle, weight_bytes
 from rescorer.runtime.distributed import SINGLE, Ranks
 from rescorer.runtime.failure_reports import ending, injected_fault
-from rescorer.scoring.chunks import (ScoreTotals, ScoringModels, chunk_lines, encode_chunk, in_background,
-                                     long_lived_objects_frozen, output_columns, score_chunk, word_penalty)
+from rescorer.scoring.chunks import (ScoreTotals, ScoringModels, long_lived_objects_frozen, output_columns,
+                                     score_chunk, word_penalty)
+from rescorer.scoring.host_pipeline import host_pipeline
 from rescorer.scoring.settings import ScoreSettings
 
 __all__ = ["bundle_identity", "rescore_in_units", "recorded_precision"]
@@ -107,16 +107,14 @@ def rescore_in_units(table_path: Path, output_path: Path, models: ScoringModels,
 def _score_units(units: TableUnits, journal: UnitJournal, models: ScoringModels, run: str, ranks: Ranks,
                  settings: ScoreSettings, *, table_path, progress) -> None:
     """Score this rank's units, checking in with the other ranks after each."""
-    bundles, vocabularies, vocab_index = models.bundles, models.vocabularies, models.vocab_index
-    format_scores = settings.format_scores()
+    bundles, vocab_index = models.bundles, models.vocab_index
     writers: dict[int, UnitWriter] = {}  # touched by the writer thread only
     pending = None
     counts: Optional[UnitCounts] = None
-    encoded = ((chunk, encode_chunk(chunk.entries, vocabularies)) for chunk in units.chunks(settings.chunk_size))
     with ThreadPoolExecutor(max_workers=1) as writer, long_lived_objects_frozen(), \
-            contextlib.closing(in_background(encoded)) as chunks:
+            host_pipeline(units, models, settings, table_path) as pipeline:
         try:
-            for chunk, encoding in chunks:
+            for chunk, encoding in pipeline.chunks():
                 if counts is None:
                     counts = UnitCounts(run=run)
                 logps = score_chunk(encoding, bundles, vocab_index, settings.token_budget,
@@ -130,7 +128,7 @@ def _score_units(units: TableUnits, journal: UnitJournal, models: ScoringModels,
                 record = asdict(counts) if chunk.last else None
                 columns = output_columns(encoding, logps, vocab_index, settings.ensemble, settings.per_word)
                 pending = writer.submit(_write, journal, writers, chunk,
-                                        chunk_lines(chunk.entries, columns, format_scores, penalty), record)
+                                        pipeline.lines(chunk, encoding, columns, penalty), record)
                 if not ranks.is_distributed:
                     progress(chunk.lines)
                 if chunk.last:
@@ -166,12 +164,13 @@ def _stop_writing(pending, writers: dict) -> None:
     writers.clear()
 
 
-def _write(journal: UnitJournal, writers: dict, chunk: UnitChunk, lines, record: Optional[dict]) -> None:
-    """In the writer thread: a chunk's lines and rejects into its unit; the record at its end."""
+def _write(journal: UnitJournal, writers: dict, chunk: UnitChunk, write_lines, record: Optional[dict]) -> None:
+    """In the writer thread: a chunk's lines (`write_lines(output)`) and rejects into its unit;
+    the record at its end."""
     unit_writer = writers.get(chunk.unit)
     if unit_writer is None:
         unit_writer = writers[chunk.unit] = UnitWriter(journal, chunk.unit)
-    unit_writer.data.write_lines(lines)
+    write_lines(unit_writer.data)
     unit_writer.rejects.write_lines(chunk.rejected)
     injected_fault("mid-unit", chunk.unit)
     if record is not None:

@@ -20,7 +20,8 @@ from typing import Callable, Optional
 import numpy as np
 import torch
 
-from rescorer.data.batching import length_sorted_batches, pad_sequences
+from rescorer.data.batching import length_sorted_batches
+from rescorer.data.padding import pad_sequences
 from rescorer.data.length_caps import measure_length_cap
 from rescorer.data.pair_cache import PairCache
 from rescorer.data.subwords import pieces_per_word

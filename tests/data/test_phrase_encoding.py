@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 import torch
 
-from rescorer.data.batching import pad_sequences
-from rescorer.data.phrase_encoding import EncodedPhrases, encode_phrases
+from rescorer.data.padding import pad_sequences
+from rescorer.data.phrase_encoding import encode_phrases
 from rescorer.data.vocabulary import Vocabulary
 from rescorer.scoring.batch_scoring import score_encoded
 
@@ -39,7 +39,8 @@ def test_padded_batch_equals_pad_sequences():
     rows = np.array([2, 0, 3])
     ids, lengths = encoded.padded(rows)
     want_ids, want_lengths = pad_sequences([VOCAB.encode(phrases[i].split()) for i in rows])
-    assert torch.equal(ids, want_ids) and torch.equal(lengths, want_lengths)
+    assert ids.dtype == lengths.dtype == np.int64
+    assert torch.equal(torch.from_numpy(ids), want_ids) and torch.equal(torch.from_numpy(lengths), want_lengths)
 
 
 def test_scores_equal_those_of_id_lists(tiny_bundle):

@@ -143,3 +143,43 @@ def test_write_outside_with_is_an_error(tmp_path: Path) -> None:
     out = AtomicOutput(tmp_path / "table")
     with pytest.raises(RescorerError, match="outside the `with` block"):
         out.write_line(b"x")
+
+
+
+class RecordedWrites:
+    """A file object that records the size of every write that reaches it."""
+
+    def __init__(self, file):
+        self.file, self.sizes = file, []
+
+    def write(self, data: bytes) -> int:
+        self.sizes.append(len(data))
+        return self.file.write(data)
+
+    def __getattr__(self, name):
+        return getattr(self.file, name)
+
+
+def test_joined_lines_are_flushed_after_the_same_lines_as_one_by_one(tmp_path: Path, monkeypatch) -> None:
+    """A gzip writer's bytes may depend on how its input is cut: the cuts must be the same."""
+    import rescorer.io.atomic_output as atomic_output
+
+    monkeypatch.setattr(atomic_output, "BUFFER_SIZE", 50)
+    lines = [b"line %d " % i + b"x" * (i % 17) for i in range(100)]
+    blocks = [lines[i:i + 23] for i in range(0, len(lines), 23)]
+    ways = {"one by one": lambda out: out.write_lines(lines),
+            "joined": lambda out: [out.write_joined_lines(b"".join(line + b"\n" for line in block), len(block))
+                                   for block in blocks]}
+    seen = {}
+    for name, write_all in ways.items():
+        out = AtomicOutput(tmp_path / f"{name}.txt")
+        out.open()
+        recorded = out._stream = out._file = RecordedWrites(out._stream)
+        write_all(out)
+        flushed_before_the_end = out.lines_flushed
+        out.finish()
+        out.commit()
+        seen[name] = (recorded.sizes, out.lines_written, flushed_before_the_end,
+                      (tmp_path / f"{name}.txt").read_bytes())
+    assert seen["joined"] == seen["one by one"]
+    assert len(seen["joined"][0]) > 20 and seen["joined"][1] == 100

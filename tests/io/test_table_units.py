@@ -7,7 +7,7 @@ import pytest
 
 from rescorer.errors import PhraseTableFormatError
 from rescorer.io.table_reader import PhraseTableReader
-from rescorer.io.table_units import TableUnits
+from rescorer.io.table_units import TableUnits, parse_raw_lines
 
 
 @pytest.fixture(scope="module")
@@ -82,3 +82,58 @@ def test_damage_is_reported_after_the_right_line_by_a_rank_that_only_counts(tmp_
     (tmp_path / "cut.gz").write_bytes(data[: len(data) * 3 // 4])
     with pytest.raises(PhraseTableFormatError, match=r"cut.gz: gzip stream is truncated after line \d+"):
         list(TableUnits(tmp_path / "cut.gz", 500, rank=1, world_size=2).chunks(100))
+
+
+def raw_chunks_parsed(path, unit_lines, rank, world_size, keep_rejects, chunk_size):
+    """The chunks read unparsed, then parsed as a host worker parses them, as plain tuples."""
+    units = TableUnits(path, unit_lines, rank, world_size, keep_rejects=keep_rejects)
+    parsed = []
+    for chunk in units.chunks(chunk_size, raw=True):
+        entries, rejected = parse_raw_lines(chunk.raw, str(path), keep_rejects)
+        parsed.append((chunk.unit, chunk.lines, chunk.last, entries, rejected))
+    return parsed, (units.total_lines, units.num_units, units.owned)
+
+
+BAD_FIRST = b"bad\n\nx ||| y ||| 0.5 z\n"  # bad lines before the first good one, whose 2 scores set the count
+TABLES = [
+    ("the example table", None),
+    ("bad lines first, one later", BAD_FIRST + b"a ||| b ||| 0.5 0.5\nc ||| d ||| 0.5\ne ||| f ||| 1 1\n" * 40),
+    ("CRLF lines, the last without its newline", b"a ||| b ||| 0.5 0.5\r\n" * 30 + b"c ||| d ||| 1 1\r"),
+]
+
+
+@pytest.mark.parametrize("case, data", TABLES, ids=[case for case, _ in TABLES])
+@pytest.mark.parametrize("unit_lines, world_size, chunk_size", [(1000, 1, 333), (7, 2, 3), (50, 3, 1)])
+def test_raw_chunks_parsed_by_a_worker_equal_the_parsed_chunks(tmp_path, example_table, case, data,
+                                                                unit_lines, world_size, chunk_size):
+    path = example_table if data is None else tmp_path / "t.gz"
+    if data is not None:
+        path.write_bytes(gzip.compress(data))
+    for rank in range(world_size):
+        units = TableUnits(path, unit_lines, rank, world_size, keep_rejects=True)
+        parsed = [(chunk.unit, chunk.lines, chunk.last, chunk.entries, chunk.rejected)
+                  for chunk in units.chunks(chunk_size)]
+        raw, totals = raw_chunks_parsed(path, unit_lines, rank, world_size, True, chunk_size)
+        assert raw == parsed
+        assert totals == (units.total_lines, units.num_units, units.owned)
+
+
+def test_a_worker_names_the_first_bad_line_as_the_reader_does(tmp_path):
+    table = tmp_path / "t.txt"
+    table.write_bytes(b"bad\na ||| b ||| 0.5 0.5\nc ||| d ||| 0.5 0.5\ne ||| f ||| 0.5\n")
+    for rank in (0, 1):  # rank 1 learns the number of scores from lines it only counts
+        with pytest.raises(PhraseTableFormatError) as parsed:
+            list(TableUnits(table, 2, rank, 2).chunks(10))
+        with pytest.raises(PhraseTableFormatError) as raw:
+            raw_chunks_parsed(table, 2, rank, 2, False, 10)
+        assert str(raw.value) == str(parsed.value)
+
+
+def test_damage_is_reported_after_the_same_line_when_lines_are_read_unparsed(tmp_path, example_table):
+    data = gzip.compress(gzip.decompress(example_table.read_bytes()))
+    (tmp_path / "cut.gz").write_bytes(data[: len(data) * 3 // 4])
+    with pytest.raises(PhraseTableFormatError) as parsed:
+        list(TableUnits(tmp_path / "cut.gz", 500).chunks(100))
+    with pytest.raises(PhraseTableFormatError) as raw:
+        list(TableUnits(tmp_path / "cut.gz", 500).chunks(100, raw=True))
+    assert str(raw.value) == str(parsed.value)

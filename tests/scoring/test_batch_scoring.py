@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 import torch
 
-from rescorer.data.batching import length_sorted_batches, pad_sequences
+from rescorer.data.batching import length_sorted_batches
+from rescorer.data.padding import pad_sequences
 from rescorer.io.table_reader import PhraseTableReader
 from rescorer.scoring.batch_scoring import score_encoded, score_pairs
 
