@@ -15,11 +15,11 @@ from rescorer.models import cho2014, rnnsearch, luong, transformer  # noqa: F401
 from rescorer.models.base import DecoderState, PhraseScorer, count_parameters
 from rescorer.models.config import ModelConfig
 from rescorer.models.registry import ARCHITECTURES, Architecture, architecture_names, get_architecture
-from rescorer.models.settings import ModelSettings, check_config
+from rescorer.models.settings import ModelSettings, check_config, model_width
 
 __all__ = ["ARCHITECTURES", "Architecture", "DecoderState", "ModelConfig", "ModelSettings",
            "PhraseScorer", "architecture_names", "build_model", "check_config", "count_parameters",
-           "get_architecture"]
+           "get_architecture", "model_width"]
 
 
 def build_model(config: ModelConfig) -> PhraseScorer:

@@ -160,6 +160,10 @@ class ModelSettings:
         """Raise ModelSettingError now if these settings cannot make a model."""
         self.config(10, 10)
 
+    def width(self) -> int:
+        """The model's width (model_width), before its shortlists are known."""
+        return model_width(self.config(10, 10))
+
     def describe(self) -> dict:
         """arch, preset and every setting that applies, resolved: for the settings signature."""
         values = self.values()
@@ -173,6 +177,14 @@ class ModelSettings:
             if value is not None and not (setting.name == "reset_after" and values["cell"] != "gru"):
                 described[setting.flag.lstrip("-")] = value
         return described
+
+
+def model_width(config: ModelConfig) -> int:
+    """The width of the vectors a model's layers pass on: the hidden state of a recurrent model,
+    d_model (embed_dim) of a Transformer, whose hidden_size is its feed-forward layers'. Every
+    architecture's `small` is 256 wide; the default learning rate scales with it
+    (rescorer.training.settings.TOKEN_BATCH_ADAM)."""
+    return config.hidden_size if get_architecture(config.arch).recurrent else config.embed_dim
 
 
 def check_config(config: ModelConfig) -> None:

@@ -134,8 +134,9 @@ def train_job(job: TrainJob, reporter, placement: Placement) -> None:
     if precision == "int8":  # `rescore run --precision int8`: int8 scores a model trained in fp32
         precision = "fp32"
     warn_if_emulated(reporter, precision, device)
-    reporter.signature("train", **model.describe(), **signature_items(settings.resolved()), device=device.type,
-                       precision=precision, **({"ranks": ranks.world_size} if ranks.is_distributed else {}))
+    reporter.signature("train", **model.describe(), **signature_items(settings.resolved(model.width())),
+                       device=device.type, precision=precision,
+                       **({"ranks": ranks.world_size} if ranks.is_distributed else {}))
     started = time.perf_counter()
     progress = TrainingProgress(reporter, job.source.kind, settings, device.type)
     recorded_options = {key: model_options.get(key) for key in MODEL_OPTION_KEYS}

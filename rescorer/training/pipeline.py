@@ -22,7 +22,7 @@ from rescorer.data.vocabulary import Coverage, Vocabulary, count_corpus_words, c
 from rescorer.errors import CorpusError, RescorerError
 from rescorer.io.file_names import checkpoint_path_for
 from rescorer.io.table_reader import SKIP_BAD_LINES, RejectSink
-from rescorer.models import ModelSettings, PhraseScorer, build_model
+from rescorer.models import ModelSettings, PhraseScorer, build_model, model_width
 from rescorer.models.model_files import ModelBundle, bundle_from_payload, read_model_file, save_model
 from rescorer.runtime.distributed import SINGLE, Ranks
 from rescorer.runtime.progress import Progress, no_progress
@@ -242,7 +242,7 @@ def train_on_table(table_path: Union[Path, PairSource], model_path: Path, *, pre
                                     f"without --resume (with --force)")
             asked = model.config(len(bundle.src_vocab), len(bundle.tgt_vocab))
             check_resume(checkpoint, payload, bundle.config.to_dict(), asked.to_dict(), settings,
-                         table_identity(table_path))
+                         table_identity(table_path), model_width(asked))
             bundle.training["model_options"] = (run.model_options if run.model_options is not None
                                                 else recorded_training(bundle.training)[1])
             bundle.model.train()

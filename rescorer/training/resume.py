@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import asdict
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Optional
 
 from rescorer.errors import RescorerError
 from rescorer.models.settings import MODEL_OPTION_KEYS
@@ -72,10 +72,11 @@ def resumed_model_options(given: dict, explicit: Iterable[str], recorded: dict) 
     return {**given, **{key: value for key, value in recorded.items() if key in given and key not in explicit}}
 
 
-def effective_settings(settings: dict) -> dict:
-    """Settings as training used them. A checkpoint from before the length bound had none; one
-    from before token batches drew random pairs (and its defaults were those of random pairs)."""
-    return resolve_defaults({**_BEFORE_THE_SETTING, **settings})
+def effective_settings(settings: dict, model_width: Optional[int] = None) -> dict:
+    """Settings as training used them, for a model `model_width` wide (the default learning rate
+    scales with it). A checkpoint from before the length bound had none; one from before token
+    batches drew random pairs (and its defaults were those of random pairs)."""
+    return resolve_defaults({**_BEFORE_THE_SETTING, **settings}, model_width)
 
 
 def _name(key: str) -> str:
@@ -98,11 +99,12 @@ def _plain(values: dict) -> dict:
 
 
 def resume_differences(payload: dict, recorded_config: dict, asked_config: dict,
-                       asked_settings: TrainSettings, table: dict) -> list[str]:
+                       asked_settings: TrainSettings, table: dict, model_width: Optional[int] = None) -> list[str]:
     """What this run asks for that the checkpoint was not trained with, one item per key.
 
     `recorded_config` is the checkpoint's model config as loaded (a version-1 file's upgraded,
-    every setting filled in), so that it compares key by key with `asked_config`.
+    every setting filled in), so that it compares key by key with `asked_config`; `model_width`
+    that of the asked model (rescorer.models.model_width), for the default learning rate.
     """
     training = payload.get("training", {})
     differences = _differences("model ", recorded_config, asked_config, set(recorded_config) | set(asked_config))
@@ -110,8 +112,8 @@ def resume_differences(payload: dict, recorded_config: dict, asked_config: dict,
     asked = asdict(asked_settings)
     if asked.get("shortlist_size") is None:  # not asked for (the library's callers): the checkpoint's
         asked["shortlist_size"] = recorded.get("shortlist_size")
-    differences += _differences("", _plain(effective_settings(recorded)), _plain(effective_settings(asked)),
-                                _COMPARED)
+    differences += _differences("", _plain(effective_settings(recorded, model_width)),
+                                _plain(effective_settings(asked, model_width)), _COMPARED)
     return differences + _source_differences(training, table)
 
 
@@ -149,9 +151,9 @@ def _changeable() -> str:
 
 
 def check_resume(checkpoint: Path, payload: dict, recorded_config: dict, asked_config: dict,
-                 asked_settings: TrainSettings, table: dict) -> None:
+                 asked_settings: TrainSettings, table: dict, model_width: Optional[int] = None) -> None:
     """Refuse, in one line listing every difference, a resume that contradicts the checkpoint."""
-    differences = resume_differences(payload, recorded_config, asked_config, asked_settings, table)
+    differences = resume_differences(payload, recorded_config, asked_config, asked_settings, table, model_width)
     if differences:
         raise RescorerError(
             f"{checkpoint}: --resume asks for other settings than the checkpoint was trained with: "

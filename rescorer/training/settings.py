@@ -16,8 +16,9 @@ from rescorer.records import (COUNT, DIRECTORY_TO_WRITE, EXISTING_FILE, EXISTING
                               choice, setting, stored)
 from rescorer.training.budget import DEFAULT_MAX_EPOCHS
 
-__all__ = ["TrainSettings", "resolve_defaults", "DEFAULT_BATCH_TOKENS", "OPTIMIZERS", "PAIR_WEIGHTS", "LOWEST_PAIR_COUNT",
-           "TRAIN_SETTINGS_FORMAT", "LR_SCHEDULES", "schedule_share", "SUBWORDS", "NO_SUBWORDS", "CORPUS_SUBWORDS"]
+__all__ = ["TrainSettings", "resolve_defaults", "token_batch_learning_rate", "DEFAULT_BATCH_TOKENS", "OPTIMIZERS",
+           "PAIR_WEIGHTS", "LOWEST_PAIR_COUNT", "TRAIN_SETTINGS_FORMAT", "LR_SCHEDULES", "schedule_share", "SUBWORDS",
+           "NO_SUBWORDS", "CORPUS_SUBWORDS"]
 
 OPTIMIZERS = ("adadelta", "adam")
 LR_SCHEDULES = ("constant", "inverse-sqrt")
@@ -25,6 +26,11 @@ DEFAULT_BATCH_TOKENS = 3000  # benchmarks/time_to_quality.py: the shortest time 
 # With token batches, Adam's defaults are those the same benchmark chose; with the paper's random
 # pairs every default stays what it was (Adadelta at 1.0, Adam at 1e-3, no warm-up, full softmax).
 TOKEN_BATCH_ADAM = {"learning_rate": 6e-3, "warmup_updates": 100}
+# The width (rescorer.models.model_width) that rate was chosen at: every architecture's `small`.
+# A wider model takes it times TUNED_WIDTH / width (benchmarks/preset_stability.py, issue 33: at
+# 6e-3 the paper's cho2014, 1000 wide, diverged after the warm-up, held-out perplexity 5e5 at
+# update 100 against a unigram model's 193); a narrower one keeps it.
+TOKEN_BATCH_ADAM_TUNED_WIDTH = 256
 TOKEN_BATCH_SAMPLED_WORDS = 2048
 PAIR_WEIGHTS = ("unique", "count", "log-count")
 # The c(pair) a weighting refuses at or below (naming the table line), and why: log-count weighs a
@@ -42,15 +48,25 @@ CORPUS_SUBWORDS = NO_SUBWORDS
 TRAIN_SETTINGS_FORMAT = 2
 
 
-def resolve_defaults(settings: dict) -> dict:
-    """The settings with those left None filled in, as training uses them: by the optimizer and
-    the batches (see TOKEN_BATCH_ADAM). A checkpoint records the filled-in values."""
+def token_batch_learning_rate(model_width: Optional[int] = None) -> float:
+    """Adam's default peak rate with token batches for a model `model_width` wide (None: as wide
+    as `small`): 6e-3, scaled down by width above TOKEN_BATCH_ADAM_TUNED_WIDTH."""
+    rate = TOKEN_BATCH_ADAM["learning_rate"]
+    if model_width is None or model_width <= TOKEN_BATCH_ADAM_TUNED_WIDTH:
+        return rate
+    return rate * TOKEN_BATCH_ADAM_TUNED_WIDTH / model_width
+
+
+def resolve_defaults(settings: dict, model_width: Optional[int] = None) -> dict:
+    """The settings with those left None filled in, as training uses them: by the optimizer, the
+    batches and the model's width (see TOKEN_BATCH_ADAM; None: `small`'s). A checkpoint records
+    the filled-in values."""
     values = dict(settings)
     if values.get("batch_tokens") is None and values.get("batch_size") is None:
         values["batch_tokens"] = DEFAULT_BATCH_TOKENS
     token_adam = values.get("optimizer") == "adam" and values.get("batch_tokens") is not None
     if values.get("learning_rate") is None:
-        values["learning_rate"] = (TOKEN_BATCH_ADAM["learning_rate"] if token_adam else
+        values["learning_rate"] = (token_batch_learning_rate(model_width) if token_adam else
                                    {"adadelta": 1.0, "adam": 1e-3}.get(values.get("optimizer")))
     if values.get("warmup_updates") is None:
         values["warmup_updates"] = TOKEN_BATCH_ADAM["warmup_updates"] if token_adam else 0
@@ -120,8 +136,10 @@ class TrainSettings:
     optimizer: str = setting("adam", choice(*OPTIMIZERS), "Cho et al.: adadelta.", option="--optimizer")
     # None, for these three: the default of the optimizer and batches (resolve_defaults)
     learning_rate: Optional[float] = setting(
-        None, POSITIVE_FLOAT, "[default: 1.0 for Adadelta; for Adam 6e-3 with --batch-tokens, 1e-3 with "
-                              "--batch-size, 5e-3 with --lm]", option="--learning-rate", show_default=False)
+        None, POSITIVE_FLOAT, "[default: 1.0 for Adadelta; for Adam 6e-3 with --batch-tokens, times 256 / the "
+                              "model's width where it is wider (the hidden size; a Transformer's embedding "
+                              "size): about 1.5e-3 for the recurrent paper presets, 3e-3 for the Transformer's; "
+                              "1e-3 with --batch-size, 5e-3 with --lm]", option="--learning-rate", show_default=False)
     warmup_updates: Optional[int] = setting(
         None, COUNT, "Raise the learning rate linearly over the first N updates [default: 100 for Adam "
                      "with --batch-tokens, else 0].", option="--warmup-updates", show_default=False)
@@ -224,9 +242,10 @@ class TrainSettings:
             raise SettingError(f"--label-smoothing {self.label_smoothing:g} is defined on the whole softmax: "
                                f"drop --sampled-softmax {self.sampled_softmax} (or give 0)")
 
-    def resolved(self) -> "TrainSettings":
-        """These settings with every None default filled in (resolve_defaults)."""
-        return type(self)(**resolve_defaults(asdict(self)))
+    def resolved(self, model_width: Optional[int] = None) -> "TrainSettings":
+        """These settings with every None default filled in (resolve_defaults), for a model
+        `model_width` wide (rescorer.models.model_width; None: as wide as `small`)."""
+        return type(self)(**resolve_defaults(asdict(self), model_width))
 
     def stored(self) -> dict:
         """What a checkpoint keeps: the recorded fields by name, with the format version."""

@@ -28,6 +28,7 @@ from rescorer.data.subwords import pieces_per_word
 from rescorer.data.vocabulary import EOS_ID
 from rescorer.errors import RescorerError
 from rescorer.models.model_files import ModelBundle, save_model
+from rescorer.models.settings import model_width
 from rescorer.runtime.device import autocast
 from rescorer.training.averaging import BestCheckpoints
 from rescorer.training.batch_schedule import make_schedule
@@ -214,7 +215,7 @@ class Trainer:
                  device: torch.device, precision: str, checkpoint_path: Path,
                  on_progress: Optional[Callable[[TrainState, Optional[float]], None]] = None,
                  valid_cache: Optional[PairCache] = None):
-        settings = settings.resolved()
+        settings = settings.resolved(model_width(bundle.config))  # the default learning rate scales with it
         self.bundle, self.cache, self.settings = bundle, cache, settings
         self.device, self.precision = device, precision
         self.checkpoint_path = checkpoint_path
