@@ -16,6 +16,8 @@
 # NeuralLM, +CSLM(dec), +CSLM(dec)+RNN and +CSLM(dec)+RNN+WP, each tuned 3 times from that
 # system's tuned weights (moses ablation --nplm). Needs a Moses built --with-nplm (the ablation's
 # preflight says so in one line if not). DECODING="+CSLM(dec)+RNN ..." gives only those rows.
+# RERANK_MODEL=sentence.pt (rescore train --parallel) adds +rerank and +RNN+rerank: Baseline's
+# and +RNN's lists reranked with that sentence model (docs/sentence-models.md).
 # The finished systems and rows are reused; with STAGE=tune, the reranked rows are left out (the
 # CSLM must exist then). Decoding with the NeuralLM is about 7.4x slower (benchmarks/RESULTS.md):
 # about 80-100 min per MERT run of 10 iterations instead of 15-25, so about 13-15 hours of a
@@ -54,13 +56,17 @@ ablation() {
         --threads "$threads" --moses-dir "$MOSES_HOME" --replicates 3 --system +RNN --system +RNN+WP "$@"
 }
 # The CSLM in NPLM's format, for the decoding rows.
-decoding=()
+more_rows=()
 if [[ -n "${DECODING:-}" ]]; then
     step "export nplm" "$work/cslm.nplm" rescore export-nplm "$cslm" -o "$work/cslm.nplm"
-    decoding=(--nplm "$work/cslm.nplm")
-    if [[ "$DECODING" != 1 ]]; then for row in $DECODING; do decoding+=(--system "$row"); done; fi
+    more_rows=(--nplm "$work/cslm.nplm")
+    if [[ "$DECODING" != 1 ]]; then for row in $DECODING; do more_rows+=(--system "$row"); done; fi
+fi
+# A sentence model (issue 30) reranking Baseline's and +RNN's lists beside the CSLM's rows.
+if [[ -n "${RERANK_MODEL:-}" ]]; then
+    more_rows+=(--rerank-model "$(realpath "$RERANK_MODEL")" --rerank-system Baseline --rerank-system +RNN)
 fi
 cd "$sys"
 SECONDS=0
-if [[ "${STAGE:-}" == tune ]]; then ablation ${decoding[@]+"${decoding[@]}"}; else ablation --lm "$cslm" ${decoding[@]+"${decoding[@]}"}; fi
+if [[ "${STAGE:-}" == tune ]]; then ablation ${more_rows[@]+"${more_rows[@]}"}; else ablation --lm "$cslm" ${more_rows[@]+"${more_rows[@]}"}; fi
 printf 'ablation (this call)\t%d\n' "$SECONDS" >> "$work/times.tsv"
