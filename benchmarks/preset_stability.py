@@ -24,22 +24,14 @@ sys.path.insert(0, str(HERE.parent))
 
 import torch  # noqa: E402
 
-from rescorer.models import ModelSettings  # noqa: E402
+from rescorer.models import ModelSettings, architecture_names  # noqa: E402
 from rescorer.training.pipeline import TrainingRun, train_on_table  # noqa: E402
 from rescorer.training.settings import TrainSettings  # noqa: E402
+from time_to_quality import number_or_text  # noqa: E402
 
-ARCHS = ("cho2014", "rnnsearch", "luong", "transformer")
+ARCHS = tuple(architecture_names())
 PRESETS = ("tiny", "small", "paper")
 TABLE = HERE.parent / "examples" / "phrase-table.gz"
-
-
-def parse_value(text: str):
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            pass
-    return text
 
 
 def measure(arch: str, preset: str, args, overrides: dict) -> dict:
@@ -83,7 +75,7 @@ def main() -> None:
     parser.add_argument("--json", type=Path)
     parser.add_argument("--verbose", action="store_true", help="print each validation as it comes")
     args = parser.parse_args()
-    overrides = {name: parse_value(value) for name, value in (item.split("=", 1) for item in args.set)}
+    overrides = {name: number_or_text(value) for name, value in (item.split("=", 1) for item in args.set)}
     results = []
     for preset in args.presets:
         for arch in args.archs:

@@ -66,14 +66,15 @@ def parse_arm(spec: str) -> tuple[str, dict, str]:
         if key == "precision" and value in ("fp32", "bf16"):
             precision = value
         elif key in kinds:
-            changes[key] = None if value == "none" else _number_or_text(value)
+            changes[key] = None if value == "none" else number_or_text(value)
         else:
             raise SystemExit(f"arm {name}: unknown setting {item!r}; valid: {', '.join(kinds)}, "
                              f"precision=fp32|bf16")
     return name, changes, precision
 
 
-def _number_or_text(value: str):
+def number_or_text(value: str):
+    """A --set/arm value as the setting takes it: an int, a float, or the text itself."""
     for kind in (int, float):
         try:
             return kind(value)
