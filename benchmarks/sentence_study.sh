@@ -27,10 +27,12 @@ common=(--parallel "$corpus/train.en.gz" "$corpus/train.fr.gz" --arch transforme
         --valid-src "$corpus/dev.en.gz" --valid-tgt "$corpus/dev.fr.gz" --valid-every 250
         --checkpoint-every 250 --precision bf16 --seed 1)
 # The recipe (fairseq's small-data Transformer, scaled to this corpus and machine).
-recipe=(--subwords bpe --subword-size 8000 --dropout 0.3 --label-smoothing 0.1 --weight-decay 1e-4
+subwords=(--subwords bpe --subword-size 8000)
+recipe=(--dropout 0.3 --label-smoothing 0.1 --weight-decay 1e-4
         --lr-schedule inverse-sqrt --warmup-updates 1000 --learning-rate 1e-3 --batch-tokens 4000
         --average 5 --patience 8)
-# Each row: the recipe with one ingredient taken out (a later option overrides an earlier one).
+# Each row: the recipe with one ingredient taken out (a later option overrides an earlier one;
+# no-subwords also leaves out the subwords' size, which word models refuse).
 declare -A rows=(
     [no-subwords]="--subwords none"
     [no-dropout]="--dropout 0"
@@ -67,12 +69,12 @@ EOF
 full="$work/full.pt"
 row_model() { echo "$work/rows/$1.pt"; }
 
-first_updates() { train "$full" "${common[@]}" "${recipe[@]}" --max-updates "$row_updates" && cp "$full" "$(row_model full)"; }
+first_updates() { train "$full" "${common[@]}" "${subwords[@]}" "${recipe[@]}" --max-updates "$row_updates" && cp "$full" "$(row_model full)"; }
 step "full: first $row_updates updates" "$(row_model full)" first_updates
 [[ -e "$work/rows/full.scored" ]] || { score "$(row_model full)" dev "$work/rows.tsv" full && touch "$work/rows/full.scored"; }
 
 final() {
-    train "$full" "${common[@]}" "${recipe[@]}" --max-updates "${FINAL_UPDATES:-1000000}" --max-epochs 60 &&
+    train "$full" "${common[@]}" "${subwords[@]}" "${recipe[@]}" --max-updates "${FINAL_UPDATES:-1000000}" --max-epochs 60 &&
         cp "$full" "$work/final.pt"
 }
 if [[ "${STAGE:-}" != rows ]]; then
@@ -84,9 +86,10 @@ fi
 [[ "${STAGE:-}" == final ]] && exit 0
 
 for name in ${ROWS:-${!rows[@]}}; do
-    model="$(row_model "$name")"
+    model="$(row_model "$name")" row_subwords=("${subwords[@]}")
+    [[ "$name" == no-subwords ]] && row_subwords=()
     # shellcheck disable=SC2086  # a row's options are words
     [[ -e "$model.done" ]] || step "$name: $row_updates updates" "$model.done" \
-        train "$model" "${common[@]}" "${recipe[@]}" ${rows[$name]} --max-updates "$row_updates"
+        train "$model" "${common[@]}" "${row_subwords[@]}" "${recipe[@]}" ${rows[$name]} --max-updates "$row_updates"
     [[ -e "$model.scored" ]] || { score "$model" dev "$work/rows.tsv" "$name" && touch "$model.scored"; }
 done
