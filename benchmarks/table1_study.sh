@@ -17,7 +17,8 @@
 # system's tuned weights (moses ablation --nplm). Needs a Moses built --with-nplm (the ablation's
 # preflight says so in one line if not). DECODING="+CSLM(dec)+RNN ..." gives only those rows.
 # RERANK_MODEL=sentence.pt (rescore train --parallel) adds +rerank and +RNN+rerank: Baseline's
-# and +RNN's lists reranked with that sentence model (docs/sentence-models.md).
+# and +RNN's lists reranked with that sentence model (docs/sentence-models.md);
+# RERANK_SYSTEMS="+RNN" reranks only those systems' lists (default "Baseline +RNN").
 # The finished systems and rows are reused; with STAGE=tune, the reranked rows are left out (the
 # CSLM must exist then). Decoding with the NeuralLM is about 7.4x slower (benchmarks/RESULTS.md):
 # about 80-100 min per MERT run of 10 iterations instead of 15-25, so about 13-15 hours of a
@@ -64,7 +65,8 @@ if [[ -n "${DECODING:-}" ]]; then
 fi
 # A sentence model (issue 30) reranking Baseline's and +RNN's lists beside the CSLM's rows.
 if [[ -n "${RERANK_MODEL:-}" ]]; then
-    more_rows+=(--rerank-model "$(realpath "$RERANK_MODEL")" --rerank-system Baseline --rerank-system +RNN)
+    more_rows+=(--rerank-model "$(realpath "$RERANK_MODEL")")
+    for system in ${RERANK_SYSTEMS:-Baseline +RNN}; do more_rows+=(--rerank-system "$system"); done
 fi
 cd "$sys"
 SECONDS=0
