@@ -8,21 +8,25 @@ embedding table is also the output layer's weight (`tied_embeddings`, on by defa
 Wolf 2017). As in the recurrent models, the decoder's first input is the zero vector (plus
 position 0), so p(y_1 | x) depends on the source only.
 
-The sublayers are called here rather than through the layers' forward: the step interface feeds
-one position at a time against the stored inputs of the earlier ones, and the cross-attention
-weights of the last layer are the attention map. Incremental decoding keeps, for every decoder
-layer, its inputs at the earlier positions: a step runs each layer for the new position only,
-its self-attention reading the stored positions (their keys and values are projected again
-at every step: O(t d^2) per step and layer instead of O(d^2) with a key/value cache, still
-far from recomputing the whole prefix).
+The sublayers are called here rather than through the layers' forward, and step-by-step
+decoding is incremental with a key/value cache (as fairseq, Marian and OpenNMT-py decode):
+`start` projects the encoder's outputs once per decoder layer into the cross-attention's keys
+and values, and each step projects the new position only, appends its self-attention key and
+value to the layer's cache and attends over the cache, O(d^2) per step and layer for the
+projections. The step computes attention from nn.MultiheadAttention's own parameters (its
+in_proj split into queries, keys and values, and out_proj), so the model file and the
+teacher-forced pass are unchanged; the cross-attention weights of the last layer, averaged over
+heads, are the attention map.
 """
 
 from __future__ import annotations
 
 import math
+from typing import Optional
 
 import torch
 from torch import nn
+from torch.nn import functional as F
 
 from rescorer.errors import ModelSettingError
 from rescorer.models import flops
@@ -145,20 +149,72 @@ class Transformer(PhraseScorer):
             x = self.feed_forward(layer, x + layer.dropout1(attended), layer.norm2, layer.dropout2)
         return self.encoder_norm(x), padding
 
-    def decoder_layer(self, layer: nn.Module, x: torch.Tensor, earlier: torch.Tensor, memory: torch.Tensor,
-                      padding: torch.Tensor, mask, weights: bool):
-        """One decoder layer for the positions of x (batch, n, d), whose self-attention reads
-        `earlier` (batch, m, d): x itself under a causal mask, or the stored positions and x.
-        Returns its outputs and, if asked, the attention to the source averaged over heads."""
+    def decoder_layer(self, layer: nn.Module, x: torch.Tensor, memory: torch.Tensor, padding: torch.Tensor,
+                      mask: torch.Tensor) -> torch.Tensor:
+        """One decoder layer for every position of x (batch, n, d), its self-attention under the
+        causal mask: the teacher-forced pass."""
         normed = layer.norm1(x)
-        keys = normed if earlier is x else layer.norm1(earlier)
-        attended = layer.self_attn(normed, keys, keys, attn_mask=mask, need_weights=False)[0]
+        attended = layer.self_attn(normed, normed, normed, attn_mask=mask, need_weights=False)[0]
         x = x + layer.dropout1(attended)
         normed = layer.norm2(x)
-        attended, attention = layer.multihead_attn(normed, memory, memory, key_padding_mask=padding,
-                                                   need_weights=weights)
+        attended = layer.multihead_attn(normed, memory, memory, key_padding_mask=padding, need_weights=False)[0]
         x = x + layer.dropout2(attended)
-        return self.feed_forward(layer, x, layer.norm3, layer.dropout3), attention
+        return self.feed_forward(layer, x, layer.norm3, layer.dropout3)
+
+    # -- incremental decoding: the attentions' own weights, keys and values cached -------------
+    def split_heads(self, x: torch.Tensor) -> torch.Tensor:
+        """(batch, n, d) -> (batch, heads, n, d / heads): batch first, as DecoderState.select needs."""
+        heads = self.config.attention_heads
+        return x.view(x.size(0), x.size(1), heads, -1).transpose(1, 2)
+
+    def source_keys_values(self, attention: nn.MultiheadAttention,
+                           memory: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The cross-attention's keys and values of the encoder's outputs, (batch, heads, src_len, d/heads) each."""
+        d = self.config.embed_dim  # in_proj's rows: queries, keys, values
+        keys, values = F.linear(memory, attention.in_proj_weight[d:], attention.in_proj_bias[d:]).chunk(2, dim=-1)
+        return self.split_heads(keys), self.split_heads(values)
+
+    def attend(self, attention: nn.MultiheadAttention, queries: torch.Tensor, keys: torch.Tensor,
+               values: torch.Tensor, allowed: Optional[torch.Tensor], weights: bool
+               ) -> tuple[torch.Tensor, Optional[torch.Tensor]]:
+        """Attention of one position's queries (batch, heads, 1, d/heads) over cached keys and
+        values, through out_proj: (batch, 1, d), and with `weights` the attention weights averaged
+        over heads (batch, 1, keys) (nn.MultiheadAttention's need_weights). `allowed` (batch, 1, 1,
+        keys) is False at the source's padding; None lets every key be read."""
+        dropout = attention.dropout if self.training else 0.0
+        averaged = None
+        if weights:
+            scores = (queries * keys.size(-1) ** -0.5) @ keys.transpose(-2, -1)
+            if allowed is not None:
+                scores = scores.masked_fill(~allowed, float("-inf"))
+            alpha = torch.softmax(scores, dim=-1)
+            averaged = alpha.mean(dim=1)
+            attended = F.dropout(alpha, dropout, training=True) @ values if dropout else alpha @ values
+        else:
+            attended = F.scaled_dot_product_attention(queries, keys, values, attn_mask=allowed, dropout_p=dropout)
+        attended = attended.transpose(1, 2).reshape(queries.size(0), 1, self.config.embed_dim)
+        return attention.out_proj(attended), averaged
+
+    def step_layer(self, index: int, layer: nn.Module, x: torch.Tensor, state: DecoderState, changes: dict,
+                   weights: bool) -> tuple[torch.Tensor, Optional[torch.Tensor]]:
+        """Decoder layer `index` for the new position x (batch, 1, d): its self-attention key and
+        value appended to the layer's cache (in `changes`), the source's read from `state`."""
+        attention = layer.self_attn
+        queries, keys, values = (self.split_heads(part) for part in
+                                 F.linear(layer.norm1(x), attention.in_proj_weight, attention.in_proj_bias)
+                                 .chunk(3, dim=-1))
+        keys = torch.cat([state[f"self_keys{index}"], keys], dim=2)
+        values = torch.cat([state[f"self_values{index}"], values], dim=2)
+        changes[f"self_keys{index}"], changes[f"self_values{index}"] = keys, values
+        attended, _ = self.attend(attention, queries, keys, values, None, weights=False)
+        x = x + layer.dropout1(attended)
+        attention = layer.multihead_attn
+        d = self.config.embed_dim
+        queries = self.split_heads(F.linear(layer.norm2(x), attention.in_proj_weight[:d], attention.in_proj_bias[:d]))
+        attended, averaged = self.attend(attention, queries, state[f"source_keys{index}"],
+                                         state[f"source_values{index}"], state["allowed"], weights)
+        x = x + layer.dropout2(attended)
+        return self.feed_forward(layer, x, layer.norm3, layer.dropout3), averaged
 
     # -- the PhraseScorer interface ------------------------------------------------------------
     def teacher_forced_features(self, src, src_lengths, tgt_in, steps, rows):
@@ -166,14 +222,19 @@ class Transformer(PhraseScorer):
         x = self.positioned(previous_word_embeddings(self.tgt_embed, tgt_in))  # (batch, steps, d)
         mask = causal_mask(x.size(1), x.device)
         for layer in self.decoder_layers:
-            x, _ = self.decoder_layer(layer, x, x, memory, padding, mask, weights=False)
+            x = self.decoder_layer(layer, x, memory, padding, mask)
         return self.decoder_norm(x[rows])
 
     def start(self, src: torch.Tensor, src_lengths: torch.Tensor) -> DecoderState:
+        """The source's keys and values for every decoder layer's cross-attention, projected once,
+        and empty self-attention caches; (batch, ...) each, so that `select` reorders them."""
         memory, padding = self.encode(src, src_lengths)
-        empty = memory.new_zeros(src.size(0), 0, self.config.embed_dim)
-        return DecoderState(0, {"memory": memory, "padding": padding,
-                                **{f"inputs{index}": empty for index in range(len(self.decoder_layers))}})
+        tensors = {"allowed": ~padding[:, None, None, :]}  # (batch, 1, 1, src_len)
+        for index, layer in enumerate(self.decoder_layers):
+            keys, values = self.source_keys_values(layer.multihead_attn, memory)
+            tensors[f"source_keys{index}"], tensors[f"source_values{index}"] = keys, values
+            tensors[f"self_keys{index}"] = tensors[f"self_values{index}"] = keys[:, :, :0]
+        return DecoderState(0, tensors)
 
     def step_features(self, state, prev_tokens):
         embedded = self.tgt_embed(prev_tokens).unsqueeze(1)  # (batch, 1, d)
@@ -182,10 +243,7 @@ class Transformer(PhraseScorer):
         x = self.positioned(embedded, state.position)
         changes, last = {}, len(self.decoder_layers) - 1
         for index, layer in enumerate(self.decoder_layers):
-            earlier = torch.cat([state[f"inputs{index}"], x], dim=1)
-            changes[f"inputs{index}"] = earlier
-            x, attention = self.decoder_layer(layer, x, earlier, state["memory"], state["padding"], None,
-                                              weights=index == last)
+            x, attention = self.step_layer(index, layer, x, state, changes, weights=index == last)
         return self.decoder_norm(x.squeeze(1)), state.advanced(**changes), attention.squeeze(1)
 
     def source_summary(self, src: torch.Tensor, src_lengths: torch.Tensor) -> torch.Tensor:
