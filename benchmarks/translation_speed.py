@@ -21,7 +21,8 @@ from timing import interleave, median  # noqa: E402
 from rescorer.models.batch_search import batch_beam_search  # noqa: E402
 from rescorer.models.model_files import load_model  # noqa: E402
 from rescorer.models.search import beam_search  # noqa: E402
-from rescorer.scoring.translation import SearchSettings, max_output_length, read_sentences  # noqa: E402
+from rescorer.scoring.translation import (SearchSettings, max_output_length, read_sentences,  # noqa: E402
+                                         with_length_cap)
 
 
 def main() -> None:
@@ -34,9 +35,10 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     bundle = load_model(args.model)
-    sources = [bundle.src_vocab.encode(line.split()) for line in read_sentences(args.sources) if line.split()]
+    source = bundle.src_encoding  # words through the shortlist, or the model's subword pieces
+    sources = [source.vocab.encode(source.units(line)) for line in read_sentences(args.sources) if line.split()]
     sources = sources[:args.sentences]
-    settings = SearchSettings(beam=args.beam, nbest=args.beam)
+    settings = with_length_cap(bundle, SearchSettings(beam=args.beam, nbest_size=args.beam))
     lengths = [max_output_length(len(ids), settings) for ids in sources]
     order = sorted(range(len(sources)), key=lambda i: len(sources[i]))
 
