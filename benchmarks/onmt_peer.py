@@ -26,7 +26,7 @@ VENV = HERE / ".venv-onmt"
 __all__ = ["ensure_venv", "build_checkpoint", "run_translate", "run_direct"]
 
 
-def _env() -> dict:
+def onmt_env() -> dict:
     # OpenNMT-py 3.5.1 checkpoints hold pickled options; torch >= 2.6 refuses them by default.
     return {**os.environ, "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1", "PYTHONWARNINGS": "ignore"}
 
@@ -78,7 +78,7 @@ def build_checkpoint(work_dir: Path, src_words: Sequence[str], tgt_words: Sequen
     log = work_dir / f"{name}.train.log"
     with open(log, "w") as out:
         subprocess.run([str(VENV / "bin" / "onmt_train"), "-config", str(config)], check=True,
-                       stdout=out, stderr=subprocess.STDOUT, env=_env())
+                       stdout=out, stderr=subprocess.STDOUT, env=onmt_env())
     (work_dir / f"{name}_step_1.pt").replace(model)
     return model
 
@@ -89,7 +89,7 @@ def run_translate(model: Path, src_path: Path, tgt_path: Path, batch_size: int =
     cmd = [str(VENV / "bin" / "onmt_translate"), "-model", str(model), "-src", str(src_path),
            "-tgt", str(tgt_path), "-verbose", "-beam_size", "1", "-max_length", "1",
            "-report_time", "-batch_size", str(batch_size), "-output", os.devnull]
-    env = _env()
+    env = onmt_env()
     if threads:
         env["OMP_NUM_THREADS"] = str(threads)
     start = time.perf_counter()
@@ -110,7 +110,7 @@ def run_direct(model: Path, src_path: Path, tgt_path: Path, batch_size: int = 64
     cmd = [str(VENV / "bin" / "python"), str(HERE / "onmt_direct.py"), "-model", str(model),
            "-src", str(src_path), "-tgt", str(tgt_path), "-batch_size", str(batch_size),
            "-output", os.devnull]
-    env = _env()
+    env = onmt_env()
     if threads:
         env["OMP_NUM_THREADS"] = str(threads)
     done = subprocess.run(cmd, capture_output=True, text=True, env=env)

@@ -18,7 +18,6 @@ Nothing here imports torch or onmt: the runs go through onmt_sentence_venv.py in
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,8 +25,9 @@ from typing import Sequence
 
 import numpy as np
 
+from onmt_peer import VENV, onmt_env
+
 HERE = Path(__file__).resolve().parent
-VENV = HERE / ".venv-onmt"
 
 __all__ = ["Recipe", "onmt_train_options", "onmt_translate_args", "onmt_batch_count", "onmt_batch_size",
            "write_onmt_vocab", "run_onmt_train", "run_onmt_translate", "UNMATCHED"]
@@ -67,8 +67,6 @@ UNMATCHED = (
     "to finished ones only",
     "length bound: OpenNMT-py int(ratio x the batch's longest source + 5) for the whole batch, rescorer "
     "int(ratio x the sentence's source) + 5 per sentence (same ratio)",
-    "decoding state: OpenNMT-py caches each layer's keys and values; rescorer keeps each layer's inputs and "
-    "projects them again at every step",
     "translation input: OpenNMT-py reads the pieces, rescorer the tokenized text and segments it itself",
 )
 
@@ -168,9 +166,7 @@ def write_onmt_vocab(pieces: Sequence[str], path: Path) -> None:
 
 
 def _env(threads: int) -> dict:
-    # OpenNMT-py 3.5.1 checkpoints hold pickled options; torch >= 2.6 refuses them by default.
-    return {**os.environ, "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1", "PYTHONWARNINGS": "ignore",
-            "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
+    return {**onmt_env(), "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
 
 
 def _run_venv(args: list[str], threads: int, log: Path) -> dict:
