@@ -83,10 +83,12 @@ printf 'combination (this call)\t%d\n' "$SECONDS" >> "$work/times.tsv"
 # Sentence-level reranking (docs/moses.md): a forward rnnsearch trained on the parallel corpus
 # reranks the n-best lists of Baseline and of the combination, each replicate's own tuned
 # system, giving the rows +rerank and +<combination>+rerank.
+# (the word-level model measured here: --parallel's defaults before the sentence recipe, spelled out)
 sentence_train() {
     OMP_NUM_THREADS=1 rescore train --parallel "$data/corpus/train.en.gz" "$data/corpus/train.fr.gz" \
         -o "$work/sentence-fwd.pt" --arch rnnsearch --valid-pairs 1000 --valid-every 100 --max-epochs 15 \
-        --max-time 5400
+        --max-time 5400 --subwords none --dropout 0 --label-smoothing 0 --weight-decay 0 --lr-schedule constant \
+        --learning-rate 6e-3 --warmup-updates 100 --batch-tokens 3000 --average 0 --patience 4
 }
 step "train sentence fwd" "$work/sentence-fwd.pt" sentence_train
 SECONDS=0

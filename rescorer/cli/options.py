@@ -16,6 +16,7 @@ import functools
 from pathlib import Path
 
 import click
+from click.core import ParameterSource
 
 from moses_integration.preflight import ParallelSet
 from moses_integration.settings import INITIAL_WEIGHT_HELP, AblationSettings, DataSets, DecodingSettings
@@ -27,6 +28,7 @@ from rescorer.models.registry import PRESET_NAMES
 from rescorer.models.settings import SETTINGS, ModelSettings, Setting
 from rescorer.runtime.settings import RuntimeSettings
 from rescorer.scoring.settings import ScoreSettings
+from rescorer.training.sentence_recipe import SENTENCE_MODEL_RECIPE, parallel_default, sentence_model_options
 from rescorer.training.settings import TrainSettings
 
 # Path types: what a command reads, what it writes, and where '-' means stdin or stdout.
@@ -123,19 +125,34 @@ run_score_options = record_options(  # `rescore TABLE` also writes the model it 
                                "checkpoint)."}})
 
 
+def explicit_options() -> set:
+    """Names of the options given on the command line (not left at their defaults)."""
+    ctx = click.get_current_context()
+    return {name for name in ctx.params
+            if ctx.get_parameter_source(name) not in (ParameterSource.DEFAULT, None)}
+
+
 def _setting_option(setting: Setting):
     if setting.kind is bool:
-        return click.option(setting.option, setting.name, default=None, help=setting.help)
+        return click.option(setting.option, setting.name, default=None, help=_setting_help(setting))
     if setting.kind is float:  # a rate: dropout
         kind = FiniteFloatRange(0.0, 1.0, max_open=True)
     else:
         kind = click.IntRange(1) if setting.kind is int else click.Choice(setting.choices)
-    return click.option(setting.option, setting.name, type=kind, default=None, help=setting.help)
+    return click.option(setting.option, setting.name, type=kind, default=None, help=_setting_help(setting))
+
+
+def _setting_help(setting: Setting) -> str:
+    """The setting's help, its '[default: ...]' with the sentence recipe's value where it has one."""
+    if setting.name not in SENTENCE_MODEL_RECIPE:
+        return setting.help
+    head, bracket, tail = setting.help.rpartition("]")
+    return f"{head}; {parallel_default(setting.name)}{bracket}{tail}"
 
 
 def _arch_help() -> str:
-    return "Architecture: " + "; ".join(f"{name}: {get_architecture(name).summary}"
-                                        for name in architecture_names()) + "."
+    return ("Architecture: " + "; ".join(f"{name}: {get_architecture(name).summary}" for name in architecture_names())
+            + f" [default: cho2014; {parallel_default('arch')}].")
 
 
 def model_settings_from(options: dict) -> ModelSettings:
@@ -154,13 +171,14 @@ def model_options(command):
 
     @functools.wraps(command)
     def wrapper(*args, **kwargs):
-        if not kwargs.get("resume"):
-            model_settings_from(kwargs)
+        if not kwargs.get("resume"):  # with --parallel, the sentence recipe's where not given
+            model_settings_from(sentence_model_options(kwargs, frozenset(explicit_options()))
+                                if kwargs.get("parallel") else kwargs)
         return command(*args, **kwargs)
 
     return _stacked(
         click.option("--arch", type=click.Choice(architecture_names()), default="cho2014",
-                     show_default=True, help=_arch_help()),
+                     help=_arch_help()),
         click.option("--preset", type=click.Choice(PRESET_NAMES), default="small", show_default=True,
                      help="Sizes: 'paper' those of the architecture's paper; 'small' trains on a CPU "
                           "in minutes; 'tiny' is for smoke tests; 'sentence' is the scale of small-data "

@@ -10,10 +10,9 @@ from pathlib import Path
 from typing import Optional
 
 import click
-from click.core import ParameterSource
 
 from rescorer.cli.options import (EXISTING_FILE, EXISTING_OR_STDIN, NEW_FILE, SettingUsageError, device_options,
-                                  model_option,
+                                  explicit_options, model_option,
                                   force_option, model_options, output_option, reject_option, run_score_options, score_options,
                                   score_resume_option, train_only_options, train_options)
 from rescorer.cli.record_options import record_from, record_options
@@ -246,11 +245,14 @@ def score_job_of(phrase_table: Path, output: Path, model_paths: tuple, options: 
 def train_job_of(phrase_table: Optional[Path], parallel: Optional[tuple], model_path: Path, options: dict):
     """The TrainJob of `rescore train`'s (or `rescore TABLE`'s) options."""
     from rescorer.training.job import TrainJob, training_source
+    from rescorer.training.sentence_recipe import sentence_model_options
 
     explicit = frozenset(explicit_options())
     with usage_errors():
         source, settings = training_source(phrase_table, parallel, record_from(TrainSettings, options), explicit)
     model_given = {key: options[key] for key in MODEL_OPTION_KEYS}
+    if parallel and not settings.resume:  # resumed, the checkpoint's (rescorer.training.job.resumed)
+        model_given = sentence_model_options(model_given, explicit)
     return TrainJob(source, model_path, model_given, settings, record_from(RuntimeSettings, options), explicit)
 
 
@@ -277,13 +279,6 @@ def usage_errors():
         raise SettingUsageError(str(error)) from None
     except SettingError as error:
         raise click.UsageError(str(error)) from None
-
-
-def explicit_options() -> set:
-    """Names of the options given on the command line (not left at their defaults)."""
-    ctx = click.get_current_context()
-    return {name for name in ctx.params
-            if ctx.get_parameter_source(name) not in (ParameterSource.DEFAULT, None)}
 
 
 MAIN_COMMANDS = (run_command, train_command, score_command)

@@ -20,20 +20,23 @@ __all__ = ["learn_corpus_subwords"]
 
 
 def learn_corpus_subwords(corpus: ParallelCorpusPairs, kind: str, size: int, progress: Progress,
-                          reject: Optional[RejectSink] = None, direction: str = "forward") -> SubwordSides:
+                          reject: Optional[RejectSink] = None, direction: str = "forward",
+                          at_most: bool = False) -> SubwordSides:
     """One pass over the corpus's good sentence pairs (bad lines stop it, or go to `reject`),
-    then a `size`-piece subword model of `kind` per side."""
+    then a `size`-piece subword model of `kind` per side (`at_most`: fewer where a side allows
+    no more)."""
     src_lines, tgt_lines = [], []
     for src, tgt in corpus.pairs(progress, reject, direction):
         src_lines.append(src)
         tgt_lines.append(tgt)
     src_path, tgt_path = oriented(corpus.src_path, corpus.tgt_path, direction)
-    return SubwordSides(_learned(src_lines, kind, size, src_path), _learned(tgt_lines, kind, size, tgt_path))
+    return SubwordSides(_learned(src_lines, kind, size, src_path, at_most),
+                        _learned(tgt_lines, kind, size, tgt_path, at_most))
 
 
-def _learned(lines: list[str], kind: str, size: int, path: Path) -> SubwordModel:
+def _learned(lines: list[str], kind: str, size: int, path: Path, at_most: bool) -> SubwordModel:
     try:
-        return learn_subwords(lines, size, kind)
+        return learn_subwords(lines, size, kind, at_most)
     except ValueError as error:
         raise CorpusError(f"{path}: {_why(str(error), kind, size)}") from None
 

@@ -114,11 +114,12 @@ def not_utf8(line: str) -> Optional[str]:
     return None
 
 
-def learn_subwords(lines: Iterable[str], size: int, kind: str = "bpe") -> SubwordModel:
+def learn_subwords(lines: Iterable[str], size: int, kind: str = "bpe", at_most: bool = False) -> SubwordModel:
     """Learn a `size`-piece segmenter of `kind` (bpe or unigram) from tokenized lines.
 
     `size` counts the 256 byte pieces and the unknown piece; a corpus too small for it is a
-    ValueError saying how many pieces it allows.
+    ValueError saying how many pieces it allows, or, `at_most`, learns all the pieces it allows
+    (sentencepiece's soft limit).
     """
     import sentencepiece
 
@@ -130,7 +131,7 @@ def learn_subwords(lines: Iterable[str], size: int, kind: str = "bpe") -> Subwor
             sentence_iterator=(tokens_line(line) for line in lines), model_writer=model, vocab_size=size,
             model_type=kind, normalization_rule_name="identity", byte_fallback=True,
             character_coverage=1.0, unk_id=0, bos_id=-1, eos_id=-1, pad_id=-1, num_threads=1,
-            max_sentence_length=1 << 16, hard_vocab_limit=True, minloglevel=2)
+            max_sentence_length=1 << 16, hard_vocab_limit=not at_most, minloglevel=2)
     except RuntimeError as error:
         raise ValueError(f"cannot learn {size} {kind} subwords: {_reason(error)}") from None
     return SubwordModel(model.getvalue(), kind)

@@ -4,7 +4,6 @@ signature, progress bars and the summary out through a reporter (an object with 
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 import time
 from dataclasses import dataclass
@@ -19,12 +18,11 @@ from rescorer.models.settings import MODEL_OPTION_KEYS, ModelSettings
 from rescorer.records import SettingError, option_name, signature_items
 from rescorer.runtime.placement import Placement, warn_if_emulated
 from rescorer.runtime.settings import RuntimeSettings
-from rescorer.training.settings import CORPUS_SUBWORDS, NO_SUBWORDS, TrainSettings
+from rescorer.training.sentence_recipe import sentence_settings
+from rescorer.training.settings import NO_SUBWORDS, SUBWORD_SIZE, TrainSettings
 
 __all__ = ["TrainJob", "train_job", "training_source", "require_rereadable", "TrainingProgress",
            "kept_for_more_training"]
-
-CORPUS_MAX_LENGTH = 80  # words per side, as Moses' clean-corpus-n.perl is usually run
 
 
 @dataclass(frozen=True)
@@ -52,8 +50,9 @@ def require_rereadable(path: Path) -> None:
 def training_source(phrase_table: Optional[Path], parallel: Optional[tuple], settings: TrainSettings,
                     explicit: frozenset) -> tuple[PairSource, TrainSettings]:
     """What `rescore train` reads, the table or the parallel corpus, and the settings for it: a
-    corpus refuses the settings it cannot take, bounds sentences at 80 words and reads them as
-    CORPUS_SUBWORDS unless told; a table refuses the subword settings."""
+    corpus refuses the settings it cannot take and trains with the sentence recipe
+    (rescorer.training.sentence_recipe) where not told otherwise; a table refuses the subword
+    settings."""
     from rescorer.data.pair_sources import ParallelCorpusPairs, PhraseTablePairs
 
     if (phrase_table is None) == (parallel is None):
@@ -83,11 +82,8 @@ def training_source(phrase_table: Optional[Path], parallel: Optional[tuple], set
                            f"counts; its sentence pairs count once each")
     for path in parallel:
         require_rereadable(path)
-    if "max_pair_length" not in explicit:
-        settings = dataclasses.replace(settings, max_pair_length=CORPUS_MAX_LENGTH)
-    if "subwords" not in explicit:
-        settings = dataclasses.replace(settings, subwords=CORPUS_SUBWORDS)
     if not settings.resume:  # resumed, they are the checkpoint's (rescorer.training.resume checks them)
+        settings = sentence_settings(settings, explicit)
         check_subword_settings(settings, explicit)
     return ParallelCorpusPairs(*parallel), settings
 
@@ -96,8 +92,9 @@ def check_subword_settings(settings: TrainSettings, explicit: frozenset) -> None
     """With subwords the vocabularies are the subword models' pieces, so there is no shortlist
     to size; without them there are no pieces to count."""
     if settings.subwords != NO_SUBWORDS and "shortlist_size" in explicit:
+        words = "" if "subwords" in explicit else ", or give --subwords none for a model of words"
         raise SettingError(f"--shortlist-size: with --subwords {settings.subwords} the vocabularies are the "
-                           f"subword models' pieces; size them with --subword-size (drop --shortlist-size)")
+                           f"subword models' pieces; size them with --subword-size (drop --shortlist-size{words})")
     if settings.subwords == NO_SUBWORDS and "subword_size" in explicit:
         raise SettingError("--subword-size: only with --subwords bpe or unigram (the model reads words now)")
 
@@ -147,8 +144,11 @@ def train_job(job: TrainJob, reporter, placement: Placement) -> None:
     state = report.state
     if report.vocabularies is not None and report.vocabularies.subwords is not None:
         vocab = report.vocabularies
+        sizes = (len(vocab.subwords.source.pieces), len(vocab.subwords.target.pieces))
+        fitted = (f" (fewer than the default {SUBWORD_SIZE}: all that the corpus allows)"
+                  if settings.subword_size is None and min(sizes) < SUBWORD_SIZE else "")
         reporter.say(f"subwords ({settings.subwords}) learned on {vocab.counted_from}: "
-                     f"{len(vocab.subwords.source.pieces)} source, {len(vocab.subwords.target.pieces)} target pieces")
+                     f"{sizes[0]} source, {sizes[1]} target pieces{fitted}")
     elif report.vocabularies is not None:
         vocab = report.vocabularies
         reporter.say(f"shortlists from {vocab.counted_from}: {len(vocab.src_vocab) - 3} source, "

@@ -28,7 +28,7 @@ from rescorer.runtime.distributed import SINGLE, Ranks
 from rescorer.runtime.progress import Progress, no_progress
 from rescorer.training.honest_heldout import find_honest_heldout
 from rescorer.training.resume import check_resume, recorded_training
-from rescorer.training.settings import LOWEST_PAIR_COUNT, NO_SUBWORDS
+from rescorer.training.settings import LOWEST_PAIR_COUNT, NO_SUBWORDS, SUBWORD_SIZE
 from rescorer.training.trainer import Trainer, TrainSettings, TrainState, unigram_perplexity
 
 
@@ -325,11 +325,12 @@ def _read_as_units(table_path: Union[Path, PairSource], subwords: str) -> PairSo
 def _learned_subwords(source: ParallelCorpusPairs, settings: TrainSettings, run: TrainingRun,
                       rejects: _RejectsOnce) -> VocabularyReport:
     """A fresh sentence model's subword models, learned on its corpus (on rank 0), and their
-    pieces as its vocabularies."""
+    pieces as its vocabularies; without a --subword-size, SUBWORD_SIZE pieces or as many as a
+    side allows."""
     run.on_pass("learning subwords")
     subwords = run.ranks.on_main(
-        lambda: learn_corpus_subwords(source, settings.subwords, settings.subword_size, run.progress,
-                                      rejects.next_pass(), settings.direction),
+        lambda: learn_corpus_subwords(source, settings.subwords, settings.subword_size or SUBWORD_SIZE, run.progress,
+                                      rejects.next_pass(), settings.direction, at_most=settings.subword_size is None),
         "learning the subword models")
     return VocabularyReport(subwords.source.vocabulary(), subwords.target.vocabulary(), None, None,
                             source.describe(), subwords)

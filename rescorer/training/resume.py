@@ -20,7 +20,7 @@ from typing import Iterable, Optional
 from rescorer.errors import RescorerError
 from rescorer.models.settings import MODEL_OPTION_KEYS
 from rescorer.records import MAY_CHANGE, MUST_MATCH, from_stored, settings_of
-from rescorer.training.settings import NO_SUBWORDS, TRAIN_SETTINGS_FORMAT, TrainSettings, resolve_defaults
+from rescorer.training.settings import NO_SUBWORDS, SUBWORD_SIZE, TRAIN_SETTINGS_FORMAT, TrainSettings, resolve_defaults
 
 __all__ = ["CHANGEABLE_SETTINGS", "recorded_training", "resumed_settings", "resumed_model_options",
            "effective_settings", "resume_differences", "check_resume"]
@@ -39,7 +39,7 @@ _COMPARED = tuple(field.name for field, declared in settings_of(TrainSettings) i
 _BEFORE_THE_SETTING = {"max_pair_length": None, "batch_tokens": None, "pair_weights": "unique",
                        "shortlist_size": None, "lr_decay": 1.0, "label_smoothing": 0.0, "weight_decay": 0.0,
                        "lr_schedule": "constant", "average": 0, "valid_src": None, "valid_tgt": None,
-                       "subwords": NO_SUBWORDS, "subword_size": TrainSettings.subword_size}
+                       "subwords": NO_SUBWORDS, "subword_size": SUBWORD_SIZE}
 
 
 def recorded_training(training: dict) -> tuple[dict, dict]:

@@ -15,10 +15,11 @@ from rescorer.records import (COUNT, DIRECTORY_TO_WRITE, EXISTING_FILE, EXISTING
                               NONNEGATIVE_FLOAT, PROBABILITY_BELOW_ONE, Kind, POSITIVE_FLOAT, POSITIVE_INT, SettingError, check_record,
                               choice, setting, stored)
 from rescorer.training.budget import DEFAULT_MAX_EPOCHS
+from rescorer.training.sentence_recipe import SENTENCE_TRAINING_RECIPE, parallel_default
 
 __all__ = ["TrainSettings", "resolve_defaults", "token_batch_learning_rate", "DEFAULT_BATCH_TOKENS", "OPTIMIZERS",
            "PAIR_WEIGHTS", "LOWEST_PAIR_COUNT", "TRAIN_SETTINGS_FORMAT", "LR_SCHEDULES", "schedule_share", "SUBWORDS",
-           "NO_SUBWORDS", "CORPUS_SUBWORDS"]
+           "NO_SUBWORDS", "SUBWORD_SIZE"]
 
 OPTIMIZERS = ("adadelta", "adam")
 LR_SCHEDULES = ("constant", "inverse-sqrt")
@@ -38,11 +39,13 @@ PAIR_WEIGHTS = ("unique", "count", "log-count")
 LOWEST_PAIR_COUNT = {"log-count": (math.exp(-1), " (1/e): --pair-weights log-count would weigh the pair "
                                                  "1 + ln c(pair) <= 0 (--pair-weights count takes it)")}
 # How a sentence model reads text: words through shortlists, or the pieces of a subword model
-# learned on each side of its corpus. CORPUS_SUBWORDS is --parallel's default (a phrase table's
-# models keep words): words until the sentence-model study measures the subwords' worth.
+# learned on each side of its corpus (--parallel's default, the sentence recipe's: a phrase
+# table's models keep words).
 NO_SUBWORDS = "none"
 SUBWORDS = (NO_SUBWORDS, *SUBWORD_KINDS)
-CORPUS_SUBWORDS = NO_SUBWORDS
+# Pieces per side unless --subword-size says: at most this many, fewer where the corpus allows no
+# more (a size given is learned exactly, or refused).
+SUBWORD_SIZE = 8000
 # A checkpoint's stored training settings: 2, field names in {"format", "fields"}; before it (no
 # format), `options` held the raw command-line options and `settings` the resolved ones.
 TRAIN_SETTINGS_FORMAT = 2
@@ -62,6 +65,8 @@ def resolve_defaults(settings: dict, model_width: Optional[int] = None) -> dict:
     batches and the model's width (see TOKEN_BATCH_ADAM; None: `small`'s). A checkpoint records
     the filled-in values."""
     values = dict(settings)
+    if values.get("subword_size") is None:
+        values["subword_size"] = SUBWORD_SIZE
     if values.get("batch_tokens") is None and values.get("batch_size") is None:
         values["batch_tokens"] = DEFAULT_BATCH_TOKENS
     token_adam = values.get("optimizer") == "adam" and values.get("batch_tokens") is not None
@@ -113,9 +118,13 @@ class TrainSettings:
         NO_SUBWORDS, choice(*SUBWORDS),
         f"With --parallel: read each side as the pieces of a subword model learned on it (sentencepiece BPE "
         f"or unigram, with byte fallback: no [UNK]) and kept in the model file; none: words through "
-        f"shortlists [default: {CORPUS_SUBWORDS}].", option="--subwords", show_default=False)
-    subword_size: int = setting(8000, POSITIVE_INT, "Pieces per side with --subwords (the 256 byte pieces "
-                                                    "included).", option="--subword-size")
+        f"shortlists [default: {NO_SUBWORDS}; {parallel_default('subwords')}].", option="--subwords",
+        show_default=False)
+    # None: SUBWORD_SIZE, or all that a smaller corpus allows (a checkpoint records SUBWORD_SIZE)
+    subword_size: Optional[int] = setting(
+        None, POSITIVE_INT, "Pieces per side with --subwords (the 256 byte pieces included) [default: "
+                            f"{SUBWORD_SIZE}, or as many as a smaller corpus allows].", option="--subword-size",
+        show_default=False)
     direction: str = setting("forward", choice(*DIRECTIONS),
                              "forward: log p(target | source), the paper's; inverse: log p(source | target), "
                              "trained on the table with its phrases swapped.", option="--direction")
@@ -127,7 +136,8 @@ class TrainSettings:
     # tokens per length-sorted batch (batch_schedule); None: DEFAULT_BATCH_TOKENS unless batch_size
     batch_tokens: Optional[int] = setting(
         None, POSITIVE_INT, "Batches of same-length pairs holding about this many tokens, every pair once "
-                            "per epoch [default: 3000, unless --batch-size].",
+                            "per epoch [default: 3000, unless --batch-size; "
+                            f"{parallel_default('batch_tokens')}].",
         option="--batch-tokens", show_default=False)
     batch_size: Optional[int] = setting(  # random pairs per update (the paper: 64)
         None, POSITIVE_INT, "Instead of --batch-tokens: this many random pairs per update (Cho et al.: 64); with --lm, random "
@@ -139,14 +149,18 @@ class TrainSettings:
         None, POSITIVE_FLOAT, "[default: 1.0 for Adadelta; for Adam 6e-3 with --batch-tokens, times 256 / the "
                               "model's width where it is wider (the hidden size; a Transformer's embedding "
                               "size): about 1.5e-3 for the recurrent paper presets, 3e-3 for the Transformer's; "
-                              "1e-3 with --batch-size, 5e-3 with --lm]", option="--learning-rate", show_default=False)
+                              "1e-3 with --batch-size, 5e-3 with --lm; with --parallel and Adam "
+                              f"{SENTENCE_TRAINING_RECIPE['learning_rate']:g}]", option="--learning-rate",
+        show_default=False)
     warmup_updates: Optional[int] = setting(
         None, COUNT, "Raise the learning rate linearly over the first N updates [default: 100 for Adam "
-                     "with --batch-tokens, else 0].", option="--warmup-updates", show_default=False)
+                     "with --batch-tokens, else 0; with --parallel and Adam "
+                     f"{SENTENCE_TRAINING_RECIPE['warmup_updates']}].", option="--warmup-updates", show_default=False)
     lr_schedule: str = setting("constant", choice(*LR_SCHEDULES),
                                "After the warm-up: keep the learning rate (constant), or multiply it by "
                                "sqrt(warm-up updates / update) (inverse-sqrt; needs --warmup-updates > 0). "
-                               "--lr-decay multiplies either.", option="--lr-schedule")
+                               f"--lr-decay multiplies either [default: constant; {parallel_default('lr_schedule')} "
+                               f"and a warm-up].", option="--lr-schedule", show_default=False)
     sampled_softmax: Optional[int] = setting(
         None, COUNT, "Train the softmax on N sampled words and the gold one instead of the whole shortlist; "
                      "0: the whole one [default: 2048 with --batch-tokens, else 0]. Perplexity and scores "
@@ -156,13 +170,16 @@ class TrainSettings:
     label_smoothing: float = setting(
         0.0, PROBABILITY_BELOW_ONE, "Train on (1 - EPS) * NLL + EPS * the mean over the shortlist of -log p "
                                     "(label smoothing; needs the whole softmax, so --sampled-softmax defaults "
-                                    "to 0). Held-out perplexity stays the plain one.",
-        option="--label-smoothing", metavar="EPS")
+                                    "to 0). Held-out perplexity stays the plain one [default: 0; "
+                                    f"{parallel_default('label_smoothing')}].",
+        option="--label-smoothing", metavar="EPS", show_default=False)
     # fairseq's small-data Transformer recipe: 1e-4 (decoupled, AdamW).
     weight_decay: float = setting(0.0, NONNEGATIVE_FLOAT,
                                   "Weight decay W: with Adam decoupled (AdamW: each update multiplies every "
-                                  "weight by 1 - lr * W); with Adadelta W * weight added to the gradient.",
-                                  option="--weight-decay")
+                                  "weight by 1 - lr * W); with Adadelta W * weight added to the gradient "
+                                  "[default: 0; with --parallel and Adam "
+                                  f"{SENTENCE_TRAINING_RECIPE['weight_decay']:g}].",
+                                  option="--weight-decay", show_default=False)
     clip_norm: float = setting(1.0, POSITIVE_FLOAT, "Gradient norm clipping.", option="--clip-norm")
     # The learning rate decays on plateau, as Schwenk's CSLM toolkit and most small-data recipes
     # do: a validation without a new best multiplies it by this (1: constant after warm-up).
@@ -196,13 +213,15 @@ class TrainSettings:
                                         option="--valid-tgt", show_default=False)
     valid_every: int = setting(250, POSITIVE_INT, "Updates between validations (held-out perplexity, early "
                                "stopping, the kept best model) [with --lm: 400].", option="--valid-every", resume=MAY_CHANGE)
-    patience: int = setting(4, POSITIVE_INT, "Validations without improvement before stopping early [with --lm: 6].",
-                            option="--patience", resume=MAY_CHANGE)
+    patience: int = setting(4, POSITIVE_INT, "Validations without improvement before stopping early [default: 4; "
+                                             f"6 with --lm; {parallel_default('patience')}].",
+                            option="--patience", resume=MAY_CHANGE, show_default=False)
     # Vaswani et al. (2017) average the last 5 checkpoints; here the N best validated ones, so
     # that a run stopped late by --patience averages no worse weights than its best.
     average: int = setting(0, COUNT, "Write as the model the mean of the weights of the N best validations "
                                      "(held-out perplexity), kept in memory and in the checkpoint; 0 or 1: "
-                                     "the best one alone.", option="--average", metavar="N")
+                                     f"the best one alone [default: 0; {parallel_default('average')}].",
+                    option="--average", metavar="N", show_default=False)
     checkpoint_every: int = setting(1000, POSITIVE_INT, "Updates between checkpoints (MODEL.checkpoint, what "
                                     "--resume continues from).", option="--checkpoint-every", resume=MAY_CHANGE)
     seed: int = setting(1, INT, "Seed of the initial weights, the held-out pairs and the batches: the same seed "
@@ -218,8 +237,9 @@ class TrainSettings:
     # None (0 on the command line): no bound. The scorer still scores every line.
     max_pair_length: Optional[int] = setting(
         50, COUNT, "Leave pairs with more words on either side out of training (counted in the summary; 0: "
-                   "no bound). Scoring still scores every line. With --parallel the default is 80, as Moses' "
-                   "clean-corpus-n is usually run.", option="--max-pair-length")
+                   f"no bound). Scoring still scores every line [default: 50; "
+                   f"{parallel_default('max_pair_length')}, as "
+                   "Moses' clean-corpus-n is usually run].", option="--max-pair-length", show_default=False)
 
     def __post_init__(self) -> None:
         check_record(self)

@@ -35,7 +35,7 @@ def models(tmp_path_factory):
              first_lines(CORPUS / "train.fr.gz", 200, directory / "train.fr"))
     made = {}
     for name, extra in (("subwords", ["--subwords", "bpe", "--subword-size", "400", "--max-updates", "20"]),
-                        ("words", ["--max-updates", "2"]),
+                        ("words", ["--subwords", "none", "--max-updates", "2"]),
                         ("inverse", ["--subwords", "bpe", "--subword-size", "400", "--max-updates", "2",
                                      "--direction", "inverse"])):
         made[name] = directory / f"{name}.pt"

@@ -189,7 +189,8 @@ def test_a_validation_set_is_read_as_pieces(tmp_path, sides):
         path.write_bytes(b"".join(side))
     model = tmp_path / "m.pt"
     run = rescore("train", "--parallel", *sides, "-o", model, "--preset", "tiny", "--valid-every", "5", "--seed", "3",
-                  "--batch-tokens", "500", *SUBWORDS, "--max-updates", "10", "--valid-src", dev[0], "--valid-tgt", dev[1])
+                  "--batch-tokens", "500", *SUBWORDS, "--max-updates", "10", "--valid-src", dev[0], "--valid-tgt", dev[1],
+                  "--average", "0")  # the kept model is the best validation's
     assert run.returncode == 0, run.stderr
     assert "validated on 30 sentence pairs of dev.en, dev.fr" in run.stderr
     bundle = load_model(model)
@@ -233,9 +234,9 @@ def test_resume_reuses_the_subword_models_and_refuses_other_subword_settings(tmp
         assert last.startswith("Error: ") and said in last and "--resume asks for other settings" in last
 
 
-def test_a_word_model_is_still_the_default(tmp_path, sides):
+def test_none_reads_words_through_shortlists(tmp_path, sides):
     model = tmp_path / "words.pt"
-    run = rescore("train", "--parallel", *sides, "-o", model, *TINY, "--max-updates", "2")
+    run = rescore("train", "--parallel", *sides, "-o", model, *TINY, "--max-updates", "2", "--subwords", "none")
     assert run.returncode == 0, run.stderr
     assert "shortlists from parallel corpus" in run.stderr and "subwords" not in run.stderr.split("\n", 1)[1]
     assert "subwords" not in read_model_file(model) and load_model(model).subwords is None
@@ -249,7 +250,8 @@ def test_a_word_model_is_still_the_default(tmp_path, sides):
      "--subwords, --subword-size: not for a language model (--lm)"),
     (["--parallel", "SRC", "TGT", "--subwords", "bpe", "--shortlist-size", "100"],
      "--shortlist-size: with --subwords bpe the vocabularies are the subword models' pieces"),
-    (["--parallel", "SRC", "TGT", "--subword-size", "500"], "--subword-size: only with --subwords bpe or unigram"),
+    (["--parallel", "SRC", "TGT", "--subwords", "none", "--subword-size", "500"],
+     "--subword-size: only with --subwords bpe or unigram"),
 ])
 def test_settings_that_do_not_go_with_subwords_are_refused(tmp_path, sides, args, said):
     args = [str(EXAMPLE_TABLE) if a == "TABLE" else str(sides[0]) if a == "SRC" else str(sides[1]) if a == "TGT"
