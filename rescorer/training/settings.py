@@ -192,7 +192,9 @@ class TrainSettings:
         option="--max-updates", show_default=False, resume=MAY_CHANGE)
     max_epochs: Optional[float] = setting(  # None: only max_updates
         DEFAULT_MAX_EPOCHS, POSITIVE_FLOAT, "Bound on passes over the training pairs; early stopping usually "
-                                            "ends training before it.", option="--max-epochs", resume=MAY_CHANGE)
+                                            f"ends training before it [default: {DEFAULT_MAX_EPOCHS:g}; "
+                                            f"{parallel_default('max_epochs')}].", option="--max-epochs",
+        show_default=False, resume=MAY_CHANGE)
     max_seconds: Optional[float] = setting(None, POSITIVE_FLOAT, "Stop training after this many seconds.",
                                            option="--max-time", show_default=False, resume=MAY_CHANGE,
                                            legacy_names=("max_time",))
