@@ -14,7 +14,9 @@ repeated) with a random `cho2014` model of `--preset`, and prints
 
     python3 benchmarks/gpu_profile.py [--lines 200000] [--preset paper] [--precision bf16] [--trace OUT.json]
 
-`--device cpu` is a dry run of this script (no GPU time to report).
+`--device cpu` is a dry run of this script (no GPU time to report). The operators do not show
+the Python between them (unpickling the workers' chunks, formatting): benchmarks/gpu_session.sh
+runs this and a py-spy profile of the same path (benchmarks/spy_summary.py) in one lease.
 """
 
 from __future__ import annotations
