@@ -131,8 +131,10 @@ def train_job(job: TrainJob, reporter, placement: Placement) -> None:
     if precision == "int8":  # `rescore run --precision int8`: int8 scores a model trained in fp32
         precision = "fp32"
     warn_if_emulated(reporter, precision, device)
-    reporter.signature("train", **model.describe(), **signature_items(settings.resolved(model.width())),
-                       device=device.type, precision=precision,
+    shown = signature_items(settings.resolved(model.width()))
+    if settings.subwords == NO_SUBWORDS:  # a model of words has no pieces to count
+        shown["subword_size"] = "-"
+    reporter.signature("train", **model.describe(), **shown, device=device.type, precision=precision,
                        **({"ranks": ranks.world_size} if ranks.is_distributed else {}))
     started = time.perf_counter()
     progress = TrainingProgress(reporter, job.source.kind, settings, device.type)

@@ -239,6 +239,7 @@ def test_none_reads_words_through_shortlists(tmp_path, sides):
     run = rescore("train", "--parallel", *sides, "-o", model, *TINY, "--max-updates", "2", "--subwords", "none")
     assert run.returncode == 0, run.stderr
     assert "shortlists from parallel corpus" in run.stderr and "subwords" not in run.stderr.split("\n", 1)[1]
+    assert "|subwords:none|subword-size:-|" in run.stderr.splitlines()[0]  # no pieces to size
     assert "subwords" not in read_model_file(model) and load_model(model).subwords is None
     assert recorded_training(read_model_file(model)["training"])[0]["subwords"] == "none"
 
