@@ -12,6 +12,7 @@ from rescorer.errors import RescorerError
 from rescorer.io.file_names import checkpoint_path_for
 from rescorer.models.model_files import read_model_file
 from rescorer.training.pipeline import train_on_table
+from rescorer.training.settings import SUBWORD_SIZE
 from rescorer.training.trainer import (PairSplit, TrainSettings, evaluate_perplexity, heldout_mask,
                                        unigram_perplexity)
 from tests.helpers import gz_lines, rescore
@@ -204,9 +205,11 @@ def test_training_reports_the_pairs_the_bound_left_out(example_table, tmp_path):
 
 def test_defaults_follow_the_batches():
     """Token batches bring the benchmarked recipe (Adam 6e-3, 100 warm-up updates, 2048 sampled
-    words); the paper's random pairs keep every earlier default, and the checkpoint records them."""
+    words); the paper's random pairs keep every earlier default, and the checkpoint records them
+    (the subword size too, SUBWORD_SIZE when not given: a model of words ignores it)."""
     assert TrainSettings().resolved() == TrainSettings(
-        batch_tokens=3000, optimizer="adam", learning_rate=6e-3, warmup_updates=100, sampled_softmax=2048)
+        batch_tokens=3000, optimizer="adam", learning_rate=6e-3, warmup_updates=100, sampled_softmax=2048,
+        subword_size=SUBWORD_SIZE)
     paper = TrainSettings(**PAPER_RECIPE).resolved()
     assert (paper.learning_rate, paper.warmup_updates, paper.sampled_softmax) == (1.0, 0, 0)
     adam_pairs = TrainSettings(batch_size=64, batch_tokens=None).resolved()
