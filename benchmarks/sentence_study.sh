@@ -70,6 +70,15 @@ EOF
 full="$work/full.pt"
 row_model() { echo "$work/rows/$1.pt"; }
 
+# train_row MODEL NAME ARGS...: `train` with row NAME's recipe (no-subwords also leaves out the
+# subwords' size, which word models refuse), then ARGS.
+train_row() {
+    local model="$1" name="$2" row_subwords=("${subwords[@]}"); shift 2
+    [[ "$name" == no-subwords ]] && row_subwords=()
+    # shellcheck disable=SC2086  # a row's options are words
+    train "$model" "${common[@]}" "${row_subwords[@]}" "${recipe[@]}" ${rows[$name]} "$@"
+}
+
 first_updates() { train "$full" "${common[@]}" "${subwords[@]}" "${recipe[@]}" --max-updates "$row_updates" && cp "$full" "$(row_model full)"; }
 step "full: first $row_updates updates" "$(row_model full)" first_updates
 [[ -e "$work/rows/full.scored" ]] || { score "$(row_model full)" dev "$work/rows.tsv" full && touch "$work/rows/full.scored"; }
@@ -92,13 +101,10 @@ fi
 # updates (no-dropout) may lose once the recipe's regularization pays.
 if [[ "${STAGE:-}" == long ]]; then
     for name in ${LONG_ROWS:?"LONG_ROWS names the rows to train on (e.g. no-dropout)"}; do
-        model="$work/rows/$name-long.pt" row_subwords=("${subwords[@]}")
-        [[ "$name" == no-subwords ]] && row_subwords=()
+        model="$work/rows/$name-long.pt"
         [[ -e "$model.checkpoint" || -e "$model.done" ]] || cp "$(row_model "$name").checkpoint" "$model.checkpoint"
-        # shellcheck disable=SC2086  # a row's options are words
         [[ -e "$model.done" ]] || step "$name: ${FINAL_UPDATES:-11000} updates" "$model.done" \
-            train "$model" "${common[@]}" "${row_subwords[@]}" "${recipe[@]}" ${rows[$name]} \
-            --max-updates "${FINAL_UPDATES:-11000}" --max-epochs 60
+            train_row "$model" "$name" --max-updates "${FINAL_UPDATES:-11000}" --max-epochs 60
         for set in dev test; do
             [[ -e "$model.$set.scored" ]] || { score "$model" "$set" "$work/long.tsv" "$name" && touch "$model.$set.scored"; }
         done
@@ -107,10 +113,8 @@ if [[ "${STAGE:-}" == long ]]; then
 fi
 
 for name in ${ROWS:-${!rows[@]}}; do
-    model="$(row_model "$name")" row_subwords=("${subwords[@]}")
-    [[ "$name" == no-subwords ]] && row_subwords=()
-    # shellcheck disable=SC2086  # a row's options are words
+    model="$(row_model "$name")"
     [[ -e "$model.done" ]] || step "$name: $row_updates updates" "$model.done" \
-        train "$model" "${common[@]}" "${row_subwords[@]}" "${recipe[@]}" ${rows[$name]} --max-updates "$row_updates"
+        train_row "$model" "$name" --max-updates "$row_updates"
     [[ -e "$model.scored" ]] || { score "$model" dev "$work/rows.tsv" "$name" && touch "$model.scored"; }
 done
