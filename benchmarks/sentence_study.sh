@@ -10,8 +10,9 @@
 # dev set (beam 5, both references); the full recipe's row is the first ROW_UPDATES updates of
 # the final model's own run. WORK/rows.tsv gets one line per row, WORK/final.tsv the final
 # model's dev and test scores, WORK/times.tsv each step's wall time. ROWS picks rows (default
-# all); STAGE=final runs only the final model, STAGE=rows only the rows (so that a second core
-# trains them beside the final model), STAGE=long trains LONG_ROWS on to the final budget.
+# all, "full" included; STAGE=rows ROWS=constant-lr trains that row alone); STAGE=final runs
+# only the final model, STAGE=rows only the rows (so that a second core trains them beside the
+# final model), STAGE=long trains LONG_ROWS on to the final budget.
 # FINAL_UPDATES caps the final model's training (default: none, early stopping or 60 epochs),
 # the issue's budget being about 6 hours of this machine.
 set -euo pipefail
@@ -79,9 +80,14 @@ train_row() {
     train "$model" "${common[@]}" "${row_subwords[@]}" "${recipe[@]}" ${rows[$name]} "$@"
 }
 
+# ROWS picks rows, "full" among them; the final model's run starts with the full row.
+if [[ "${STAGE:-}" == long ]]; then selected_rows="${ROWS:-}"; else selected_rows="${ROWS:-full ${!rows[*]}}"; fi
+[[ "${STAGE:-}" == rows || "${STAGE:-}" == long ]] || selected_rows="full $selected_rows"
 first_updates() { train "$full" "${common[@]}" "${subwords[@]}" "${recipe[@]}" --max-updates "$row_updates" && cp "$full" "$(row_model full)"; }
-step "full: first $row_updates updates" "$(row_model full)" first_updates
-[[ -e "$work/rows/full.scored" ]] || { score "$(row_model full)" dev "$work/rows.tsv" full && touch "$work/rows/full.scored"; }
+if [[ " $selected_rows " == *" full "* ]]; then
+    step "full: first $row_updates updates" "$(row_model full)" first_updates
+    [[ -e "$work/rows/full.scored" ]] || { score "$(row_model full)" dev "$work/rows.tsv" full && touch "$work/rows/full.scored"; }
+fi
 
 final() {
     train "$full" "${common[@]}" "${subwords[@]}" "${recipe[@]}" --max-updates "${FINAL_UPDATES:-1000000}" --max-epochs 60 &&
@@ -102,7 +108,9 @@ fi
 if [[ "${STAGE:-}" == long ]]; then
     for name in ${LONG_ROWS:?"LONG_ROWS names the rows to train on (e.g. no-dropout)"}; do
         model="$work/rows/$name-long.pt"
-        [[ -e "$model.checkpoint" || -e "$model.done" ]] || cp "$(row_model "$name").checkpoint" "$model.checkpoint"
+        # From the row's checkpoint where it exists (the schedule does not depend on the bound).
+        row_checkpoint="$(row_model "$name").checkpoint"
+        [[ -e "$model.checkpoint" || -e "$model.done" || ! -e "$row_checkpoint" ]] || cp "$row_checkpoint" "$model.checkpoint"
         [[ -e "$model.done" ]] || step "$name: ${FINAL_UPDATES:-11000} updates" "$model.done" \
             train_row "$model" "$name" --max-updates "${FINAL_UPDATES:-11000}" --max-epochs 60
         for set in dev test; do
@@ -112,7 +120,8 @@ if [[ "${STAGE:-}" == long ]]; then
     exit 0
 fi
 
-for name in ${ROWS:-${!rows[@]}}; do
+for name in $selected_rows; do
+    [[ "$name" == full ]] && continue
     model="$(row_model "$name")"
     [[ -e "$model.done" ]] || step "$name: $row_updates updates" "$model.done" \
         train_row "$model" "$name" --max-updates "$row_updates"
