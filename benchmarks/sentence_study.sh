@@ -44,6 +44,10 @@ declare -A rows=(
     [no-average]="--average 0"
     [rnnsearch]="--arch rnnsearch --layer-norm"
 )
+# Other values of an ingredient, trained only when ROWS or LONG_ROWS names them.
+declare -A variants=(
+    [dropout-0.1]="--dropout 0.1"
+)
 
 # train MODEL ARGS...: `resumable`, its output also in WORK/logs; MODEL.done marks a finished
 # run (the checkpoint stays for more).
@@ -77,7 +81,7 @@ train_row() {
     local model="$1" name="$2" row_subwords=("${subwords[@]}"); shift 2
     [[ "$name" == no-subwords ]] && row_subwords=()
     # shellcheck disable=SC2086  # a row's options are words
-    train "$model" "${common[@]}" "${row_subwords[@]}" "${recipe[@]}" ${rows[$name]} "$@"
+    train "$model" "${common[@]}" "${row_subwords[@]}" "${recipe[@]}" ${rows[$name]:-${variants[$name]}} "$@"
 }
 
 # ROWS picks rows, "full" among them; the final model's run starts with the full row.
