@@ -84,11 +84,10 @@ train_row() {
     train "$model" "${common[@]}" "${row_subwords[@]}" "${recipe[@]}" ${rows[$name]:-${variants[$name]}} "$@"
 }
 
-# ROWS picks rows, "full" among them; the final model's run starts with the full row.
-if [[ "${STAGE:-}" == long ]]; then selected_rows="${ROWS:-}"; else selected_rows="${ROWS:-full ${!rows[*]}}"; fi
-[[ "${STAGE:-}" == rows || "${STAGE:-}" == long ]] || selected_rows="full $selected_rows"
+# The full row: the final model's run starts with it, and STAGE=rows trains it when ROWS names it.
+selected_rows="${ROWS:-full ${!rows[*]}}"
 first_updates() { train "$full" "${common[@]}" "${subwords[@]}" "${recipe[@]}" --max-updates "$row_updates" && cp "$full" "$(row_model full)"; }
-if [[ " $selected_rows " == *" full "* ]]; then
+if [[ "${STAGE:-}" != long ]] && [[ "${STAGE:-}" != rows || " $selected_rows " == *" full "* ]]; then
     step "full: first $row_updates updates" "$(row_model full)" first_updates
     [[ -e "$work/rows/full.scored" ]] || { score "$(row_model full)" dev "$work/rows.tsv" full && touch "$work/rows/full.scored"; }
 fi
