@@ -27,6 +27,18 @@ from rescorer.models.encoders import RecurrentEncoder
 from rescorer.models.softmax import full_precision
 
 
+def orthogonal_on_one_thread(block: torch.Tensor) -> None:
+    """nn.init.orthogonal_ with torch on one thread: its QR rounds differently on 2 threads (up to
+    2.2e-6), and the default recipe's first updates grew that into another model (RESULTS.md,
+    Speed III parts 6 and 7); so a seed gives the same initial weights on any thread count."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        nn.init.orthogonal_(block)
+    finally:
+        torch.set_num_threads(threads)
+
+
 @dataclass
 class DecoderState:
     """Where incremental decoding stands: `position` words consumed, and batch-major tensors."""
@@ -124,7 +136,7 @@ class PhraseScorer(nn.Module):
             for layer in self.modules():
                 if isinstance(layer, RecurrentLayer):
                     for block in layer.recurrent_blocks():
-                        nn.init.orthogonal_(block)
+                        orthogonal_on_one_thread(block)
             for embedding in (self.src_embed, self.tgt_embed):
                 embedding.table.weight[PAD_ID].zero_()
 
