@@ -56,6 +56,7 @@ SUMMARY_PATTERNS = {
     "unigram_ppl": (r"unigram ([\d.]+)", float),
     "target_tokens_per_s": (r"(\d+) target tokens/s", int),
     "precision": (r"precision auto: (\w+)", str),
+    "bf16_mean_delta": (r"precision auto: .*mean \|delta log p\| ([0-9.e+-]+)", float),  # absent: no check
     "lines_out": (r"lines in \d+, out (\d+)", int),
     "pairs_per_s_reported": (r"s, (\d+) pairs/s; wrote", int),
 }
@@ -110,6 +111,12 @@ def run_main_job(table: Path, work: Path, rescore_args: list) -> dict:
         figures[key] = kind(found.group(1)) if found else None
     figures["model"] = str(work / "out.model.pt")
     return figures
+
+
+def precision_reason(figures: dict) -> str:
+    """Why: bf16's mean |delta log p| on the check's sample, where the CPU has bf16 units."""
+    delta = figures.get("bf16_mean_delta")
+    return "" if delta is None else f", bf16 moving log p by {delta:.3g} on average (bound 0.02)"
 
 
 def heldout_figures(model_path: Path) -> dict:
@@ -200,7 +207,8 @@ def main() -> None:
     print(f"`{figures['command']}` ({args.table.name}{f', first {args.max_lines:,} lines' if args.max_lines else ''}; "
           f"{about['cpu']}, {about['cores']} cores, OMP_NUM_THREADS={about['omp_num_threads']}, load average "
           f"{about['load_average']:.1f} at start, {figures['load_average_end']:.1f} at end; commit {about['commit']}; "
-          f"training stopped: {figures['stopped_because']}; precision auto chose {figures['precision']})\n")
+          f"training stopped: {figures['stopped_because']}; precision auto chose {figures['precision']}"
+          f"{precision_reason(figures)})\n")
     print(table(figures, old))
     if args.json_out:
         args.json_out.parent.mkdir(parents=True, exist_ok=True)
