@@ -31,7 +31,7 @@ def test_the_init_leaves_the_thread_count_as_it_found_it():
     before = torch.get_num_threads()
     torch.set_num_threads(2)
     try:
-        initial_weights("cho2014", 2)
+        build_model(ModelSettings.make("cho2014", "tiny").config(100, 100))
         assert torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(before)
