@@ -56,7 +56,9 @@ SUMMARY_PATTERNS = {
     "unigram_ppl": (r"unigram ([\d.]+)", float),
     "target_tokens_per_s": (r"(\d+) target tokens/s", int),
     "precision": (r"precision auto: (\w+)", str),
-    "bf16_mean_delta": (r"precision auto: .*mean \|delta log p\| ([0-9.e+-]+)", float),  # absent: no check
+    # absent where no check ran (a CPU without bf16 units, an explicit precision)
+    "bf16_mean_delta": (r"precision auto: .*mean \|delta log p\| ([0-9.e+-]+)", float),
+    "bf16_bound": (r"precision auto: .*mean \|delta log p\| \S+ over \d+ pairs \(bound ([0-9.e+-]+)\)", float),
     "lines_out": (r"lines in \d+, out (\d+)", int),
     "pairs_per_s_reported": (r"s, (\d+) pairs/s; wrote", int),
 }
@@ -116,7 +118,7 @@ def run_main_job(table: Path, work: Path, rescore_args: list) -> dict:
 def precision_reason(figures: dict) -> str:
     """Why: bf16's mean |delta log p| on the check's sample, where the CPU has bf16 units."""
     delta = figures.get("bf16_mean_delta")
-    return "" if delta is None else f", bf16 moving log p by {delta:.3g} on average (bound 0.02)"
+    return "" if delta is None else f", bf16 moving log p by {delta:.3g} on average (bound {figures['bf16_bound']:g})"
 
 
 def heldout_figures(model_path: Path) -> dict:
