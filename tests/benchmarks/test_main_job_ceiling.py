@@ -1,0 +1,37 @@
+"""benchmarks/main_job_ceiling.py: the counts and the int8 normaliser its figures rest on."""
+
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+
+from main_job_ceiling import count_shared_states, int8_block, int8_parts  # noqa: E402
+from rescorer.models import softmax  # noqa: E402
+
+
+def test_shared_states_count_each_source_prefix_once():
+    pairs = [("a", "x y"), ("a", "x z"), ("a", "w"), ("b", "x y")]
+    # a: "", "x", "x y", "x z", "w"; b: "", "x", "x y"
+    assert count_shared_states(pairs) == {"positions": 3 + 3 + 2 + 3, "states": 5 + 3, "sources": 2}
+
+
+def test_int8_parts_keep_fifteen_bits_of_each_row():
+    values = torch.randn(64, 128) * torch.logspace(-3, 2, 64).unsqueeze(1)  # rows of very different sizes
+    hi, lo, scale = int8_parts(values)
+    assert hi.dtype == lo.dtype == torch.int8
+    rebuilt = scale * (hi.float() + lo.float() / 128)
+    assert ((values - rebuilt).abs() <= scale / 256 * 1.001).all()
+
+
+@pytest.mark.skipif(not hasattr(torch, "_int_mm"), reason="torch without int8 products")
+def test_int8_block_gives_the_fp32_blocks_log_probs():
+    torch.manual_seed(0)
+    features, weight = torch.randn(40, 128) * 0.3, torch.randn(3000, 128) * 0.1
+    bias, gold = torch.randn(3000) * 0.1, torch.randint(0, 3000, (40,))
+    args = (features, gold, weight, bias, bias.exp(), float(weight.norm(dim=1).max()), float(bias.abs().max()))
+    expected = softmax._bounded_block(*args)
+    assert torch.allclose(int8_block(*args), expected, atol=1e-4)
+    assert not torch.allclose(int8_block(features.neg(), *args[1:]), expected, atol=1e-2)  # not a copy
