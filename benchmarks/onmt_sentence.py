@@ -110,15 +110,19 @@ def onmt_train_options(config, recipe: Recipe, *, src_text: Path, tgt_text: Path
     }
 
 
-def onmt_translate_args(model: Path, src: Path, output: Path, recipe: Recipe, length_ratio: float) -> list[str]:
+def onmt_translate_args(model: Path, src: Path, output: Path, recipe: Recipe, length_ratio: float,
+                        forced_steps: int = 0) -> list[str]:
     """onmt_translate's options for the benchmark's search: beam, Wu's length penalty, the batch,
-    and the length bound int(ratio * longest source + 5) (its slack is fixed at 5)."""
+    and the length bound int(ratio * longest source + 5) (its slack is fixed at 5); with
+    `forced_steps` S, every hypothesis instead runs exactly S steps ([EOS] barred until S pieces,
+    where OpenNMT-py ends it without one)."""
     if recipe.length_slack != 5:
         raise ValueError("OpenNMT-py's length bound adds 5 to ratio x source; the recipe's slack must be 5")
+    lengths = (["-min_length", str(forced_steps), "-max_length", str(forced_steps), "-max_length_ratio", "0"]
+               if forced_steps else ["-min_length", "1", "-max_length_ratio", str(length_ratio)])
     return ["-model", str(model), "-src", str(src), "-output", str(output), "-gpu", "-1",
             "-beam_size", str(recipe.beam), "-n_best", "1", "-length_penalty", "wu", "-alpha", str(recipe.alpha),
-            "-batch_type", "sents", "-batch_size", str(recipe.translate_batch), "-min_length", "1",
-            "-max_length_ratio", str(length_ratio), "-seed", str(recipe.seed)]
+            "-batch_type", "sents", "-batch_size", str(recipe.translate_batch), *lengths, "-seed", str(recipe.seed)]
 
 
 def onmt_batch_count(src_lengths: np.ndarray, tgt_lengths: np.ndarray, batch_size: int) -> int:

@@ -16,8 +16,13 @@ same --sentences source sentences (beam 5, Wu's length penalty 0.6, batches of 3
 length bound), once more per round, alternated, after a warm-up on the first batch. Figures are
 medians over rounds, and the ratio rescorer / OpenNMT-py the median of the per-round ratios.
 The models are barely trained, so their outputs run to the length bound (which the two systems
-apply differently): each one's 1-best pieces per sentence, and its pieces/s, are printed too. OpenNMT-py runs in benchmarks/.venv-onmt (setup_onmt_venv.sh, made
-on first use), never in rescorer's environment; everything the run writes goes under --work.
+apply differently): each one's 1-best pieces per sentence, and its pieces/s, are printed too.
+With --forced-length N both translate every sentence to exactly N pieces, so that the searches do
+equal work whatever the models: rescorer with `--min-length N` and a length bound of N (N pieces,
+then the step that scores [EOS]), OpenNMT-py with -min_length and -max_length N + 1 (N + 1 pieces,
+no [EOS]): N + 1 decoder steps a hypothesis in both. OpenNMT-py runs in benchmarks/.venv-onmt
+(setup_onmt_venv.sh, made on first use), never in rescorer's environment; everything the run
+writes goes under --work.
 """
 
 from __future__ import annotations
@@ -180,14 +185,17 @@ class RescorerSide:
         model = self.trainer.model if self.trainer else self.new_trainer().model
         return sum(p.numel() for p in {id(p): p for p in model.parameters()}.values())
 
-    def search_settings(self, length_ratio: float):
+    def search_settings(self, length_ratio: float, forced_length: int = 0):
         from rescorer.scoring.settings import TranslateSettings
 
         r = self.recipe
+        if forced_length:  # a bound of int(~0 x source) + N = N pieces, and no [EOS] before it
+            return TranslateSettings(beam=r.beam, alpha=r.alpha, batch_size=r.translate_batch, length_ratio=1e-9,
+                                     length_slack=forced_length, min_length=forced_length)
         return TranslateSettings(beam=r.beam, alpha=r.alpha, batch_size=r.translate_batch,
                                  length_ratio=length_ratio, length_slack=r.length_slack)
 
-    def translate(self, input_text: Path, output: Path, length_ratio: float) -> dict:
+    def translate(self, input_text: Path, output: Path, length_ratio: float, forced_length: int = 0) -> dict:
         """The last trained model translates the input, as `rescore translate` does after loading it;
         the search is wrapped to note each 1-best's pieces ([EOS] not counted)."""
         from rescorer.scoring import translation
@@ -203,8 +211,8 @@ class RescorerSide:
         translation.batch_beam_search = noted
         try:
             start = time.perf_counter()
-            summary = translation.translate_file(bundle, input_text, output, self.search_settings(length_ratio),
-                                                 force=True)
+            summary = translation.translate_file(bundle, input_text, output,
+                                                 self.search_settings(length_ratio, forced_length), force=True)
             seconds = time.perf_counter() - start
         finally:
             translation.batch_beam_search = search
@@ -240,9 +248,10 @@ class OnmtSide:
         self.parameters = result["parameters"]
         return result
 
-    def translate(self, output: Path, length_ratio: float) -> dict:
+    def translate(self, output: Path, length_ratio: float, forced_length: int = 0) -> dict:
         model = self.work / f"onmt_step_{self.steps}.pt"
-        args = onmt_translate_args(model, self.corpus.input_pieces, output, self.recipe, length_ratio)
+        args = onmt_translate_args(model, self.corpus.input_pieces, output, self.recipe, length_ratio,
+                                   forced_steps=forced_length + 1 if forced_length else 0)
         result = run_onmt_translate(args, self.recipe.translate_batch, self.threads,
                                     self.work / "onmt-translate.log")
         result["pieces"] = sum(len(line.split()) for line in result.pop("predictions"))
@@ -274,10 +283,12 @@ def print_settings(args, recipe: Recipe, corpus: Corpus, rescorer: RescorerSide,
         ("token budget", f"--batch-tokens {recipe.batch_tokens}: {onmt.rescorer_batches} batches/epoch",
          f"batch_size {onmt.batch_size} tokens: {onmt.batches} batches/epoch (modelled)"),
         ("precision, threads", f"fp32, {torch.get_num_threads()}", f"{o['model_dtype']}, {args.threads}"),
-        ("search", f"beam {recipe.beam}, alpha {recipe.alpha}, batch {recipe.translate_batch}, "
-                   f"int({length_ratio} x source) + {recipe.length_slack}",
-         f"beam_size {recipe.beam}, wu alpha {recipe.alpha}, batch_size {recipe.translate_batch}, "
-         f"max_length_ratio {length_ratio}"),
+        ("search", f"beam {recipe.beam}, alpha {recipe.alpha}, batch {recipe.translate_batch}, " + (
+            f"exactly {args.forced_length} pieces, then [EOS]" if args.forced_length else
+            f"int({length_ratio} x source) + {recipe.length_slack}"),
+         f"beam_size {recipe.beam}, wu alpha {recipe.alpha}, batch_size {recipe.translate_batch}, " + (
+             f"min_length = max_length = {args.forced_length + 1}" if args.forced_length else
+             f"max_length_ratio {length_ratio}")),
     ]
     print(f"data: {corpus.pairs} sentence pairs of {args.src.name}/{args.tgt.name} ({corpus.dropped} of the first "
           f"{args.max_sentences or 'all'} left out: empty, not UTF-8 or over {MAX_WORDS} words); BPE {args.subword_size} "
@@ -292,7 +303,7 @@ def print_settings(args, recipe: Recipe, corpus: Corpus, rescorer: RescorerSide,
         print(f"  - {line}")
 
 
-def report(train: dict, translate: dict, rounds: int) -> None:
+def report(train: dict, translate: dict, rounds: int, forced_length: int = 0) -> None:
     """Median rates, and the ratio as the median of the per-round ratios."""
     def line(label, results, amount, unit):
         ours = [rate(r, amount) for r in results["rescorer"]]
@@ -308,6 +319,13 @@ def report(train: dict, translate: dict, rounds: int) -> None:
     print(f"  real target tokens per timed update: rescorer {per(train['rescorer'], 'target_tokens', 'updates'):.0f}, "
           f"OpenNMT-py {per(train['OpenNMT-py'], 'target_tokens', 'updates'):.0f}")
     line("translation", translate, "sentences", "sentences/s")
+    if forced_length:
+        print(f"  every hypothesis ran {forced_length + 1} decoder steps in both (--forced-length {forced_length}); "
+              f"1-best pieces per sentence: rescorer {per(translate['rescorer'], 'pieces', 'sentences'):.1f}, "
+              f"OpenNMT-py {per(translate['OpenNMT-py'], 'pieces', 'sentences'):.1f} (its last step writes a piece, "
+              f"rescorer's scores [EOS])")
+        print(f"(medians of {rounds} alternated rounds)")
+        return
     ours = translate["rescorer"][-1]
     print(f"  1-best pieces per sentence: rescorer {per(translate['rescorer'], 'pieces', 'sentences'):.1f} "
           f"({ours['at_bound']} of {ours['sentences']} stopped by the length bound), "
@@ -331,6 +349,8 @@ def main(argv=None) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--sentences", type=int, default=100, help="sentences to translate")
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--forced-length", type=int, default=0, metavar="N",
+                        help="translate every sentence to exactly N pieces in both systems: equal work (0: off)")
     parser.add_argument("--work", type=Path, default=RESULTS_DIR / "sentence-peer")
     parser.add_argument("--smoke", action="store_true", help="a 2-minute check: " +
                         ", ".join(f"--{k.replace('_', '-')} {v}" for k, v in SMOKE.items()))
@@ -338,8 +358,8 @@ def main(argv=None) -> int:
     if args.smoke:
         for key, value in SMOKE.items():
             setattr(args, key, value)
-    if args.warmup < 1 or args.updates < 1:
-        parser.error("--warmup and --updates must be at least 1")
+    if args.warmup < 1 or args.updates < 1 or args.forced_length < 0:
+        parser.error("--warmup and --updates must be at least 1, --forced-length at least 0")
     torch.set_num_threads(args.threads)
     ensure_venv()
     work = args.work
@@ -357,13 +377,15 @@ def main(argv=None) -> int:
     train = interleave({"rescorer": lambda: rescorer.train(args.warmup, args.updates),
                         "OpenNMT-py": lambda: onmt.train(args.warmup)}, args.rounds)
     length_ratio = rescorer.trainer.length_cap["ratio"]  # measured on the training pieces
+    forced = args.forced_length
     rescorer.translate(write_lines(work / "warm.txt", read_input(args.translate_input, recipe.translate_batch)),
-                       work / "warm.out", length_ratio)  # the model's first batch, untimed
-    translate = interleave({"rescorer": lambda: rescorer.translate(corpus.input_text, work / "rescorer.out", length_ratio),
-                            "OpenNMT-py": lambda: onmt.translate(work / "onmt.out", length_ratio)}, args.rounds)
+                       work / "warm.out", length_ratio, forced)  # the model's first batch, untimed
+    translate = interleave({"rescorer": lambda: rescorer.translate(corpus.input_text, work / "rescorer.out",
+                                                                   length_ratio, forced),
+                            "OpenNMT-py": lambda: onmt.translate(work / "onmt.out", length_ratio, forced)}, args.rounds)
     print_settings(args, recipe, corpus, rescorer, onmt, length_ratio)
     print(f"timed: {args.updates} updates after {args.warmup} per round; {len(read_input(args.translate_input, args.sentences))} sentences")
-    report(train, translate, args.rounds)
+    report(train, translate, args.rounds, forced)
     print(f"total {time.perf_counter() - started:.0f} s")
     return 0
 

@@ -30,7 +30,7 @@ __all__ = ["TRANSLATION_COMMANDS"]
 @record_options(TranslateSettings, only=("beam", "nbest_size"))
 @click.option("--nbest-out", "nbest_path", type=ANY_PATH, default=None,
               help="Also write the n best as a Moses n-best list: id ||| words ||| RNN= log p ||| score.")
-@record_options(TranslateSettings, only=("alpha", "batch_size", "length_ratio"))
+@record_options(TranslateSettings, only=("alpha", "batch_size", "length_ratio", "min_length"))
 @device_option
 @precision_option
 @force_option("Replace existing outputs.")

@@ -4,8 +4,9 @@
 step is one (B*K, vocab) softmax instead of B small ones. The rule is the same (fairseq's: of
 the 2K best continuations of a source, those of the first K that end with [EOS] are finished,
 the first K that do not stay live; a source is done once K have finished), so beam 1 is greedy
-decoding and every source gets exactly what `search.beam_search` gives it alone. A finished
-source leaves the batch.
+decoding and every source gets exactly what `search.beam_search` gives it alone (which has no
+`min_length`: a phrase has a word, a sentence may be asked for more). A finished source leaves
+the batch.
 
 Finished hypotheses are ranked by log p divided by the length penalty of Wu et al. (2016),
 ((5 + |y|) / 6) ** alpha with |y| counting [EOS]: alpha 0 ranks by log p itself, which
@@ -52,15 +53,16 @@ def _padded(sources: Sequence[Sequence[int]], device: torch.device) -> tuple[tor
 @in_eval_mode
 def batch_beam_search(model: PhraseScorer, sources: Sequence[Sequence[int]], beam_size: int,
                       max_lengths: Sequence[int], alpha: float = 0.0,
-                      nbest: int = 1) -> list[list[Translation]]:
+                      nbest: int = 1, min_length: int = 1) -> list[list[Translation]]:
     """The `nbest` best of the `beam_size` targets beam search finds for each source, best first.
 
-    `max_lengths[b]` bounds source b's target (at that length [EOS] is its only choice).
+    `max_lengths[b]` bounds source b's target (at that length [EOS] is its only choice); before
+    `min_length` tokens [EOS] is never a choice (the max length wins where it is shorter).
     """
     if beam_size < 1 or not 1 <= nbest <= beam_size:
         raise ValueError(f"need beam size >= 1 and 1 <= nbest <= beam size, found {beam_size}, {nbest}")
-    if any(not src for src in sources) or any(length < 1 for length in max_lengths):
-        raise ValueError("every source needs a word and a max length of at least 1")
+    if any(not src for src in sources) or any(length < 1 for length in max_lengths) or min_length < 1:
+        raise ValueError("every source needs a word, and max and min lengths of at least 1")
     device = next(model.parameters()).device
     count, k = len(sources), beam_size
     if count == 0:
@@ -79,8 +81,9 @@ def batch_beam_search(model: PhraseScorer, sources: Sequence[Sequence[int]], bea
         vocab = log_probs.size(1)
         log_probs = log_probs.double().view(len(active), k, vocab)
         log_probs[:, :, PAD_ID] = float("-inf")
-        if step == 0:
-            log_probs[:, :, EOS_ID] = float("-inf")  # a translation has a word
+        too_short = [step < min(min_length, max_lengths[b]) for b in active]  # step 0: a translation has a word
+        if any(too_short):
+            log_probs[torch.tensor(too_short, device=device), :, EOS_ID] = float("-inf")
         must_end = torch.tensor([step >= max_lengths[b] for b in active], device=device)
         if bool(must_end.any()):
             ended = torch.full_like(log_probs, float("-inf"))

@@ -130,6 +130,9 @@ class TranslateSettings:
         "a + b * source tokens as the model's training pairs gave it: the smallest b in 1.2, 1.5, 2 and "
         "a in 5, 10 covering 99.9% of them; 2 * source + 10 for models trained before].", option="--max-length-ratio", show_default=False)
     length_slack: Optional[int] = setting(None, COUNT)
+    min_length: int = setting(1, POSITIVE_INT, "A translation has at least this many tokens (a subword model's "
+                              "pieces) before [EOS] may end it; the --max-length-ratio bound wins where it is shorter.",
+                              option="--min-length")
 
     def __post_init__(self) -> None:
         check_record(self)

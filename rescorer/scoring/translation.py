@@ -108,7 +108,8 @@ def translate_file(bundle: ModelBundle, input_path: Path, output_path: Path, set
         sources = [encoded[i] for i in batch]
         lengths = [max_output_length(len(ids), settings) for ids in sources]
         for i, translations in zip(batch, batch_beam_search(model, sources, settings.beam, lengths,
-                                                            settings.alpha, settings.nbest_size)):
+                                                            settings.alpha, settings.nbest_size,
+                                                            settings.min_length)):
             found[i] = translations
         progress(len(batch))
     target = bundle.tgt_encoding

@@ -78,6 +78,13 @@ def test_translate_args_ask_for_the_benchmarks_search():
         onmt_translate_args(Path("m.pt"), Path("in.sp"), Path("out"), Recipe(length_slack=10), 1.5)
 
 
+def test_forced_steps_bound_the_length_from_both_sides_and_drop_the_ratio():
+    args = onmt_translate_args(Path("m.pt"), Path("in.sp"), Path("out"), Recipe(), 1.5, forced_steps=31)
+    options = dict(zip(args[::2], args[1::2]))
+    assert options["-min_length"] == options["-max_length"] == "31" and options["-max_length_ratio"] == "0"
+    assert len(options) == len(args) // 2  # each option once
+
+
 def test_vocab_lines_are_pieces_with_counts_and_refuse_white_space(tmp_path):
     path = tmp_path / "v"
     write_onmt_vocab(["\u2581the", "<0x41>", "s"], path)

@@ -113,3 +113,37 @@ def test_length_normalization_picks_the_expected_hypothesis_and_never_a_cut_loop
     cut = [t for t in found if t.hypothesis.forced_end]
     assert cut[0].hypothesis.tokens == (3, 4, 4) and cut[0].score > top.score
     assert all(t.hypothesis.forced_end for t in found[found.index(cut[0]):])
+
+
+def test_min_length_keeps_eos_out_until_then():
+    """With at least 2 words, a (.30) is gone: ab (.162) is best, and nothing ends sooner."""
+    model = KnownScores()
+    [found] = batch_beam_search(model, [[3]], 10, [3], nbest=10, min_length=2)
+    assert found[0].hypothesis.tokens == (3, 4)
+    assert found[0].hypothesis.log_p == pytest.approx(math.log(.6 * .45 * .6))
+    assert min(len(t.hypothesis.tokens) for t in found) == 2
+    assert any(len(t.hypothesis.tokens) == 2 for t in found)
+
+
+@pytest.mark.parametrize("min_length", [3, 5])
+def test_the_max_length_wins_over_a_longer_min_length(min_length):
+    """min 3 with max 3 forces exactly 3 words; min 5 with max 3 too, rather than no output."""
+    model = KnownScores()
+    [found] = batch_beam_search(model, [[3], [4]], 4, [3, 3], nbest=4, min_length=min_length)[:1]
+    assert len(found) == 4
+    assert all(len(t.hypothesis.tokens) == 3 and t.hypothesis.forced_end for t in found)
+
+
+def test_min_length_applies_to_every_source_of_a_batch():
+    model = peaked_model("cho2014", {})
+    batched = batch_beam_search(model, SOURCES, 3, MAX_LENGTHS, nbest=3, min_length=4)
+    for max_length, found in zip(MAX_LENGTHS, batched):  # one source's max is 3
+        assert len(found) == 3
+        assert all(min(4, max_length) <= len(t.hypothesis.tokens) <= max_length for t in found)
+    plain = batch_beam_search(model, SOURCES, 3, MAX_LENGTHS, nbest=3)
+    assert any(len(t.hypothesis.tokens) < 4 for found in plain for t in found)  # so the bound did something
+
+
+def test_a_min_length_below_one_is_refused():
+    with pytest.raises(ValueError):
+        batch_beam_search(peaked_model("cho2014", {}), [[3]], 2, [3], min_length=0)

@@ -110,3 +110,16 @@ def test_a_device_or_a_fifo_is_written_as_a_stream(tiny_model_path, source, tmp_
     assert run.returncode == 0, run.stderr
     assert reader.communicate(timeout=60)[0] == expected.read_bytes()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["fifo", "input.en", "out.fr", "out.nbest"]
+
+
+def test_min_length_holds_every_translation_back_from_ending(tiny_model_path, source, tmp_path):
+    plain, longer = tmp_path / "plain.fr", tmp_path / "longer.fr"
+    assert rescore("translate", tiny_model_path, "--input", source, "-o", plain, "--beam", "2").returncode == 0
+    run = rescore("translate", tiny_model_path, "--input", source, "-o", longer, "--beam", "2", "--min-length", "6")
+    assert run.returncode == 0, run.stderr
+    assert "min-length:6" in run.stderr  # the signature line
+    lengths = [len(line.split()) for line, sentence in zip(longer.read_text().splitlines(), SENTENCES) if sentence]
+    assert len(lengths) == 5 and min(lengths) >= 6
+    assert min(len(line.split()) for line in plain.read_text().splitlines() if line) < 6
+    refused = rescore("translate", tiny_model_path, "--input", source, "-o", tmp_path / "x", "--min-length", "0")
+    assert refused.returncode == 2 and "'--min-length': 0 is not in the range x>=1." in refused.stderr
