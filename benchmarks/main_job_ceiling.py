@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import statistics
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -39,6 +38,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from rescorer.models import softmax  # noqa: E402
+from timing import median, time_repeated  # noqa: E402
 
 __all__ = ["int8_parts", "int8_block", "count_shared_states"]
 
@@ -87,12 +87,9 @@ def int8_normaliser():
         softmax._bounded_block = saved
 
 
-def _ms_per_call(function, calls: int) -> float:
-    function()
-    started = time.perf_counter()
-    for _ in range(calls):
-        function()
-    return 1000 * (time.perf_counter() - started) / calls
+def _ms_per_call(function) -> float:
+    """Milliseconds a call, averaged over a second of calls after one untimed."""
+    return 1000 * time_repeated(function, repeats=1, min_time=1.0)[0]
 
 
 def measure_output(rounds: int, model_path, table_path) -> None:
@@ -105,35 +102,33 @@ def measure_output(rounds: int, model_path, table_path) -> None:
           f"int8 against fp32: max |delta log p| {float((fp32 - int8).abs().max()):.2g}")
     ratios = []
     for round_ in range(rounds):
-        fp32_ms = _ms_per_call(lambda: softmax._bounded_block(*args), 30)
-        int8_ms = _ms_per_call(lambda: int8_block(*args), 30)
+        fp32_ms = _ms_per_call(lambda: softmax._bounded_block(*args))
+        int8_ms = _ms_per_call(lambda: int8_block(*args))
         ratios.append(fp32_ms / int8_ms)
         print(f"  round {round_ + 1}: fp32 {fp32_ms:.1f} ms, int8 hi/lo {int8_ms:.1f} ms: {fp32_ms / int8_ms:.2f}x")
-    print(f"  int8 hi/lo speed over fp32, median of rounds: {statistics.median(ratios):.2f}x")
-    products_ms = (_ms_per_call(lambda: torch.nn.functional.linear(features, weight), 30),
-                   _ms_per_call(lambda: torch._int_mm(args[0].to(torch.int8), weight.to(torch.int8).t()), 30))
+    print(f"  int8 hi/lo speed over fp32, median of rounds: {median(ratios):.2f}x")
+    products_ms = (_ms_per_call(lambda: torch.nn.functional.linear(features, weight)),
+                   _ms_per_call(lambda: torch._int_mm(args[0].to(torch.int8), weight.to(torch.int8).t())))
     print(f"  the products alone: fp32 {products_ms[0]:.1f} ms, one int8 {products_ms[1]:.1f} ms")
     if model_path is not None:
         measure_model_delta(Path(model_path), Path(table_path))
 
 
 def measure_model_delta(model_path: Path, table_path: Path) -> None:
-    from rescorer.data.directions import oriented
-    from rescorer.data.phrase_encoding import encode_phrases
+    """`--precision auto`'s check (rescorer.scoring.precision_check), int8 normaliser in bf16's place."""
     from rescorer.models.model_files import load_model
     from rescorer.scoring import precision_check
     from rescorer.scoring.batch_scoring import score_encoded
 
+    def score(bundle, src, tgt, precision: str):
+        with int8_normaliser() if precision == "bf16" else contextlib.nullcontext():
+            return score_encoded(bundle.model, src, tgt)
+
     bundle = load_model(model_path)
     bundle.model.eval()
-    pairs = precision_check.table_sample(table_path)
-    sides = oriented([src for src, _ in pairs], [tgt for _, tgt in pairs], bundle.direction)
-    src, tgt = encode_phrases(sides[0], bundle.src_vocab), encode_phrases(sides[1], bundle.tgt_vocab)
-    fp32 = score_encoded(bundle.model, src, tgt)
-    with int8_normaliser():
-        int8 = score_encoded(bundle.model, src, tgt)
-    print("  " + precision_check.compare(f"{model_path.name}, int8 hi/lo normaliser", fp32, int8,
-                                         [source for source, _ in pairs]).describe())
+    check = precision_check.check_bf16(bundle, f"{model_path.name}, int8 hi/lo normaliser",
+                                       precision_check.table_sample(table_path), score=score)
+    print("  " + check.describe())
 
 
 def count_shared_states(pairs) -> dict:

@@ -81,9 +81,9 @@ def batch_beam_search(model: PhraseScorer, sources: Sequence[Sequence[int]], bea
         vocab = log_probs.size(1)
         log_probs = log_probs.double().view(len(active), k, vocab)
         log_probs[:, :, PAD_ID] = float("-inf")
-        too_short = [step < min(min_length, max_lengths[b]) for b in active]  # step 0: a translation has a word
-        if any(too_short):
-            log_probs[torch.tensor(too_short, device=device), :, EOS_ID] = float("-inf")
+        if step < min_length:  # step 0: a translation has a word; a source's max length wins over it
+            too_short = torch.tensor([step < max_lengths[b] for b in active], device=device)
+            log_probs[too_short, :, EOS_ID] = float("-inf")
         must_end = torch.tensor([step >= max_lengths[b] for b in active], device=device)
         if bool(must_end.any()):
             ended = torch.full_like(log_probs, float("-inf"))
