@@ -189,11 +189,9 @@ class RescorerSide:
         from rescorer.scoring.settings import TranslateSettings
 
         r = self.recipe
-        if forced_length:  # a bound of int(~0 x source) + N = N pieces, and no [EOS] before it
-            return TranslateSettings(beam=r.beam, alpha=r.alpha, batch_size=r.translate_batch, length_ratio=1e-9,
-                                     length_slack=forced_length, min_length=forced_length)
-        return TranslateSettings(beam=r.beam, alpha=r.alpha, batch_size=r.translate_batch,
-                                 length_ratio=length_ratio, length_slack=r.length_slack)
+        lengths = (dict(length_ratio=1e-9, length_slack=forced_length, min_length=forced_length)  # int(~0 x source) + N
+                   if forced_length else dict(length_ratio=length_ratio, length_slack=r.length_slack))
+        return TranslateSettings(beam=r.beam, alpha=r.alpha, batch_size=r.translate_batch, **lengths)
 
     def translate(self, input_text: Path, output: Path, length_ratio: float, forced_length: int = 0) -> dict:
         """The last trained model translates the input, as `rescore translate` does after loading it;
@@ -319,18 +317,16 @@ def report(train: dict, translate: dict, rounds: int, forced_length: int = 0) ->
     print(f"  real target tokens per timed update: rescorer {per(train['rescorer'], 'target_tokens', 'updates'):.0f}, "
           f"OpenNMT-py {per(train['OpenNMT-py'], 'target_tokens', 'updates'):.0f}")
     line("translation", translate, "sentences", "sentences/s")
+    ours, theirs = (per(translate[system], "pieces", "sentences") for system in ("rescorer", "OpenNMT-py"))
     if forced_length:
         print(f"  every hypothesis ran {forced_length + 1} decoder steps in both (--forced-length {forced_length}); "
-              f"1-best pieces per sentence: rescorer {per(translate['rescorer'], 'pieces', 'sentences'):.1f}, "
-              f"OpenNMT-py {per(translate['OpenNMT-py'], 'pieces', 'sentences'):.1f} (its last step writes a piece, "
-              f"rescorer's scores [EOS])")
-        print(f"(medians of {rounds} alternated rounds)")
-        return
-    ours = translate["rescorer"][-1]
-    print(f"  1-best pieces per sentence: rescorer {per(translate['rescorer'], 'pieces', 'sentences'):.1f} "
-          f"({ours['at_bound']} of {ours['sentences']} stopped by the length bound), "
-          f"OpenNMT-py {per(translate['OpenNMT-py'], 'pieces', 'sentences'):.1f}; as their lengths differ, per piece:")
-    line("  1-best pieces/s", translate, "pieces", "pieces/s")
+              f"1-best pieces per sentence: rescorer {ours:.1f}, OpenNMT-py {theirs:.1f} (its last step writes a "
+              f"piece, rescorer's scores [EOS])")
+    else:
+        last = translate["rescorer"][-1]
+        print(f"  1-best pieces per sentence: rescorer {ours:.1f} ({last['at_bound']} of {last['sentences']} stopped "
+              f"by the length bound), OpenNMT-py {theirs:.1f}; as their lengths differ, per piece:")
+        line("  1-best pieces/s", translate, "pieces", "pieces/s")
     print(f"(medians of {rounds} alternated rounds)")
 
 
