@@ -21,6 +21,7 @@ from rescorer.io.atomic_output import AtomicOutput
 from ..errors import NbestFormatError
 from ..line_files import decoded, open_binary_read, read_lines
 from .language_check import TextChecks, check_language, check_utf8
+from .segmentation import checked_segmentation, find_segmentation, parse_segmentation, phrase_pairs
 
 __all__ = ["Scorer", "parse_segmentation", "rescore_nbest", "LOG_FLOOR", "SentenceModel",
            "add_sentence_features", "split_line"]
@@ -28,31 +29,20 @@ __all__ = ["Scorer", "parse_segmentation", "rescore_nbest", "LOG_FLOOR", "Senten
 Scorer = Callable[[Sequence[tuple[str, str]]], np.ndarray]
 SEP = b" ||| "
 LOG_FLOOR = -100.0  # as in the phrase-table column: exp(-100) is the smallest score written
-_SEGMENTATION = re.compile(rb"^\s*\d+(-\d+)?=\d+(-\d+)?(\s+\d+(-\d+)?=\d+(-\d+)?)*\s*$")
 
 
-def _span(text: bytes) -> tuple[int, int]:
-    start, _, end = text.partition(b"-")
-    return int(start), int(end or start) + 1
-
-
-def parse_segmentation(field: bytes) -> list[tuple[tuple[int, int], tuple[int, int]]]:
-    """`0-1=0-1 2=2` -> [((0, 2), (0, 2)), ((2, 3), (2, 3))]: half-open source/target spans."""
-    return [tuple(_span(part) for part in item.split(b"=")) for item in field.split()]  # type: ignore[misc]
-
-
-def _pairs_of(fields: list[bytes], source: str, mode: str) -> tuple[bool, list[tuple[str, str]]]:
-    """(per_phrase, pairs) for one n-best line."""
+def _pairs_of(fields: list[bytes], source: str, mode: str, where: str) -> tuple[bool, list[tuple[str, str]]]:
+    """(per_phrase, pairs) for one n-best line; a segmentation that does not fit the source and
+    the hypothesis is refused (segmentation.checked_segmentation)."""
     hyp = decoded(fields[1])
-    segmentation = next((f for f in fields[4:] if _SEGMENTATION.match(f)), None)
+    segmentation = find_segmentation(fields)
     if mode == "sentence" or (mode == "auto" and segmentation is None):
         return False, [(source, hyp.strip())]
     if segmentation is None:
-        raise NbestFormatError("mode 'phrase' needs an n-best list written with "
+        raise NbestFormatError(f"{where}: mode 'phrase' needs an n-best list written with "
                                "-include-segmentation-in-n-best")
-    src_words, tgt_words = source.split(), hyp.split()
-    return True, [(" ".join(src_words[s0:s1]), " ".join(tgt_words[t0:t1]))
-            for (s0, s1), (t0, t1) in parse_segmentation(segmentation)]
+    spans = checked_segmentation(segmentation, len(source.split()), len(hyp.split()), where)
+    return True, phrase_pairs(source, hyp, spans)
 
 
 def _floor(scores: np.ndarray, pairs: Sequence[tuple[str, str]], per_phrase: bool) -> np.ndarray:
@@ -146,10 +136,7 @@ def rescore_nbest(nbest_path: Path, out_path: Path, source_path: Path, scorer: S
                                                                        taken), start=1):
             sentence_id = int(fields[0])
             check_utf8(decoded(fields[1]).strip(), where, [checks])
-            try:
-                line_per_phrase, group = _pairs_of(fields, sources[sentence_id], mode)
-            except NbestFormatError as exc:
-                raise NbestFormatError(f"{where}: {exc}") from None
+            line_per_phrase, group = _pairs_of(fields, sources[sentence_id], mode, where)
             if chunk and line_per_phrase != per_phrase:
                 _judged_flush(chunk, count - 1, checks, nbest_path, scorer, name, out, per_phrase)
             per_phrase = line_per_phrase

@@ -63,14 +63,15 @@ def test_segmented_nbest_scores_each_phrase_pair(tmp_path):
     line = first_lines(NBEST, 1, tmp_path / "one").read_bytes().rstrip(b"\n")
     # "abraham prit une autre femme , et son nom était ketura ." for "abraham took another wife ..."
     nbest = tmp_path / "seg.nbest"
-    nbest.write_bytes(line + b" ||| 0-1=0-1 2=2-4 3-4=5-6\n")
+    nbest.write_bytes(line + b" ||| 0-1=0-1 2=2-4 3-4=5-6 5-10=7-11\n")
     scorer = FakeScorer()
     rescore_nbest(nbest, tmp_path / "out", DEV_SRC, scorer)
     src = read_lines(DEV_SRC)[0].split()
     assert scorer.pairs == [(" ".join(src[0:2]), "abraham prit"),
-                            (src[2], "une autre femme"), (" ".join(src[3:5]), ", et")]
-    assert list(iter_feature_values(tmp_path / "out", "RNN0")) == [-(2 + 1 + 3 + 0.5 + 2 + 1)]
-    assert (tmp_path / "out").read_bytes().endswith(b" ||| 0-1=0-1 2=2-4 3-4=5-6\n")
+                            (src[2], "une autre femme"), (" ".join(src[3:5]), ", et"),
+                            (" ".join(src[5:11]), "son nom était ketura .")]
+    assert list(iter_feature_values(tmp_path / "out", "RNN0")) == [-(2 + 1 + 3 + 0.5 + 2 + 1 + 5 + 3)]
+    assert (tmp_path / "out").read_bytes().endswith(b" ||| 0-1=0-1 2=2-4 3-4=5-6 5-10=7-11\n")
 
 
 def test_parse_segmentation():
@@ -87,7 +88,7 @@ def test_infinite_sentence_scores_are_floored_per_target_token(tmp_path):
 def test_phrase_scores_are_floored_like_the_table_column(tmp_path):
     line = first_lines(NBEST, 1, tmp_path / "one").read_bytes().rstrip(b"\n")
     nbest = tmp_path / "seg.nbest"
-    nbest.write_bytes(line + b" ||| 0-1=0-1 2=2-4\n")
+    nbest.write_bytes(line + b" ||| 0-1=0-1 2-10=2-11\n")
     rescore_nbest(nbest, tmp_path / "out", DEV_SRC, lambda pairs: np.array([-250.0, -3.0]))
     assert list(iter_feature_values(tmp_path / "out", "RNN0")) == [-103.0]
 
