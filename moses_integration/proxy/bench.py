@@ -19,7 +19,8 @@ import pandas as pd
 from ..evaluation.results_table import summarize
 from ..evaluation.scores import EvalResult, compare, score
 from ..nbest.bleu_statistics import bleu_statistics
-from ..nbest.mert_search import NbestArrays, optimize
+from ..nbest.extractor_files import NbestArrays
+from ..nbest.mert_search import optimize
 from ..nbest.nbest_file import NbestList
 
 __all__ = ["ProxySystem", "BenchSet", "bench_set", "system_features", "tune_system", "rerank_rows",
@@ -77,7 +78,7 @@ def tune_system(system: ProxySystem, dev: BenchSet, start: Mapping[str, float], 
     """({name: weight} with sum |w| = 1, dev BLEU 0-100) of one MERT run from `start` (by
     name; a name it lacks starts at 0)."""
     names, matrix = system_features(system, dev)
-    arrays = NbestArrays(names, matrix, dev.stats, dev.nbest.starts)
+    arrays = NbestArrays(names, matrix, dev.stats, dev.nbest.starts, np.arange(dev.nbest.num_sentences))
     initial = np.array([start.get(name, 0.0) for name in names])
     weights, bleu = optimize(arrays, initial, restarts=restarts, seed=seed)
     total = float(np.abs(weights).sum()) or 1.0
