@@ -3,7 +3,7 @@ list, the Spearman correlation of every dense feature with sentence BLEU (how we
 alone tells the better hypotheses apart), and of the new columns with the table's own four.
 Means over the sentences whose list varies. Used by docs/phrase-feature-study.md.
 
-    python3 benchmarks/nbest_correlation.py mert/run4.best100.out.gz mert/dev.ref0 mert/dev.ref1
+    python3 benchmarks/nbest_correlation.py mert/run4.best100.out.gz --source dev.en mert/dev.ref0 mert/dev.ref1
 """
 
 from __future__ import annotations
@@ -32,11 +32,13 @@ def readable(name: str) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("nbest", type=Path, help="a Moses n-best list of the dev set")
+    parser.add_argument("--source", type=Path, required=True,
+                        help="the decoder's input: every line of the list is checked against it")
     parser.add_argument("refs", type=Path, nargs="+", help="the dev references, line-aligned")
     args = parser.parse_args()
     refs = [read_lines(path) for path in args.refs]
     with_bleu, with_table = defaultdict(list), defaultdict(list)
-    for sentence, hypotheses in enumerate(read_nbest(args.nbest, len(refs[0]))):
+    for sentence, hypotheses in enumerate(read_nbest(args.nbest, read_lines(args.source), str(args.source))):
         if not hypotheses:
             continue
         frame = pd.DataFrame([dict(h.features) for h in hypotheses]).rename(columns=readable)

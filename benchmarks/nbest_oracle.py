@@ -3,7 +3,7 @@ hypothesis of best sentence BLEU against the references) beside its 1-best. If t
 above the 1-best, the lists hold better translations and a reranker's features are what limit
 it. Used by docs/moses.md.
 
-    python3 benchmarks/nbest_oracle.py rerank/test.decoder.nbest test.fr.gz test.ref-darby.fr.gz
+    python3 benchmarks/nbest_oracle.py rerank/test.decoder.nbest --source test.en.gz test.fr.gz test.ref-darby.fr.gz
 """
 
 from __future__ import annotations
@@ -19,10 +19,12 @@ from moses_integration.line_files import read_lines
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("nbest", type=Path, help="a Moses n-best list")
+    parser.add_argument("--source", type=Path, required=True,
+                        help="the decoder's input: every line of the list is checked against it")
     parser.add_argument("refs", type=Path, nargs="+", help="its references, line-aligned (gzip allowed)")
     args = parser.parse_args()
     refs = [read_lines(path) for path in args.refs]
-    sentences = read_nbest(args.nbest, len(refs[0]))
+    sentences = read_nbest(args.nbest, read_lines(args.source), str(args.source))
     oracle = [max(hypotheses, key=lambda h: sentence_bleu(h.words, [r[i] for r in refs])).words
               if hypotheses else "" for i, hypotheses in enumerate(sentences)]
     sizes = [len(hypotheses) for hypotheses in sentences]

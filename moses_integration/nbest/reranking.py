@@ -39,7 +39,8 @@ from ..line_files import count_lines, read_lines
 from ..preflight import ParallelSet
 from ..step_records import Step, check, files_of, fingerprint, forget, ini_files, record
 from ..tables.filtering import filter_for_test, filtered_ini
-from .candidates import check_every_sentence, first_best, read_nbest, rerank
+from .candidates import first_best, read_nbest, rerank
+from .nbest_lines import check_nbest
 from .sentence_models import AddFeatures
 from .weight_tuning import extract, feature_names, tune_weights
 
@@ -158,8 +159,7 @@ def _decoded(steps: _Steps, install: MosesInstall, config: RerankConfig, data: P
     return path
 
 
-def _scored_lists(config: RerankConfig, install: MosesInstall, add_features: AddFeatures, steps: _Steps,
-                  sizes: dict) -> dict:
+def _scored_lists(config: RerankConfig, install: MosesInstall, add_features: AddFeatures, steps: _Steps) -> dict:
     lists = {}
     for label, nbest, data in (("dev", config.dev_nbest, config.dev), ("test", config.test_nbest, config.test)):
         if nbest is None:
@@ -170,9 +170,8 @@ def _scored_lists(config: RerankConfig, install: MosesInstall, add_features: Add
                            "models": files_of(config.scored_with)},
                           {"features": list(config.new_features), **config.scoring})
 
-        def make(nbest=nbest, data=data, path=path, label=label):
-            read_nbest(nbest, sizes[label])  # its format, naming its own lines, before the models score it
-            add_features(nbest, data.src_path, path)
+        def make(nbest=nbest, data=data, path=path):
+            add_features(nbest, data.src_path, path)  # checks the whole list, naming its lines, before scoring
 
         features = ", ".join(config.new_features)
         steps.ensure(step, make, f"scoring the {label} n-best list {nbest} for the features {features}")
@@ -236,13 +235,13 @@ def run_rerank(config: RerankConfig, install: MosesInstall, add_features: AddFea
                report: Callable[[str], None] = lambda message: None) -> pd.DataFrame:
     """All the steps (see the module's docstring); returns the results table. An interrupt
     leaves with `.note` saying which finished steps out_dir keeps for a rerun."""
-    sizes = check_sets(config)
+    sources = check_sets(config)
     config.out_dir.mkdir(parents=True, exist_ok=True)
     steps = _Steps(config.out_dir, report)
     try:
-        lists = _scored_lists(config, install, add_features, steps, sizes)
+        lists = _scored_lists(config, install, add_features, steps)
         tuned = _tuned(config, install, lists["dev"], steps)
-        sentences = {label: read_nbest(lists[label], sizes[label]) for label in lists}
+        sentences = {label: read_nbest(lists[label], sources[label], f"the {label} source") for label in lists}
         outputs = _reranked(config, lists, sentences, tuned, steps)
         refs = {label: [read_lines(p) for p in data.ref_paths] for label, data in
                 (("dev", config.dev), ("test", config.test))}
@@ -318,19 +317,19 @@ def _write_tables(config: RerankConfig, table: pd.DataFrame, refs: dict) -> None
 
 def check_sets(config: RerankConfig) -> dict:
     """Before any decoding or scoring: each set has sentences, each reference its source's number
-    of lines, and a given n-best list hypotheses for every sentence. Returns the number of
-    sentences of each set."""
-    sizes = {}
+    of lines, and a given n-best list is whole, with hypotheses for every sentence (every field of
+    every line checked: nbest_lines.check_nbest). Returns the source sentences of each set."""
+    sources = {}
     for label, data, nbest in (("dev", config.dev, config.dev_nbest), ("test", config.test, config.test_nbest)):
-        sizes[label] = count_lines(data.src_path)
-        if not sizes[label]:
+        sources[label] = read_lines(data.src_path)
+        if not sources[label]:
             raise MosesConfigError(f"{data.src_path}: the {label} source is empty; reranking needs "
                                    f"dev sentences to tune on and test sentences to rerank")
         for ref in data.ref_paths:
             found = count_lines(ref)
-            if found != sizes[label]:
+            if found != len(sources[label]):
                 raise MosesConfigError(f"{ref}: {found} lines, but the {label} source "
-                                       f"{data.src_path} has {sizes[label]}")
+                                       f"{data.src_path} has {len(sources[label])}")
         if nbest is not None:
-            check_every_sentence(nbest, sizes[label], f"the {label} source {data.src_path}")
-    return sizes
+            check_nbest(nbest, sources[label], f"the {label} source {data.src_path}")
+    return sources

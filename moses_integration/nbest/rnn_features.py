@@ -5,14 +5,21 @@ Line format (moses/Manager.cpp OutputNBest): `id ||| hyp ||| features ||| total`
 -include-segmentation-in-n-best, ` ||| 0-1=0-1 2=2 ...` (source range=target range per
 phrase). With a segmentation the feature is the sum of log p over the hypothesis' phrase
 pairs (what the phrase-table column gives the decoder); without one it is log p of the whole
-hypothesis given its source sentence. The total (field 4) is left as the decoder wrote it."""
+hypothesis given its source sentence. The total (field 4) is left as the decoder wrote it.
+
+Two passes over the list: the first checks every field of every line (nbest_lines, the checker
+every n-best reader shares) and judges the list's language (language_check), so that a bad list
+is refused in one line before a model scores anything or a byte is written, to a file or to
+stdout; the second scores and writes."""
 
 from __future__ import annotations
 
 import re
+import time
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import Any, Callable, ContextManager, Iterable, Sequence
 
 import numpy as np
 
@@ -21,28 +28,48 @@ from rescorer.io.atomic_output import AtomicOutput
 from ..errors import NbestFormatError
 from ..line_files import decoded, open_binary_read, read_lines
 from .language_check import TextChecks, check_language, check_utf8
-from .segmentation import checked_segmentation, find_segmentation, parse_segmentation, phrase_pairs
+from .nbest_lines import SEP, ListSummary, NbestChecker, NbestLine, checked_lines
+from .segmentation import parse_segmentation, phrase_pairs
 
-__all__ = ["Scorer", "parse_segmentation", "rescore_nbest", "LOG_FLOOR", "SentenceModel",
-           "add_sentence_features", "split_line"]
+__all__ = ["Scorer", "parse_segmentation", "rescore_nbest", "LOG_FLOOR", "SentenceModel", "NbestScored",
+           "LineBar", "no_bar", "add_sentence_features", "iter_feature_values"]
 
 Scorer = Callable[[Sequence[tuple[str, str]]], np.ndarray]
-SEP = b" ||| "
+LineBar = Callable[[int], ContextManager[Any]]  # total lines -> a progress bar whose update(n) counts lines written
 LOG_FLOOR = -100.0  # as in the phrase-table column: exp(-100) is the smallest score written
 
 
-def _pairs_of(fields: list[bytes], source: str, mode: str, where: str) -> tuple[bool, list[tuple[str, str]]]:
-    """(per_phrase, pairs) for one n-best line; a segmentation that does not fit the source and
-    the hypothesis is refused (segmentation.checked_segmentation)."""
-    hyp = decoded(fields[1])
-    segmentation = find_segmentation(fields)
-    if mode == "sentence" or (mode == "auto" and segmentation is None):
-        return False, [(source, hyp.strip())]
-    if segmentation is None:
-        raise NbestFormatError(f"{where}: mode 'phrase' needs an n-best list written with "
-                               "-include-segmentation-in-n-best")
-    spans = checked_segmentation(segmentation, len(source.split()), len(hyp.split()), where)
-    return True, phrase_pairs(source, hyp, spans)
+class _NoBar:
+    def update(self, lines: int) -> None:
+        pass
+
+
+def no_bar(total: int) -> ContextManager[Any]:
+    return nullcontext(_NoBar())
+
+
+@dataclass(frozen=True)
+class NbestScored:
+    """What adding features to a list did, for the command's summary."""
+
+    lines: int
+    sentences: int
+    names: list  # the features added, in the order written
+    means: list  # the mean value written for each
+    per_phrase: bool  # summed over each hypothesis's phrase pairs (else: the whole hypothesis)
+    seconds: float
+
+    def report(self, output: Path) -> str:
+        means = ", ".join(f"{name} {mean:.3f}" for name, mean in zip(self.names, self.means))
+        what = "each the sum over the hypothesis's phrase pairs" if self.per_phrase else "of whole hypotheses"
+        rate = self.lines / self.seconds if self.seconds > 0 else 0.0
+        return (f"lines in {self.lines}, out {self.lines} ({self.sentences} {_plural(self.sentences, 'sentence')}); "
+                f"added {', '.join(name + '=' for name in self.names)} {what}; mean {means}; "
+                f"{self.seconds:.1f} s, {rate:.0f} lines/s; wrote {output}")
+
+
+def _plural(count: int, noun: str) -> str:
+    return noun if count == 1 else noun + "s"
 
 
 def _floor(scores: np.ndarray, pairs: Sequence[tuple[str, str]], per_phrase: bool) -> np.ndarray:
@@ -55,27 +82,12 @@ def _floor(scores: np.ndarray, pairs: Sequence[tuple[str, str]], per_phrase: boo
     return np.where(bad, floors, scores) if len(scores) else scores
 
 
-def _flush(chunk: list, scorer: Scorer, name: bytes, out, per_phrase: bool) -> None:
-    pairs = [pair for _, group in chunk for pair in group]
-    scores = np.asarray(scorer(pairs), dtype=float) if pairs else np.zeros(0)
-    scores = _floor(scores, pairs, per_phrase)
-    position = 0
-    for (fields, ending), group in chunk:
-        value = float(scores[position:position + len(group)].sum())
-        position += len(group)
-        fields[2] = fields[2].rstrip(b" ") + b" " + name + b"= " + f"{value:.6g}".encode() \
-            + fields[2][len(fields[2].rstrip(b" ")):]
-        out.write(SEP.join(fields) + ending)
-    chunk.clear()
-
-
-def _judged_flush(chunk: list, lines_read: int, checks: TextChecks, nbest_path: Path, scorer: Scorer,
-                  name: bytes, out, per_phrase: bool) -> None:
-    """_flush, after judging the list's first chunk when it holds whole hypotheses (a phrase
-    pair's words say too little of a list's language)."""
-    if lines_read == len(chunk) and not per_phrase:
-        check_language([group[0][1] for _, group in chunk], [checks.judge], nbest_path)
-    _flush(chunk, scorer, name, out, per_phrase)
+def _with_features(line: NbestLine, added: bytes) -> bytes:
+    """The line's bytes with `added` (b" NAME= value ...") after its last feature."""
+    fields = list(line.fields)
+    kept = fields[2].rstrip(b" ")
+    fields[2] = kept + added + fields[2][len(kept):]
+    return SEP.join(fields) + line.ending
 
 
 def _read_sources(source_path: Path, checks: Sequence[TextChecks]) -> list[str]:
@@ -86,65 +98,83 @@ def _read_sources(source_path: Path, checks: Sequence[TextChecks]) -> list[str]:
     return sources
 
 
-def split_line(body, where: str, num_sentences: int, source_name: str) -> list:
-    """The ' ||| ' fields of an n-best line (bytes or str, without its line end), checked:
-    at least four, a sentence id first, and a sentence the source has."""
-    fields = body.split(SEP if isinstance(body, bytes) else SEP.decode())
-    if len(fields) < 4 or not fields[0].strip().isdigit():
-        raise NbestFormatError(f"{where}: expected 'id ||| hypothesis ||| features ||| total', "
-                               f"found {len(fields)} field(s)")
-    if int(fields[0]) >= num_sentences:
-        raise NbestFormatError(f"{where}: sentence id {int(fields[0])} but {source_name} has only "
-                               f"{num_sentences} lines")
-    return fields
+def _checked_list(nbest_path: Path, sources: list, source_path: Path, adding: Sequence[str],
+                  checks: Sequence[TextChecks], judged_lines: int,
+                  needs_segmentation: bool = False) -> tuple[ListSummary, list[str]]:
+    """The first pass: every line checked, none kept but the first `judged_lines` hypotheses (for
+    the language check); a list whose features already hold one to be added is refused. Each
+    line is scored on its own, so a list of some of the source's sentences is taken."""
+    checker = NbestChecker(nbest_path, sources, str(source_path), needs_segmentation=needs_segmentation,
+                           checks=checks, every_sentence=False)
+    first: list[str] = []
+    with open_binary_read(nbest_path) as handle:
+        for raw in handle:
+            line = checker.check(raw)
+            if len(first) < judged_lines:
+                first.append(line.hypothesis)
+    listed = checker.finish()
+    taken = [name for name in adding if f"{name}_0" in listed.feature_names]
+    if taken:
+        raise NbestFormatError(f"{nbest_path}:1: the features already contain {taken[0]}=")
+    return listed, first
 
 
-def _checked_lines(src, nbest_path: Path, sources: list, source_path: Path, taken: re.Pattern):
-    """(where, fields, line end) of each n-best line, checked by split_line; a line whose
-    features already hold one to be added (`taken`, the name its group 2) is refused."""
-    for count, line in enumerate(src, start=1):
-        body = line.rstrip(b"\r\n")
-        where = f"{nbest_path}:{count}"
-        fields = split_line(body, where, len(sources), str(source_path))
-        found = taken.search(fields[2])
-        if found:
-            raise NbestFormatError(f"{where}: the features already contain {found.group(2).decode()}=")
-        yield where, fields, line[len(body):]
+def _second_pass(nbest_path: Path, sources: list, source_path: Path, checks: Sequence[TextChecks],
+                 needs_segmentation: bool = False) -> Iterable[NbestLine]:
+    """The lines again, checked again (a list changed between the passes is not written on)."""
+    return checked_lines(nbest_path, sources, str(source_path), needs_segmentation=needs_segmentation,
+                         checks=checks, every_sentence=False)
 
 
 def rescore_nbest(nbest_path: Path, out_path: Path, source_path: Path, scorer: Scorer,
                   feature_name: str = "RNN0", mode: str = "auto", chunk_lines: int = 5000,
-                  force: bool = False, checks: TextChecks = TextChecks()) -> int:
+                  force: bool = False, checks: TextChecks = TextChecks(), bar: LineBar = no_bar) -> NbestScored:
     """Write `nbest_path` to `out_path` with `feature_name= value` added to each line's features.
 
     `source_path` is the decoder's input (line i = sentence id i); gzip in/out is handled by
     magic bytes / `.gz` name. `out_path` appears only once complete (AtomicOutput); an existing
     one is replaced only with `force`. A list or source the model cannot read as its own is
-    refused (`checks`, language_check). Returns the number of lines written."""
+    refused (`checks`, language_check). `bar(total)` shows the lines written."""
     if mode not in ("auto", "sentence", "phrase"):
         raise ValueError(f"mode must be auto, sentence or phrase, found {mode!r}")
+    started = time.perf_counter()
     sources = _read_sources(source_path, [checks])
+    listed, first = _checked_list(nbest_path, sources, source_path, [feature_name], [checks], chunk_lines,
+                                  needs_segmentation=mode == "phrase")
+    per_phrase = mode == "phrase" or (mode == "auto" and listed.segmented)
+    if not per_phrase:  # a phrase pair's words say too little of a list's language
+        check_language(first, [checks.judge], nbest_path)
     name = feature_name.encode()
-    chunk: list = []
-    count = 0
-    per_phrase = False
+    total = 0.0
     out_path.parent.mkdir(parents=True, exist_ok=True)
-    with open_binary_read(nbest_path) as src, \
-            AtomicOutput(out_path, force=force, input_path=nbest_path) as out:
-        taken = re.compile(rb"(^|\s)(" + re.escape(name) + rb")=")
-        for count, (where, fields, ending) in enumerate(_checked_lines(src, nbest_path, sources, source_path,
-                                                                       taken), start=1):
-            sentence_id = int(fields[0])
-            check_utf8(decoded(fields[1]).strip(), where, [checks])
-            line_per_phrase, group = _pairs_of(fields, sources[sentence_id], mode, where)
-            if chunk and line_per_phrase != per_phrase:
-                _judged_flush(chunk, count - 1, checks, nbest_path, scorer, name, out, per_phrase)
-            per_phrase = line_per_phrase
-            chunk.append(((fields, ending), group))
+    with AtomicOutput(out_path, force=force, input_path=nbest_path) as out, bar(listed.lines) as progress:
+        chunk: list = []
+        for line in _second_pass(nbest_path, sources, source_path, [checks], needs_segmentation=mode == "phrase"):
+            source = sources[line.sentence]
+            pairs = (phrase_pairs(source, line.hypothesis, line.segmentation or []) if per_phrase
+                     else [(source, line.hypothesis)])
+            chunk.append((line, pairs))
             if len(chunk) >= chunk_lines:
-                _judged_flush(chunk, count, checks, nbest_path, scorer, name, out, per_phrase)
-        _judged_flush(chunk, count, checks, nbest_path, scorer, name, out, per_phrase)
-    return count
+                total += _flush(chunk, scorer, name, out, per_phrase, progress)
+        total += _flush(chunk, scorer, name, out, per_phrase, progress)
+    return NbestScored(listed.lines, listed.sentences, [feature_name], [total / max(listed.lines, 1)], per_phrase,
+                       time.perf_counter() - started)
+
+
+def _flush(chunk: list, scorer: Scorer, name: bytes, out, per_phrase: bool, progress) -> float:
+    """Score and write the chunk's lines; returns the sum of the values written."""
+    pairs = [pair for _, group in chunk for pair in group]
+    scores = np.asarray(scorer(pairs), dtype=float) if pairs else np.zeros(0)
+    scores = _floor(scores, pairs, per_phrase)
+    position, total = 0, 0.0
+    for line, group in chunk:
+        value = float(scores[position:position + len(group)].sum())
+        position += len(group)
+        total += value
+        out.write(_with_features(line, b" " + name + b"= " + f"{value:.6g}".encode()))
+    progress.update(len(chunk))
+    chunk.clear()
+    return total
 
 
 def iter_feature_values(path: Path, feature_name: str) -> Iterable[float]:
@@ -152,7 +182,7 @@ def iter_feature_values(path: Path, feature_name: str) -> Iterable[float]:
     pattern = re.compile(re.escape(feature_name) + r"= (\S+)")
     with open_binary_read(path) as handle:
         for line in handle:
-            match = pattern.search(decoded(line).split(" ||| ")[2])
+            match = pattern.search(decoded(line).split("|||")[2])
             if match:
                 yield float(match.group(1))
 
@@ -178,53 +208,48 @@ class SentenceModel:
 
 def add_sentence_features(nbest_path: Path, out_path: Path, source_path: Path,
                           models: Sequence[SentenceModel], per_word: bool = True,
-                          chunk_lines: int = 20000, force: bool = False) -> int:
+                          chunk_lines: int = 20000, force: bool = False, bar: LineBar = no_bar) -> NbestScored:
     """Write `nbest_path` to `out_path` with every model's features added to each line (after
     the decoder's own, in the order given), every other byte kept; a list or source a model
-    cannot read as its own is refused (its `checks`). Returns the lines written."""
+    cannot read as its own is refused (its `checks`). `bar(total)` shows the lines written."""
+    started = time.perf_counter()
     checks = [model.checks for model in models]
     sources = _read_sources(source_path, checks)
-    chunk: list = []
-    count = 0
+    adding = [name for model in models for name in (model.name, model.name + "PerWord")]
+    listed, first = _checked_list(nbest_path, sources, source_path, adding, checks, chunk_lines)
+    check_language(first, [model.checks.judge for model in models], nbest_path)
+    names = _names(models, per_word)
+    totals = np.zeros(len(names))
     out_path.parent.mkdir(parents=True, exist_ok=True)
-    with open_binary_read(nbest_path) as src, \
-            AtomicOutput(out_path, force=force, input_path=nbest_path) as out:
-        names = b"|".join(re.escape(model.name.encode()) for model in models)
-        taken = re.compile(rb"(^|\s)(" + names + rb")(PerWord)?=")
-        for count, (where, fields, ending) in enumerate(_checked_lines(src, nbest_path, sources, source_path,
-                                                                       taken), start=1):
-            source, hypothesis = sources[int(fields[0])], decoded(fields[1]).strip()
-            check_utf8(hypothesis, where, checks)
-            chunk.append((fields, ending, source, hypothesis))
+    with AtomicOutput(out_path, force=force, input_path=nbest_path) as out, bar(listed.lines) as progress:
+        chunk: list = []
+        for line in _second_pass(nbest_path, sources, source_path, checks):
+            chunk.append((line, sources[line.sentence]))
             if len(chunk) >= chunk_lines:
-                if count == len(chunk):
-                    _check_vocabulary(chunk, models, nbest_path)
-                _write_sentence_features(chunk, models, per_word, out)
-        if count == len(chunk):
-            _check_vocabulary(chunk, models, nbest_path)
-        _write_sentence_features(chunk, models, per_word, out)
-    return count
+                totals += _write_sentence_features(chunk, models, per_word, out, progress)
+        totals += _write_sentence_features(chunk, models, per_word, out, progress)
+    return NbestScored(listed.lines, listed.sentences, names, list(totals / max(listed.lines, 1)), False,
+                       time.perf_counter() - started)
 
 
-def _check_vocabulary(chunk: list, models: Sequence[SentenceModel], nbest_path: Path) -> None:
-    """Refuse, in one line, a list whose first lines (`chunk`) a model does not read as its own."""
-    check_language([hypothesis for _, _, _, hypothesis in chunk], [model.checks.judge for model in models],
-                   nbest_path)
-
-
-def _write_sentence_features(chunk: list, models: Sequence[SentenceModel], per_word: bool, out) -> None:
-    pairs = [(source, hypothesis) for _, _, source, hypothesis in chunk]
-    added = [b""] * len(chunk)
+def _write_sentence_features(chunk: list, models: Sequence[SentenceModel], per_word: bool, out,
+                             progress) -> np.ndarray:
+    """Score and write the chunk's lines; returns the sum of each feature written."""
+    pairs = [(source, line.hypothesis) for line, source in chunk]
+    columns = []
     for model in models:
         scores = _floor(np.asarray(model.scorer(pairs), dtype=float) if pairs else np.zeros(0), pairs, False)
-        for row, ((source, hypothesis), value) in enumerate(zip(pairs, scores)):
-            text = f" {model.name}= {value:.6g}"
-            if per_word:
-                words = len((source if model.predicts_source else hypothesis).split())
-                text += f" {model.name}PerWord= {value / max(words, 1):.6g}"
-            added[row] += text.encode()
-    for (fields, ending, _, _), extra in zip(chunk, added):
-        kept = fields[2].rstrip(b" ")
-        fields[2] = kept + extra + fields[2][len(kept):]
-        out.write(SEP.join(fields) + ending)
+        columns.append(scores)
+        if per_word:
+            words = [len((source if model.predicts_source else hypothesis).split()) for source, hypothesis in pairs]
+            columns.append(scores / np.maximum(words, 1))
+    for row, (line, _) in enumerate(chunk):
+        added = "".join(f" {name}= {column[row]:.6g}" for name, column in zip(_names(models, per_word), columns))
+        out.write(_with_features(line, added.encode()))
+    progress.update(len(chunk))
     chunk.clear()
+    return np.array([column.sum() for column in columns]) if columns and len(pairs) else np.zeros(len(columns))
+
+
+def _names(models: Sequence[SentenceModel], per_word: bool) -> list[str]:
+    return [name for model in models for name in ([model.name, model.name + "PerWord"] if per_word else [model.name])]

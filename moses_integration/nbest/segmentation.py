@@ -21,15 +21,17 @@ Span = tuple[int, int]  # half-open [start, end)
 SEGMENTATION = re.compile(rb"^\s*\d+(-\d+)?=\d+(-\d+)?(\s+\d+(-\d+)?=\d+(-\d+)?)*\s*$")
 
 
-def _span(text: bytes) -> Span:
-    start, _, end = text.partition(b"-")
-    return int(start), int(end or start) + 1
+_SEGMENT_PARTS = re.compile(rb"(\d+)(?:-(\d+))?=(\d+)(?:-(\d+))?")
 
 
 def parse_segmentation(field: bytes) -> list[tuple[Span, Span]]:
     """`0-1=0-1 2=2` -> [((0, 2), (0, 2)), ((2, 3), (2, 3))]: half-open source/target spans.
     The field's form is not checked here: see `checked_segmentation`."""
-    return [tuple(_span(part) for part in item.split(b"=")) for item in field.split()]  # type: ignore[misc]
+    spans = []
+    for s0, s1, t0, t1 in _SEGMENT_PARTS.findall(field):
+        source, target = int(s0), int(t0)
+        spans.append(((source, int(s1 or s0) + 1), (target, int(t1 or t0) + 1)))
+    return spans
 
 
 def _problem(spans: Sequence[tuple[Span, Span]], source_words: int, target_words: int) -> Optional[str]:
@@ -60,8 +62,9 @@ def _problem(spans: Sequence[tuple[Span, Span]], source_words: int, target_words
 def checked_segmentation(field: bytes, source_words: int, target_words: int,
                          where: str) -> list[tuple[Span, Span]]:
     """The spans of `field`, refused in one line (`where: ...`) unless they translate each of the
-    source's words once and write the hypothesis's words in order, each once."""
-    if not SEGMENTATION.match(field):
+    source's words once and write the hypothesis's words in order, each once. An empty field is
+    no segments: what Moses writes for an empty hypothesis of an empty source line."""
+    if field.strip() and not SEGMENTATION.match(field):
         raise NbestFormatError(f"{where}: segmentation {field.decode('utf-8', 'replace').strip()[:60]!r} "
                                "is not 'i-j=k-l ...'")
     spans = parse_segmentation(field)

@@ -13,7 +13,7 @@ from moses_integration.settings import OPTIMIZER_PROGRAMS, RerankSettings
 from rescorer.cli.options import (EXISTING_FILE, device_option, force_option, model_option,
                                   output_option, parallel_set, precision_option)
 from rescorer.cli.record_options import record_from, record_options
-from rescorer.cli.reporting import say, signature
+from rescorer.cli.reporting import bar, say, signature
 from rescorer.io.path_checks import RunPaths, Target
 from rescorer.runtime.failure_reports import reports_errors
 
@@ -57,26 +57,35 @@ def rescore_nbest_command(nbest_path: Path, input_path: Path, model: Path, lms: 
         raise click.UsageError("--per-word applies with --lm (a sentence model's per-word form: moses rerank)")
     reads = [("n-best list", nbest_path), ("source", input_path), ("model", model),
              *(("language model", lm) for lm in lms)]
+    from moses_integration.nbest.sentence_models import lm_feature_names
+
+    names = ([feature_name] if model is not None else []) + lm_feature_names(len(lms))
+    features = [added for name in names for added in ([name, name + "PerWord"] if per_word else [name])]
+    signature("moses rescore-nbest", nbest=nbest_path, input=input_path,
+              models=",".join(str(path) for path in (model, *lms) if path is not None), features=",".join(features),
+              mode=mode, device=device, precision=precision)
+
+    def lines_bar(total: int):
+        return bar(total=total, desc="scoring the n-best list", unit=" lines", unit_scale=True)
+
     with RunPaths(reads, [Target(output, "output", streamable=True)], force=force):
         if not lms:
             from moses_integration.nbest.rnn_features import rescore_nbest
 
             scorer = rnn_scorer(device, precision)
-            count = rescore_nbest(nbest_path, output, input_path, pair_scorer(scorer, model), feature_name, mode,
-                                  force=force, checks=sentence_model_checks(scorer, model))
-            names = [feature_name]
+            scored = rescore_nbest(nbest_path, output, input_path, pair_scorer(scorer, model), feature_name, mode,
+                                   force=force, checks=sentence_model_checks(scorer, model), bar=lines_bar)
         else:
-            count, names = _with_lm_features(nbest_path, input_path, model, lms, output, feature_name, per_word,
-                                             device, precision, force)
-    say(f"{output}: {count} lines with {', '.join(name + '=' for name in names)}")
+            scored = _with_lm_features(nbest_path, input_path, model, lms, output, feature_name, per_word,
+                                       device, precision, force, lines_bar)
+    say(scored.report(output))
 
 
 def _with_lm_features(nbest_path: Path, input_path: Path, model, lms: tuple, output: Path, feature_name: str,
-                      per_word: bool, device: str, precision: str, force: bool) -> tuple[int, list]:
+                      per_word: bool, device: str, precision: str, force: bool, lines_bar):
     """Every feature of one pass over the list: --model's whole-hypothesis log p, then each CSLM's."""
     from moses_integration.nbest.rnn_features import add_sentence_features
-    from moses_integration.nbest.sentence_models import (added_names, lm_feature_names, lm_sentence_model,
-                                                         rnn_sentence_model)
+    from moses_integration.nbest.sentence_models import lm_feature_names, lm_sentence_model, rnn_sentence_model
     from rescorer.cli.moses_runs import lm_scorer, rnn_scorer
 
     models = []
@@ -84,8 +93,8 @@ def _with_lm_features(nbest_path: Path, input_path: Path, model, lms: tuple, out
         models.append(rnn_sentence_model(feature_name, rnn_scorer(device, precision), model))
     language_models = lm_scorer(device, precision)
     models += [lm_sentence_model(name, language_models, Path(lm)) for name, lm in zip(lm_feature_names(len(lms)), lms)]
-    count = add_sentence_features(nbest_path, output, input_path, models, per_word=per_word, force=force)
-    return count, added_names(models, per_word)
+    return add_sentence_features(nbest_path, output, input_path, models, per_word=per_word, force=force,
+                                 bar=lines_bar)
 
 
 @click.command("rerank")

@@ -12,7 +12,7 @@ import click
 
 from rescorer import __version__
 
-__all__ = ["Reporter", "is_quiet", "say", "signature"]
+__all__ = ["Reporter", "bar", "is_quiet", "say", "signature"]
 
 
 class Reporter:
@@ -55,6 +55,13 @@ def say(message: str) -> None:
         reporter.say(message)
     else:
         click.echo(message, err=True)
+
+
+def bar(**kwargs):
+    """A progress bar on stderr (rescorer.runtime.progress), none under `rescore -q`."""
+    from rescorer.runtime.progress import progress_bar
+
+    return progress_bar(is_quiet(), sys.stderr, **kwargs)
 
 
 def signature(job: str, **settings: object) -> str:

@@ -1,6 +1,7 @@
 """The `moses` click group: kebab-case subcommands, one-line errors with exit status 1."""
 
 import functools
+import importlib.metadata
 import gzip
 import json
 import os
@@ -400,3 +401,30 @@ def test_a_second_run_on_a_moses_work_directory_is_refused(tmp_path):
             f"directory; wait for it to end") in result.output
     from tests.fake_moses import calls
     assert calls(root, "mert-moses.pl") == []
+
+
+def test_rescore_nbest_reports_as_score_does(tmp_path, tiny_model_path):
+    """Issue 45: `moses rescore-nbest` ran silent (78 s without a line on a 49,979-line list). It
+    now says its settings signature first, shows a progress bar on stderr, and ends with a
+    summary; -q silences all three."""
+    source = first_lines(FIXTURES / "corpus/dev.en.gz", 3, tmp_path / "dev.en")
+    with gzip.open(FIXTURES / "tuning/run11.best100.out.gz", "rb") as handle:
+        lines = [line for line in handle if int(line.split(b" ||| ")[0]) < 3]
+    nbest = tmp_path / "dev.nbest"
+    nbest.write_bytes(b"".join(lines))
+    out = tmp_path / "out.nbest"
+    run = helpers.rescore("moses", "rescore-nbest", nbest, "--input", source, "--model", tiny_model_path, "-o", out,
+                          "--precision", "fp32", "--device", "cpu")
+    assert run.returncode == 0, run.stderr
+    said = run.stderr.strip().splitlines()
+    assert said[0].startswith("rescore ") and "|job:moses rescore-nbest|" in said[0]
+    assert f"|nbest:{nbest}|input:{source}|models:{tiny_model_path}|features:RNN0|mode:auto|" in said[0]
+    assert "|precision:fp32|" in said[0] and said[0].endswith(f"|torch:{importlib.metadata.version('torch')}")
+    bars = [line for line in said if line.startswith("scoring the n-best list: ")]
+    assert bars and f"{len(lines)}/{len(lines)}" in bars[-1] and "lines" in bars[-1]
+    assert said[-1].startswith(f"lines in {len(lines)}, out {len(lines)} (3 sentences); added RNN0= of whole "
+                               f"hypotheses; mean RNN0 -") and said[-1].endswith(f" lines/s; wrote {out}")
+    assert len(out.read_bytes().splitlines()) == len(lines)
+    quiet = helpers.rescore("moses", "rescore-nbest", nbest, "--input", source, "--model", tiny_model_path, "-o",
+                            out, "--precision", "fp32", "--device", "cpu", "--force", "-q")
+    assert quiet.returncode == 0 and quiet.stderr == ""

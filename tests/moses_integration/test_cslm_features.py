@@ -63,7 +63,7 @@ def test_a_sentence_model_and_the_cslm_in_one_pass(tmp_path, nbest, lm, tiny_mod
     run = rescore("moses", "rescore-nbest", nbest[0], "--input", nbest[1], "--model", tiny_model_path,
                   "--lm", lm[1], "--lm", lm[1], "-o", out)
     assert run.returncode == 0, run.stderr
-    assert run.stderr.strip().splitlines()[-1].endswith("lines with RNN0=, CSLM=, CSLM2=")
+    assert "; added RNN0=, CSLM=, CSLM2= of whole hypotheses; " in run.stderr.strip().splitlines()[-1]
     first = out.read_text().splitlines()[0].split(" ||| ")[2]
     assert first.index(" RNN0= ") < first.index(" CSLM= ") < first.index(" CSLM2= ")
     assert list(iter_feature_values(out, "CSLM")) == list(iter_feature_values(out, "CSLM2"))

@@ -41,11 +41,12 @@ def nbest_lines(tmp_path, lines):
 def test_real_nbest_keeps_every_byte_and_adds_the_feature(out_name, tmp_path):
     scorer = FakeScorer()
     out = tmp_path / out_name
-    count = rescore_nbest(NBEST, out, DEV_SRC, scorer, chunk_lines=3000)
+    scored = rescore_nbest(NBEST, out, DEV_SRC, scorer, chunk_lines=3000)
     original = gzip.open(NBEST, "rb").read().splitlines(keepends=True)
     rescored = (gzip.open(out, "rb") if out_name.endswith(".gz") else open(out, "rb")).read() \
         .splitlines(keepends=True)
-    assert count == len(original) == len(rescored) == 50679  # "distinct" 100-best: fewer for short verses
+    assert scored.lines == len(original) == len(rescored) == 50679  # "distinct" 100-best: fewer for short verses
+    assert scored.sentences == 842 and not scored.per_phrase
     sources = read_lines(DEV_SRC)
     expected = []
     for line in original:
@@ -95,8 +96,8 @@ def test_phrase_scores_are_floored_like_the_table_column(tmp_path):
 
 BAD = [
     ("too few fields", b"0 ||| hyp ||| LM0= -1\n", "{n}:1: expected 'id ||| hypothesis ||| features ||| total', found 3 field(s)"),
-    ("id not a number", b"x ||| hyp ||| LM0= -1 ||| -1\n", "{n}:1: expected 'id ||| hypothesis ||| features ||| total', found 4 field(s)"),
-    ("id beyond the source", b"842 ||| hyp ||| LM0= -1 ||| -1\n", "{n}:1: sentence id 842 but {s} has only 842 lines"),
+    ("id not a number", b"x ||| hyp ||| LM0= -1 ||| -1\n", "{n}:1: sentence id 'x' is not a number"),
+    ("id beyond the source", b"842 ||| hyp ||| LM0= -1 ||| -1\n", "{n}:1: sentence id 842 but {s} has only 842 sentence(s)"),
     ("feature already there", b"0 ||| hyp ||| LM0= -1 RNN0= -3 ||| -1\n", "{n}:1: the features already contain RNN0="),
 ]
 
@@ -112,8 +113,9 @@ def test_bad_nbest_lines(line, message, tmp_path):
 
 def test_phrase_mode_without_segmentation_is_an_error(tmp_path):
     nbest = first_lines(NBEST, 1, tmp_path / "one")
-    with pytest.raises(NbestFormatError, match=r"one:1: mode 'phrase' needs an n-best list written "
-                                               r"with -include-segmentation-in-n-best"):
+    with pytest.raises(NbestFormatError, match=r"one:1: expected 'id \|\|\| hypothesis \|\|\| features \|\|\| total "
+                                               r"\|\|\| segmentation', found 4 field\(s\); write the list with "
+                                               r"Moses' -include-segmentation-in-n-best"):
         rescore_nbest(nbest, tmp_path / "out", DEV_SRC, FakeScorer(), mode="phrase")
 
 
@@ -127,7 +129,7 @@ def test_output_is_atomic_and_replaced_only_with_force(tmp_path):
     with pytest.raises(RescorerError, match="out.gz: the output exists; pass --force"):
         rescore_nbest(nbest, out, DEV_SRC, FakeScorer())
     assert out.read_bytes() == b"old\n"
-    assert rescore_nbest(nbest, out, DEV_SRC, FakeScorer(), force=True) == 3
+    assert rescore_nbest(nbest, out, DEV_SRC, FakeScorer(), force=True).lines == 3
     assert len(gzip.open(out, "rb").read().splitlines()) == 3
     with pytest.raises(RescorerError, match="the output is the input"):
         rescore_nbest(nbest, nbest, DEV_SRC, FakeScorer(), force=True)
@@ -170,4 +172,4 @@ def test_bytes_that_are_not_utf8_are_kept(tmp_path):
     assert scorer.pairs[0] == ("coffee \udcff milk", "caf\udce9 au lait")
     add_sentence_features(nbest, tmp_path / "out2", source, [SentenceModel("RNNfwd", FakeScorer())], per_word=False)
     assert (tmp_path / "out2").read_bytes().splitlines()[0] == b"0 ||| caf\xe9 au lait ||| LM0= -1 RNNfwd= -4.5 ||| -1"
-    assert read_nbest(nbest, 2)[0][0].words.encode("utf-8", "surrogateescape") == b"caf\xe9 au lait"
+    assert read_nbest(nbest, read_lines(source))[0][0].words.encode("utf-8", "surrogateescape") == b"caf\xe9 au lait"

@@ -54,13 +54,16 @@ def nbest_file(tmp_path, lines):
     return path
 
 
+SOURCES = ["a b c", "d e", "f"]  # what the lists below translate
+
+
 def test_rerank_takes_the_highest_weighted_sum_first_of_equals(tmp_path):
     path = nbest_file(tmp_path, [
         "0 ||| a b ||| LM0= -10 RNNfwd= -4 ||| -1", "0 ||| a c ||| LM0= -11 RNNfwd= -2 ||| -2",
-        "0 ||| a d ||| LM0= -9 RNNfwd= -6 ||| -3", "2 ||| x ||| LM0= -1 RNNfwd= -1 ||| 0",
-        "2 ||| y ||| LM0= -2 RNNfwd= 0 ||| -1"])
-    sentences = read_nbest(path, 3)
-    assert first_best(sentences) == ["a b", "", "x"]
+        "0 ||| a d ||| LM0= -9 RNNfwd= -6 ||| -3", "1 ||| ||| LM0= -5 RNNfwd= -5 ||| -5",
+        "2 ||| x ||| LM0= -1 RNNfwd= -1 ||| 0", "2 ||| y ||| LM0= -2 RNNfwd= 0 ||| -1"])
+    sentences = read_nbest(path, SOURCES)
+    assert first_best(sentences) == ["a b", "", "x"]  # sentence 1: an empty hypothesis, as Moses writes one
     # 0.5 * LM + 1 * RNN: a b -9, a c -7.5, a d -10.5; x -1.5, y -1 -> "a c", "y"
     assert rerank(sentences, {"LM0_0": 0.5, "RNNfwd_0": 1.0}) == ["a c", "", "y"]
     # equal sums keep the decoder's order: x -2, y -2
@@ -70,9 +73,9 @@ def test_rerank_takes_the_highest_weighted_sum_first_of_equals(tmp_path):
 def test_an_nbest_line_with_other_features_is_named(tmp_path):
     path = nbest_file(tmp_path, ["0 ||| a ||| LM0= -1 RNNfwd= -2 ||| 0", "0 ||| b ||| LM0= -1 ||| 0"])
     with pytest.raises(NbestFormatError, match=r"list.nbest:2: features LM0_0 differ from the first line's"):
-        read_nbest(path, 1)
-    with pytest.raises(NbestFormatError, match=r"list.nbest:1: sentence id 0 but the set has only 0 lines"):
-        read_nbest(path, 0)
+        read_nbest(path, SOURCES[:1])
+    with pytest.raises(NbestFormatError, match=r"list.nbest:1: sentence id 0 but the set has only 0 sentence\(s\)"):
+        read_nbest(path, [], "the set")
 
 
 def test_start_weights_are_the_tuned_systems_and_new_features_start_at_the_given_weight():
