@@ -35,6 +35,10 @@ INITIAL_WEIGHT_HELP = ("Starting weight of every new column. Default: scaled to 
 ABLATION_INITIAL_WEIGHT_HELP = (INITIAL_WEIGHT_HELP + " With --nplm, also the NeuralLM's starting weight "
                                 "(default: that of the system's n-gram language model, LM0).")
 TUNING_OPTIMIZER_HELP = "Moses' optimizer of the weights: MERT, or batch MIRA (mert-moses.pl --batch-mira)."
+TUNERS = ("auto", "moses", "numpy")
+TUNER_HELP = ("Who extracts and tunes: Moses' extractor and mert/kbmira, or this package's MERT in numpy "
+              "(mert only; no Moses install needed when --dev-nbest and --test-nbest are given); auto: Moses' "
+              "programs when they are found, else numpy.")
 RERANKING_OPTIMIZER_HELP = "Moses' optimizer of the reranking weights: mert, or batch MIRA (kbmira)."
 NBEST_SIZE_HELP = "Hypotheses per sentence in each n-best list the decoder writes (Moses' -n-best-list FILE N distinct)."
 
@@ -141,6 +145,7 @@ class RerankSettings:
     per_word: bool = setting(True, FLAG, "Also add each model's log p per word of the side it predicts "
                              "(NAMEPerWord=).", option="--per-word/--no-per-word")
     optimizer: str = setting("mert", choice(*OPTIMIZER_NAMES), RERANKING_OPTIMIZER_HELP, option="--optimizer")
+    tuner: str = setting("auto", choice(*TUNERS), TUNER_HELP, option="--tuner")
     seeds: int = setting(3, POSITIVE_INT, "Optimizer runs, with seeds --seed .. --seed + N - 1.", option="--seeds")
     seed: int = setting(1, INT, "First optimizer seed.", option="--seed")
     initial_weight: Optional[float] = setting(

@@ -134,7 +134,7 @@ def run(args) -> None:
     systems = [ProxySystem("Baseline")] + [parse_system(s) for s in args.system]
     start = start_weights(MosesIni.read(files["ini"]), dev.nbest.feature_names, 0.0)
     result = run_bench(systems, dev, test, start, list(range(1, args.replicates + 1)), args.restarts,
-                       progress=lambda line: print(line, file=sys.stderr, flush=True))
+                       progress=lambda line: print(line, file=sys.stderr, flush=True), spread=args.spread)
     clock["bench"] = time.time()
     first_best = decoder_first_best(test)
     out = args.out
@@ -143,12 +143,13 @@ def run(args) -> None:
     write_atomically(out / "replicates.tsv", result.replicates.to_csv(sep="\t", index=False).encode())
     write_atomically(out / "results.md", markdown_table(result.summary, first_best, len(test.references),
                                                         test.nbest.num_sentences, dev.nbest.num_sentences,
-                                                        args.restarts).encode())
-    run_record = {"argv": sys.argv[1:], "machine": platform.processor() or platform.machine(),
+                                                        args.restarts, args.spread).encode())
+    run_record = {"argv": [str(Path(a).name) if Path(a).is_absolute() else a for a in sys.argv[1:]], "machine": platform.processor() or platform.machine(),
                   "cpu": _cpu_name(), "seconds": {"read": round(clock["read"] - clock["start"], 1),
                                                   "features": round(clock["features"] - clock["read"], 1),
                                                   "tune_and_score": round(clock["bench"] - clock["features"], 1)},
-                  "systems": len(systems), "replicates": args.replicates}
+                  "systems": len(systems), "replicates": args.replicates, "restarts": args.restarts,
+                  "spread": args.spread}
     write_atomically(out / "run.json", (json.dumps(run_record, indent=2) + "\n").encode())
     print((out / "results.md").read_text())
 
@@ -190,6 +191,8 @@ def main(argv=None) -> None:
     r.add_argument("--system", action="append", default=[], help="NAME=ITEM,ITEM,... (-FEATURE drops one)")
     r.add_argument("--replicates", type=int, default=3)
     r.add_argument("--restarts", type=int, default=20)
+    r.add_argument("--spread", type=float, default=0.3,
+                   help="restarts near the start (weights x (1 + SPREAD N(0,1))); 0: mert's uniform [0, 1]")
     r.add_argument("--out", type=Path, required=True)
     r.set_defaults(func=run)
     args = parser.parse_args(argv)

@@ -20,6 +20,7 @@ from rescorer.io.atomic_output import atomic_paths
 from ..line_files import read_lines
 from .bleu_statistics import bleu_statistics
 from .candidates import read_nbest
+from .extractor_files import unique_order
 
 __all__ = ["extract_in_python"]
 
@@ -28,11 +29,11 @@ def _value(value: float) -> str:
     return f"{value:g}"
 
 
-def extract_in_python(nbest_path: Path, num_sentences: int, ref_paths: Sequence[Path], features_path: Path,
+def extract_in_python(nbest_path: Path, sources: Sequence[str], ref_paths: Sequence[Path], features_path: Path,
                       scores_path: Path) -> None:
-    """Write the extractor's two files for `nbest_path` (sentences 0 .. num_sentences - 1), both
-    whole or neither."""
-    sentences = read_nbest(nbest_path, num_sentences)
+    """Write the extractor's two files for `nbest_path`, the list of `sources` (checked against
+    them), both whole or neither."""
+    sentences = read_nbest(nbest_path, sources)
     references = [read_lines(path) for path in ref_paths]
     names = next((list(name for name, _ in candidates[0].features) for candidates in sentences if candidates), [])
     hypotheses = [candidate.words for candidates in sentences for candidate in candidates]
@@ -40,13 +41,16 @@ def extract_in_python(nbest_path: Path, num_sentences: int, ref_paths: Sequence[
     stats = bleu_statistics(hypotheses, refs) if hypotheses else np.zeros((0, 9), dtype=np.int64)
     features_text, scores_text, row = [], [], 0
     for sentence, candidates in enumerate(sentences):
-        count = len(candidates)
-        features_text.append(f"FEATURES_TXT_BEGIN_0 {sentence} {count} {len(names)} {' '.join(names)} \n")
-        scores_text.append(f"SCORES_TXT_BEGIN_0 {sentence} {count} 9 BLEU\n")
-        for candidate in candidates:
-            features_text.append("".join(_value(value) + " " for _, value in candidate.features) + "\n")
-            scores_text.append("".join(f"{int(v)} " for v in stats[row]) + "\n")
-            row += 1
+        values = np.array([[value for _, value in candidate.features] for candidate in candidates], dtype=np.float64)
+        sentence_stats = stats[row:row + len(candidates)]
+        row += len(candidates)
+        # the extractor keeps one of each (features, statistics) and reorders as it drops
+        keep = unique_order([f.tobytes() + s.tobytes() for f, s in zip(values, sentence_stats)])
+        features_text.append(f"FEATURES_TXT_BEGIN_0 {sentence} {len(keep)} {len(names)} {' '.join(names)} \n")
+        scores_text.append(f"SCORES_TXT_BEGIN_0 {sentence} {len(keep)} 9 BLEU\n")
+        for index in keep:
+            features_text.append("".join(_value(value) + " " for value in values[index]) + "\n")
+            scores_text.append("".join(f"{int(v)} " for v in sentence_stats[index]) + "\n")
         features_text.append("FEATURES_TXT_END_0\n")
         scores_text.append("SCORES_TXT_END_0\n")
     with atomic_paths(features_path, scores_path) as (features, scores):

@@ -42,7 +42,8 @@ from ..tables.filtering import filter_for_test, filtered_ini
 from .candidates import first_best, read_nbest, rerank
 from .nbest_lines import check_nbest
 from .sentence_models import AddFeatures
-from .weight_tuning import extract, feature_names, tune_weights
+from .python_extractor import extract_in_python
+from .weight_tuning import extract, feature_names, tune_in_numpy, tune_weights
 
 __all__ = ["RerankConfig", "run_rerank", "start_weights"]
 
@@ -62,6 +63,7 @@ class RerankConfig:
     decoder_flags: Sequence[str] = ()
     filter_tables: bool = True  # decode with the text tables filtered for each set (tables/filtering.py)
     optimizer: str = "mert"
+    tuner: str = "moses"  # "moses": extractor and mert/kbmira; "numpy": python_extractor and mert_search
     seeds: Sequence[int] = (1, 2, 3)
     initial_weight: float = 0.0  # the new features' start: 0 starts from the decoder's own ranking
     test_type: str = "ar"
@@ -189,23 +191,40 @@ def _plain_references(config: RerankConfig) -> list:
     return paths
 
 
+_TUNER_NAMES = {"moses": "Moses' own", "numpy": "this package's MERT in numpy"}
+
+
+def _tuner_setting(config: RerankConfig) -> dict:
+    """The tuner in a step's record only when it is numpy, so that the records of runs made
+    before the choice existed (Moses' programs) still match."""
+    return {"tuner": config.tuner} if config.tuner != "moses" else {}
+
+
 def _tuned(config: RerankConfig, install: MosesInstall, dev_list: Path, steps: _Steps) -> dict:
     features, scores = config.out_dir / "dev.features.dat", config.out_dir / "dev.scores.dat"
     step = steps.step("extract-dev", "the dev list's extracted features and BLEU statistics", [features, scores],
-                      {"dev list": fingerprint(dev_list), "references": files_of(config.dev.ref_paths)}, {})
-    steps.ensure(step, lambda: extract(install, dev_list, _plain_references(config), features, scores),
-                 "extracting the dev list's features and BLEU statistics (extractor)")
+                      {"dev list": fingerprint(dev_list), "references": files_of(config.dev.ref_paths)},
+                      _tuner_setting(config))
+    if config.tuner == "numpy":
+        steps.ensure(step, lambda: extract_in_python(dev_list, read_lines(config.dev.src_path),
+                                                     config.dev.ref_paths, features, scores),
+                     "extracting the dev list's features and BLEU statistics (in Python)")
+    else:
+        steps.ensure(step, lambda: extract(install, dev_list, _plain_references(config), features, scores),
+                     "extracting the dev list's features and BLEU statistics (extractor)")
     start = start_weights(MosesIni.read(config.ini_path), feature_names(features), config.initial_weight)
     tuned = {}
     for seed in config.seeds:
         path = config.out_dir / f"seed{seed}" / "weights.json"
         step = steps.step(f"tune-seed{seed}", f"seed {seed}'s reranking weights", [path],
                           {"features": fingerprint(features), "statistics": fingerprint(scores)},
-                          {"optimizer": config.optimizer, "seed": seed, "initial_weight": config.initial_weight,
+                          {"optimizer": config.optimizer, **_tuner_setting(config), "seed": seed, "initial_weight": config.initial_weight,
                            "start weights": start})
 
         def make(seed=seed, path=path):
-            result = tune_weights(install, config.optimizer, features, scores, start, seed, path.parent)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            result = (tune_in_numpy(features, scores, start, seed) if config.tuner == "numpy" else
+                      tune_weights(install, config.optimizer, features, scores, start, seed, path.parent))
             _write_json(path, {"optimizer": config.optimizer, "dev_bleu_nbest": result.dev_bleu,
                                "weights": result.weights})
 
@@ -231,7 +250,7 @@ def _reranked(config: RerankConfig, lists: dict, sentences: dict, tuned: dict, s
     return outputs
 
 
-def run_rerank(config: RerankConfig, install: MosesInstall, add_features: AddFeatures,
+def run_rerank(config: RerankConfig, install: Optional[MosesInstall], add_features: AddFeatures,
                report: Callable[[str], None] = lambda message: None) -> pd.DataFrame:
     """All the steps (see the module's docstring); returns the results table. An interrupt
     leaves with `.note` saying which finished steps out_dir keeps for a rerun."""
@@ -306,7 +325,8 @@ def _write_tables(config: RerankConfig, table: pd.DataFrame, refs: dict) -> None
             row.new_feature_weights or "–"]) + " |")
     lines += ["", f"BLEU and chrF against {len(refs['test'])} reference(s), {len(refs['test'][0])} test "
               f"and {len(refs['dev'][0])} dev sentences. 1-best: the decoder's own first hypothesis. "
-              f"+rerank: weights tuned on the dev n-best lists by {config.optimizer} (Moses' own), one run "
+              f"+rerank: weights tuned on the dev n-best lists by {config.optimizer} "
+              f"({_TUNER_NAMES[config.tuner]}), one run "
               f"per seed, mean ± sample sd over the seeds. p: {config.test_type.upper()} test of the seeds' "
               f"concatenated test outputs against the 1-best repeated (Clark et al. 2011); p per seed: the "
               f"same test of each seed alone. New-feature weights: normalized as mert-moses.pl does "

@@ -23,7 +23,7 @@ from ..errors import MosesRunError
 from ..ini.moses_install import MosesInstall
 from ..line_files import open_binary_read
 
-__all__ = ["TunedWeights", "extract", "feature_names", "tune_weights", "OPTIMIZERS"]
+__all__ = ["TunedWeights", "extract", "feature_names", "tune_weights", "tune_in_numpy", "OPTIMIZERS"]
 
 OPTIMIZERS = ("mert", "kbmira")
 SCORER_ARGS = ("--sctype", "BLEU", "--scconfig", "case:true")  # mert-moses.pl's defaults
@@ -64,6 +64,23 @@ def feature_names(features_path: Path) -> list[str]:
     if len(header) < 5 or header[0] != "FEATURES_TXT_BEGIN_0" or len(header) - 4 != int(header[3]):
         raise MosesRunError(f"{features_path}:1: not an extractor feature file (header {' '.join(header[:5])!r})")
     return header[4:]
+
+
+def tune_in_numpy(features_path: Path, scores_path: Path, start: Mapping[str, float], seed: int,
+                  restarts: int = 20) -> TunedWeights:
+    """What `mert` does with the extractor's files, by this package's MERT in numpy
+    (mert_search.optimize: the same search, restarts uniform in [0, 1], sum |w| = 1)."""
+    import numpy as np
+
+    from .extractor_files import read_extractor_files
+    from .mert_search import optimize
+
+    arrays = read_extractor_files([features_path], [scores_path])
+    missing = [name for name in arrays.names if name not in start]
+    if missing:
+        raise MosesRunError(f"no starting weight for {', '.join(missing)}")
+    result = optimize(arrays, np.array([start[name] for name in arrays.names]), restarts=restarts, seed=seed)
+    return TunedWeights(dict(zip(arrays.names, map(float, result.weights))), round(100 * result.bleu, 4))
 
 
 def _base(name: str) -> str:

@@ -20,7 +20,8 @@ from ..evaluation.results_table import summarize
 from ..evaluation.scores import EvalResult, compare, score
 from ..nbest.bleu_statistics import bleu_statistics
 from ..nbest.extractor_files import NbestArrays
-from ..nbest.mert_search import optimize
+from ..nbest.line_search import LineSearch
+from ..nbest.mert_search import optimize, search_from
 from ..nbest.nbest_file import NbestList
 
 __all__ = ["ProxySystem", "BenchSet", "bench_set", "system_features", "tune_system", "rerank_rows",
@@ -74,15 +75,35 @@ def system_features(system: ProxySystem, data: BenchSet) -> tuple[list, np.ndarr
 
 
 def tune_system(system: ProxySystem, dev: BenchSet, start: Mapping[str, float], seed: int,
-                restarts: int) -> tuple[dict, float]:
+                restarts: int, spread: float = 0.0) -> tuple[dict, float]:
     """({name: weight} with sum |w| = 1, dev BLEU 0-100) of one MERT run from `start` (by
-    name; a name it lacks starts at 0)."""
+    name; a name it lacks starts at 0). With `spread` 0 the random restarts are mert's, uniform
+    in [0, 1]; otherwise each restart is the start with every weight scaled by 1 + spread * N(0, 1)
+    and each new feature's drawn from N(0, spread / 10): on stored lists mert's uniform restarts
+    never beat the tuned start, so they search nothing, while restarts near it do."""
     names, matrix = system_features(system, dev)
     arrays = NbestArrays(names, matrix, dev.stats, dev.nbest.starts, np.arange(dev.nbest.num_sentences))
     initial = np.array([start.get(name, 0.0) for name in names])
-    weights, bleu = optimize(arrays, initial, restarts=restarts, seed=seed)
+    if spread == 0:
+        weights, bleu = optimize(arrays, initial, restarts=restarts, seed=seed)
+    else:
+        weights, bleu = _search_near(arrays, initial, [name not in start for name in names], restarts, seed, spread)
     total = float(np.abs(weights).sum()) or 1.0
     return {name: float(w) / total for name, w in zip(names, weights)}, 100.0 * bleu
+
+
+def _search_near(arrays: NbestArrays, initial: np.ndarray, new: list, restarts: int, seed: int,
+                 spread: float) -> tuple[np.ndarray, float]:
+    rng = np.random.default_rng(seed)
+    search = LineSearch(arrays)
+    best = search_from(search, initial, 1e-5)
+    for _ in range(restarts):
+        point = initial * (1 + spread * rng.standard_normal(len(initial)))
+        point[new] = rng.normal(0.0, spread / 10, size=int(np.sum(new)))
+        found = search_from(search, point, 1e-5)
+        if found.bleu > best.bleu:
+            best = found
+    return best.weights, best.bleu
 
 
 def rerank_rows(system: ProxySystem, data: BenchSet, weights: Mapping[str, float]) -> list[str]:
@@ -104,14 +125,15 @@ class BenchResult:
 
 
 def run_bench(systems: Sequence[ProxySystem], dev: BenchSet, test: BenchSet, start: Mapping[str, float],
-              seeds: Sequence[int], restarts: int = 20, test_type: str = "ar", progress=print) -> BenchResult:
+              seeds: Sequence[int], restarts: int = 20, test_type: str = "ar", progress=print,
+              spread: float = 0.0) -> BenchResult:
     """Tune and score every system once per seed; the first system is the baseline."""
     results: dict[str, list] = {}
     outputs: dict[str, list] = {}
     rows = []
     for system in systems:
         for replicate, seed in enumerate(seeds, start=1):
-            weights, dev_bleu = tune_system(system, dev, start, seed, restarts)
+            weights, dev_bleu = tune_system(system, dev, start, seed, restarts, spread)
             hyps = rerank_rows(system, test, weights)
             result = score(hyps, test.references, f"{system.name} seed {seed}")
             result.dev_bleu = round(dev_bleu, 4)
@@ -124,10 +146,19 @@ def run_bench(systems: Sequence[ProxySystem], dev: BenchSet, test: BenchSet, sta
             progress(f"{system.name} seed {seed}: dev BLEU {dev_bleu:.2f}, test BLEU {result.bleu:.2f}, "
                      f"chrF {result.chrf:.2f}")
     p_values, tested = _tests(outputs, test.references, test_type)
-    per_replicate = [compare([(name, runs[r]) for name, runs in outputs.items()], test.references, test_type)
+    per_replicate = [_replicate_tests(outputs, r, test.references, test_type)
                      for r in range(len(seeds))] if len(outputs) > 1 and len(seeds) > 1 else []
     return BenchResult(summarize(results, p_values, per_replicate, tested_bleu=tested), pd.DataFrame(rows),
                        outputs)
+
+
+def _replicate_tests(outputs: Mapping[str, list], replicate: int, references: list, test_type: str) -> dict:
+    systems = [(name, runs[replicate]) for name, runs in outputs.items()]
+    p_values = compare(systems, references, test_type)
+    for name, hyps in systems[1:]:
+        if hyps == systems[0][1]:
+            p_values[name] = {"bleu": 1.0, "chrf": 1.0}
+    return p_values
 
 
 def _tests(outputs: Mapping[str, list], references: list, test_type: str) -> tuple[dict, dict]:
@@ -137,6 +168,9 @@ def _tests(outputs: Mapping[str, list], references: list, test_type: str) -> tup
     refs = [stream * repeats for stream in references]
     joined = [(name, [line for hyps in runs for line in hyps]) for name, runs in outputs.items()]
     p_values = compare(joined, refs, test_type) if len(joined) > 1 else {}
+    for name, hyps in joined[1:]:  # sacrebleu's AR gives 1/(trials+1), not 1, for equal outputs
+        if hyps == joined[0][1]:
+            p_values[name] = {"bleu": 1.0, "chrf": 1.0}
     tested = {name: score(hyps, refs).bleu for name, hyps in joined}
     return p_values, tested
 

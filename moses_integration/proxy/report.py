@@ -15,7 +15,7 @@ HEADER = ["System", "Replicates", "Dev BLEU (MERT)", "Test BLEU", "Δ BLEU", "p 
 
 
 def markdown_table(summary: pd.DataFrame, first_best: EvalResult, num_refs: int, test_lines: int,
-                   dev_lines: int, restarts: int) -> str:
+                   dev_lines: int, restarts: int, spread: float = 0.0) -> str:
     lines = ["| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
     lines.append("| decoder 1-best (the lists' first line) | – | – | " + f"{first_best.bleu:.2f} | – | – | – | – | "
                  f"{first_best.chrf:.2f} | – | – | – |")
@@ -27,8 +27,9 @@ def markdown_table(summary: pd.DataFrame, first_best: EvalResult, num_refs: int,
             row.p_bleu_per_replicate or "–", mean_sd_text(row.test_chrf_mean, row.test_chrf_sd),
             p_text(row.p_chrf), p_text(row.p_chrf_holm), row.new_column_weights or "–"]) + " |")
     lines += ["", f"Proxy bench: the stored 200-best lists reranked, no decoding. Weights tuned on {dev_lines} dev "
-              f"verses by MERT in numpy ({restarts} random restarts, one run per replicate seed, from the lists' "
-              f"tuned weights; new features start at 0); test on {test_lines} verses. BLEU and chrF against "
+              f"verses by MERT in numpy ({restarts} random restarts, "
+              + (f"uniform in [0, 1]" if spread == 0 else f"near the start, spread {spread:g}")
+              + f", one run per replicate seed, from the lists' tuned weights; new features start at 0); test on {test_lines} verses. BLEU and chrF against "
               f"{num_refs} reference(s), sacrebleu on the tokenized, lowercased text ({first_best.bleu_signature}). "
               "Δ and p: the replicates' concatenated outputs against Baseline's (approximate randomization), "
               "Holm-corrected over the systems. Weights: sum |w| = 1.", ""]

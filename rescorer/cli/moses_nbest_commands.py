@@ -111,22 +111,44 @@ def rerank_command(**options) -> None:
     if not settings.models and not settings.lms:
         raise click.UsageError("give the features to rerank with: --model (a sentence model), --lm (a target "
                                "language model) or both")
-    install = find_moses(settings.moses_dir)
     config = rerank_config(settings)
     optimizer = config.optimizer  # the program: mert or kbmira
-    install.require(binaries=("extractor", optimizer) + (("moses",) if settings.decodes else ()),
-                    scripts=("training/filter-model-given-input.pl",) if settings.decodes and settings.filter_tables
-                    else ())
+    install, config.tuner = rerank_tuner(settings, optimizer)
+    if install is not None:
+        install.require(binaries=(() if config.tuner == "numpy" else ("extractor", optimizer))
+                        + (("moses",) if settings.decodes else ()),
+                        scripts=("training/filter-model-given-input.pl",)
+                        if settings.decodes and settings.filter_tables else ())
     add_features, config.new_features = sentence_features(
         rnn_scorer(settings.device, settings.precision) if settings.models else None, settings.models,
         settings.per_word, lm_scorer(settings.device, settings.precision) if settings.lms else None, settings.lms)
-    signature("moses rerank", moses=install.root, ini=settings.ini_path,
+    signature("moses rerank", moses=install.root if install else "-", tuner=config.tuner, ini=settings.ini_path,
               models=",".join(m.name for m in (*settings.models, *settings.lms)),
               features=",".join(config.new_features), optimizer=optimizer, seeds=settings.seeds, seed=settings.seed,
               nbest=settings.nbest_size, test=settings.test_type, references=len(config.test.ref_paths))
     with working_in(settings.out_dir, "reranking directory"):
         run_rerank(config, install, add_features, report=say)
     click.echo((settings.out_dir / "results.md").read_text(encoding="utf-8"), nl=False)
+
+
+def rerank_tuner(settings: RerankSettings, optimizer: str):
+    """(the Moses install, or None where none is needed and none is found; "moses" or "numpy"):
+    numpy when asked, or under auto when the lists are given and Moses' extractor or optimizer
+    is not found."""
+    from moses_integration.errors import MosesNotFoundError
+
+    if settings.tuner == "numpy" and optimizer != "mert":
+        raise click.UsageError("--tuner numpy runs MERT only; use --optimizer mert or --tuner moses")
+    try:
+        install = find_moses(settings.moses_dir)
+    except MosesNotFoundError:
+        if settings.decodes or settings.tuner == "moses" or optimizer != "mert":
+            raise
+        return None, "numpy"
+    if settings.tuner != "auto":
+        return install, settings.tuner
+    lacking = install.missing(binaries=("extractor", optimizer), scripts=())
+    return install, "numpy" if lacking and not settings.decodes and optimizer == "mert" else "moses"
 
 
 def rerank_config(settings: RerankSettings):

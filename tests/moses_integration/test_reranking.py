@@ -4,6 +4,7 @@ extractor names them, and `rescore moses rerank` tunes, reranks, reports and res
 
 import gzip
 import json
+import os
 import signal
 import subprocess
 import time
@@ -364,3 +365,31 @@ def test_bytes_that_are_not_utf8_are_kept_through_the_reranking(tmp_path, tiny_m
     assert b"abr\xe0ham" in (out / "seed1" / "test.reranked").read_bytes().split(b"\n")[0]
     scored = gzip.open(out / "test.nbest.gz", "rb").read()
     assert scored.count(b"abr\xe0ham") == given.read_bytes().count(b"abr\xe0ham") > 0
+
+
+def test_rerank_without_moses_tunes_the_given_lists_in_numpy(tmp_path, tiny_model_path, dev_slice):
+    """No Moses anywhere: the lists given, `--tuner auto` extracts and tunes in Python."""
+    src, ref, darby = dev_slice
+    lists = {}
+    for name in ("dev", "test"):  # the stored real list of the first 20 dev verses serves as both
+        with gzip.open(FIXTURES / "nbest/dev.nbest200.gz", "rb") as handle:
+            lines = [line for line in handle if int(line.split(b" ||| ")[0]) < 20]
+        lists[name] = tmp_path / f"{name}.nbest"
+        lists[name].write_bytes(b"".join(lines))
+    env = {key: value for key, value in os.environ.items() if key != "MOSES_HOME"}
+    run = rescore("moses", "rerank", "--ini", TUNING / "moses.ini", "--model", tiny_model_path, "--dev", src, ref,
+                  "--dev-ref", darby, "--test", src, ref, "--test-ref", darby, "--dev-nbest", lists["dev"],
+                  "--test-nbest", lists["test"], "--out-dir", tmp_path / "rerank", "--seeds", "2", env=env)
+    assert run.returncode == 0, run.stderr
+    assert "tuner:numpy" in run.stderr
+    out = tmp_path / "rerank"
+    assert (out / "dev.features.dat").read_text().startswith("FEATURES_TXT_BEGIN_0 0 ")
+    weights = json.loads((out / "seed1" / "weights.json").read_text())
+    assert set(weights["weights"]) >= {"LM0_0", "RNNfwd_0", "RNNfwdPerWord_0"}
+    assert abs(sum(abs(w) for w in weights["weights"].values()) - 1) < 1e-9
+    assert 0 < weights["dev_bleu_nbest"] < 100
+    assert "MERT in numpy" in (out / "results.md").read_text()
+    refused = rescore("moses", "rerank", "--ini", TUNING / "moses.ini", "--model", tiny_model_path, "--dev", src,
+                      ref, "--test", src, ref, "--dev-nbest", lists["dev"], "--test-nbest", lists["test"],
+                      "--out-dir", tmp_path / "mira", "--optimizer", "batch-mira", "--tuner", "numpy", env=env)
+    assert refused.returncode == 2 and "--tuner numpy runs MERT only" in refused.stderr
