@@ -20,7 +20,7 @@ def test_statistics_are_the_extractors_for_the_real_lists(run):
     """mert-moses.pl scored every dev line (all 842, not the bench's odd lines) against
     corpus/dev.fr alone; the extractor then dropped duplicates, reordering the rest."""
     refs = read_lines(FIXTURES / "corpus/dev.fr.gz")
-    sentences = read_nbest(TUNING / f"run{run}.best100.out.gz", len(refs))
+    sentences = read_nbest(TUNING / f"run{run}.best100.out.gz", read_lines(FIXTURES / "corpus/dev.en.gz"))
     written = read_extractor_files([TUNING / f"run{run}.features.dat.gz"], [TUNING / f"run{run}.scores.dat.gz"])
     assert written.num_sentences == len(refs) == 842
     for s in range(0, 842, 7):
