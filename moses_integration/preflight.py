@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Sequence, Union
 
+from rescorer.counts import counted
 from rescorer.errors import PhraseTableFormatError, RescorerError
 
 from .child_process import run
@@ -112,7 +113,7 @@ def check_ini_syntax(ini: MosesIni) -> list[str]:
         feature = features.get(name)
         count = feature.args.get("num-features") if feature is not None else None
         if count is not None and count.isdigit() and int(count) != len(values):
-            problems.append(f"{ini.origin}:{i + 1}: expected {count} weights for {name} "
+            problems.append(f"{ini.origin}:{i + 1}: expected {counted(int(count), 'weight')} for {name} "
                             f"(num-features={count} on line {feature.line_no + 1}), found {len(values)}")
     return problems
 
@@ -161,7 +162,7 @@ def check_num_features(ini: MosesIni, base_dir: Path) -> list[str]:
             continue
         if found != expected:
             problems.append(
-                f"{table}:1: expected {expected} scores (num-features={expected} in "
+                f"{table}:1: expected {counted(expected, 'score')} (num-features={expected} in "
                 f"{ini.origin}:{feature.line_no + 1}), found {found}")
     return problems
 
@@ -285,7 +286,7 @@ def check_parallel(data: ParallelSet) -> list[str]:
         counts.append((path, count))
     for path, count in counts[1:]:
         if counts[0][0] == data.src_path and count != counts[0][1] and count and counts[0][1]:
-            problems.append(f"{data.label}: {counts[0][0]} has {counts[0][1]} lines but "
+            problems.append(f"{data.label}: {counts[0][0]} has {counted(counts[0][1], 'line')} but "
                             f"{path} has {count}; expected a line-aligned pair")
     return problems
 

@@ -12,6 +12,7 @@ from typing import Mapping, Optional, Sequence
 
 import pandas as pd
 
+from rescorer.counts import counted
 from rescorer.io.atomic_output import write_atomically
 
 from .multiple_testing import holm_bonferroni
@@ -162,7 +163,7 @@ def to_markdown(summary: pd.DataFrame,
               "Baseline's replicate r, so the test sees the optimizer's variance too, as Clark et al. "
               "(2011) ask); Δ: the BLEU of those same concatenated outputs minus Baseline's, so it "
               "can differ from the difference of the means by a few hundredths; p (Holm): the same "
-              f"p corrected by Holm–Bonferroni over the {max(len(summary) - 1, 0)} systems compared "
+              f"p corrected by Holm–Bonferroni over the {counted(max(len(summary) - 1, 0), 'system')} compared "
               "with Baseline; p per replicate: the same test of each replicate alone. Start: ini = the ini's "
               "weights; cold = those and the new columns' scaled starting weights; warm = the "
               "same replicate's tuned Baseline weights and the new columns' starting weights; "

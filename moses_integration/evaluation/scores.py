@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Optional, Sequence
 
+from rescorer.counts import counted
 from rescorer.io.atomic_output import atomic_paths, write_atomically
 
 from ..child_process import process_group
@@ -109,7 +110,8 @@ def sentence_bleu(hypothesis: str, references: Sequence[str]) -> float:
 def _check_lengths(hyps: Sequence[str], refs: Sequence[Sequence[str]], what: str) -> None:
     for stream in refs:
         if len(hyps) != len(stream):
-            raise PreflightError([f"{what}: {len(hyps)} hypotheses but {len(stream)} references; "
+            raise PreflightError([f"{what}: {counted(len(hyps), 'hypothesis', 'hypotheses')} but "
+                                  f"{counted(len(stream), 'reference')}; "
                                   "expected one hypothesis per reference line"])
 
 

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Sequence
 
+from rescorer.counts import counted
+
 from ..errors import MosesConfigError
 
 __all__ = [
@@ -117,7 +119,7 @@ class MosesIni:
             expected = feature.int_arg("num-features", self.origin)
             if len(values) != expected:
                 raise MosesConfigError(
-                    f"{self.origin}:{i + 1}: expected {expected} weights for {name} (num-features="
+                    f"{self.origin}:{i + 1}: expected {counted(expected, 'weight')} for {name} (num-features="
                     f"{expected} on line {feature.line_no + 1}), found {len(values)}")
 
     # ---- structure -------------------------------------------------------------------

@@ -28,6 +28,7 @@ from typing import Callable, Optional, Sequence
 
 import pandas as pd
 
+from rescorer.counts import counted
 from rescorer.io.atomic_output import atomic_paths, write_atomically
 
 from ..errors import MosesConfigError
@@ -328,7 +329,7 @@ def check_sets(config: RerankConfig) -> dict:
         for ref in data.ref_paths:
             found = count_lines(ref)
             if found != len(sources[label]):
-                raise MosesConfigError(f"{ref}: {found} lines, but the {label} source "
+                raise MosesConfigError(f"{ref}: {counted(found, 'line')}, but the {label} source "
                                        f"{data.src_path} has {len(sources[label])}")
         if nbest is not None:
             check_nbest(nbest, sources[label], f"the {label} source {data.src_path}")

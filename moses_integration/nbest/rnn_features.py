@@ -23,6 +23,7 @@ from typing import Any, Callable, ContextManager, Iterable, Sequence
 
 import numpy as np
 
+from rescorer.counts import counted
 from rescorer.io.atomic_output import AtomicOutput
 
 from ..errors import NbestFormatError
@@ -63,13 +64,9 @@ class NbestScored:
         means = ", ".join(f"{name} {mean:.3f}" for name, mean in zip(self.names, self.means))
         what = "each the sum over the hypothesis's phrase pairs" if self.per_phrase else "of whole hypotheses"
         rate = self.lines / self.seconds if self.seconds > 0 else 0.0
-        return (f"lines in {self.lines}, out {self.lines} ({self.sentences} {_plural(self.sentences, 'sentence')}); "
+        return (f"lines in {self.lines}, out {self.lines} ({counted(self.sentences, 'sentence')}); "
                 f"added {', '.join(name + '=' for name in self.names)} {what}; mean {means}; "
                 f"{self.seconds:.1f} s, {rate:.0f} lines/s; wrote {output}")
-
-
-def _plural(count: int, noun: str) -> str:
-    return noun if count == 1 else noun + "s"
 
 
 def _floor(scores: np.ndarray, pairs: Sequence[tuple[str, str]], per_phrase: bool) -> np.ndarray:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from rescorer.counts import counted
 from rescorer.io.atomic_output import atomic_paths, write_atomically
 
 from ..child_process import process_group
@@ -109,5 +110,5 @@ def tune_weights(install: MosesInstall, optimizer: str, features_path: Path, sco
     else:
         raise ValueError(f"optimizer must be one of {', '.join(OPTIMIZERS)}, found {optimizer!r}")
     if len(values) != len(names):
-        raise MosesRunError(f"{log}: {len(values)} weights for {len(names)} features")
+        raise MosesRunError(f"{log}: {counted(len(values), 'weight')} for {counted(len(names), 'feature')}")
     return TunedWeights(dict(zip(names, values)), round(100 * bleu, 4))

@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
+from rescorer.counts import counted
 from rescorer.io.atomic_output import write_atomically
 
 from ..errors import MosesConfigError
@@ -167,7 +168,7 @@ def _prepare(config: AblationConfig, moses: MosesInstall, report) -> _Plan:
     # One pass (cached): the columns' magnitudes scale the starting weights and check the layout.
     stats = cached_column_stats(rescored, config.out_dir / "column-stats.json")
     check_layout(stats, layout, num_base, str(rescored))
-    report(f"{rescored.name}: {stats.num_lines} lines; mean |ln v| of its columns "
+    report(f"{rescored.name}: {counted(stats.num_lines, 'line')}; mean |ln v| of its columns "
            + " ".join(f"{m:.2f}" for m in stats.mean_abs_log) + f" ({', '.join(layout.names)} last)")
     tables = write_system_tables(specs, layout, num_base, rescored, config.out_dir / "tables",
                                  table, moses, config.threads)

@@ -14,6 +14,8 @@ from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
+from rescorer.counts import counted
+
 from ..evaluation.scores import EvalResult
 from ..ini.moses_ini import MosesIni
 from ..tables.phrase_table import sample_scores
@@ -60,7 +62,7 @@ class ScoresFigure:
     spearman_inverse: float  # RNN log p against log p(e|f) (Moses φ(f|e))
 
     def summary(self) -> str:
-        return (f"{self.num_pairs} pairs: Spearman rho of the RNN score with the table's "
+        return (f"{counted(self.num_pairs, 'pair')}: Spearman rho of the RNN score with the table's "
                 f"p(f|e) {self.spearman_direct:.3f}, with its p(e|f) {self.spearman_inverse:.3f}")
 
 

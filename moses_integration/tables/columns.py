@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Sequence
 
+from rescorer.counts import counted
+
 from ..errors import MosesConfigError
 
 __all__ = ["PENALTY", "ColumnLayout", "SystemSpec", "parse_column_names", "names_from_models",
@@ -95,7 +97,7 @@ def infer_layout(num_base: int, num_found: int, names: Optional[Sequence[str]] =
     if names is not None:
         if len(names) != num_new:
             raise MosesConfigError(
-                f"{origin}:1: expected {num_base + len(names)} scores (the {num_base} of "
+                f"{origin}:1: expected {counted(num_base + len(names), 'score')} (the {num_base} of "
                 f"num-features plus {','.join(names)}), found {num_found}")
         return ColumnLayout(tuple(names))
     if num_new == 1:

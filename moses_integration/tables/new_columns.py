@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Sequence
 
+from rescorer.counts import counted
+
 from ..errors import MosesConfigError
 from ..ini.moses_ini import MosesIni
 from ..ini.moses_install import find_moses
@@ -58,7 +60,7 @@ def add_feature(job: AddFeatureJob) -> NewColumns:
     found = read_num_scores(job.table_path)
     if found <= old:
         raise MosesConfigError(
-            f"{job.table_path}:1: expected more than {old} scores (num-features={old} in "
+            f"{job.table_path}:1: expected more than {counted(old, 'score')} (num-features={old} in "
             f"{job.ini_path}:{table.line_no + 1}), found {found}: is it the rescored table?")
     new_path = job.table_path
     if table.kind == "PhraseDictionaryCompact":

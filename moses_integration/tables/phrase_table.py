@@ -12,6 +12,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from rescorer.counts import counted
 from rescorer.errors import PhraseTableFormatError
 from rescorer.io.atomic_output import AtomicOutput
 from rescorer.io.table_reader import PhraseEntry, PhraseTableReader
@@ -63,7 +64,7 @@ def split_score_columns(src_path: Path, outputs: Mapping[Path, Sequence[int]],
             scores = entry.raw[start:end].split()
             if len(scores) < needed:
                 raise PhraseTableFormatError(
-                    f"{src_path}:{entry.line_no}: expected at least {needed} scores, "
+                    f"{src_path}:{entry.line_no}: expected at least {counted(needed, 'score')}, "
                     f"found {len(scores)}")
             head, tail = entry.raw[:start], entry.raw[end:]
             for out, keep in writers:

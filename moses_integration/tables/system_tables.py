@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional, Sequence
 
+from rescorer.counts import counted
 from rescorer.io.table_reader import PhraseTableReader
 
 from ..errors import MosesConfigError, MosesNotFoundError
@@ -83,7 +84,7 @@ def check_same_pairs(original: Path, rescored: Path, num_base: int, num_lines: i
             new_scores = new.raw[slice(*scores_span(new))].split()[:num_base]
             if (old.src, old.tgt, old_scores) != (new.src, new.tgt, new_scores):
                 raise MosesConfigError(
-                    f"{rescored}:{new.line_no}: expected the pair and first {num_base} scores of "
+                    f"{rescored}:{new.line_no}: expected the pair and first {counted(num_base, 'score')} of "
                     f"{original}:{old.line_no} ({old.src} ||| {old.tgt} ||| "
                     f"{b' '.join(old_scores).decode()}), found {new.src} ||| {new.tgt} ||| "
                     f"{b' '.join(new_scores).decode()}: was it rescored from another table?")

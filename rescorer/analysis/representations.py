@@ -15,6 +15,7 @@ from typing import Sequence
 import numpy as np
 import torch
 
+from rescorer.counts import counted
 from rescorer.data.padding import pad_sequences
 from rescorer.data.vocabulary import EOS, PAD_ID, SPECIALS
 from rescorer.errors import RescorerError
@@ -35,7 +36,7 @@ def word_embeddings(bundle: ModelBundle, side: str, num_words: int) -> tuple[lis
     first = len(SPECIALS)
     count = min(num_words, len(vocab) - first)
     if count < 2:
-        raise RescorerError(f"the model's {side} shortlist has {len(vocab) - first} words; a map needs 2")
+        raise RescorerError(f"the model's {side} shortlist has {counted(len(vocab) - first, 'word')}; a map needs 2")
     device = next(bundle.model.parameters()).device
     ids = torch.arange(first, first + count, device=device)
     vectors = embedding(ids).float().cpu().numpy()  # (count, E)

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Sequence
 
+from rescorer.counts import counted
 from rescorer.data.directions import oriented
 from rescorer.errors import PhraseTableFormatError, RescorerError
 from rescorer.io.table_reader import PhraseTableReader
@@ -141,7 +142,7 @@ def read_source_groups(table_path: Path, choice: SourceChoice, rnn_column: Optio
                           if rnn_column is not None else f"column {DIRECT_COLUMN + 1}")
                 raise PhraseTableFormatError(
                     f"{table_path}:{entry.line_no}: expected scores at {needed} (counted from 1), found "
-                    f"{len(scores)} scores{': is it a rescored table?' if rnn_column is not None else ''}")
+                    f"{counted(len(scores), 'score')}{': is it a rescored table?' if rnn_column is not None else ''}")
             if group is None or group.source != entry.src:
                 finish(group)
                 frequency = _source_frequency(entry.raw)

@@ -15,6 +15,7 @@ from typing import Sequence
 import numpy as np
 
 from rescorer.analysis.figures import pyplot, save_figure
+from rescorer.counts import counted
 from rescorer.errors import RescorerError
 
 __all__ = ["MAP_INCHES", "project_2d", "dense_windows", "plot_map"]
@@ -135,7 +136,7 @@ def plot_map(points: np.ndarray, labels: Sequence[str], title: str, path: Path, 
         for spine in ax.spines.values():
             spine.set_edgecolor(colour)
             spine.set_linewidth(2)
-        ax.set_title(f"zoom {number + 1}: {int(inside.sum())} points, {zoom_labelled[-1]} labelled",
+        ax.set_title(f"zoom {number + 1}: {counted(int(inside.sum()), 'point')}, {zoom_labelled[-1]} labelled",
                      fontsize=9, color=colour)
         zoom_sizes.append(int(inside.sum()))
     main.set_xticks([])

@@ -17,6 +17,7 @@ from rescorer.cli.options import (EXISTING_FILE, EXISTING_OR_STDIN, PICKS, model
                                   score_format_option, seed_option, table_output_options)
 from rescorer.cli.record_options import FiniteFloatRange
 from rescorer.cli.reporting import say, signature
+from rescorer.counts import counted
 from rescorer.scoring.settings import MAX_BEAM
 from rescorer.runtime.failure_reports import reports_errors
 
@@ -101,7 +102,7 @@ def top_targets_command(table_path: Path, model: Optional[Path], column: Optiona
         missing = [s for s in sources if s not in {g.source for g in groups}] if sources else []
         headers, rows = top_targets_rows(groups, top, as_csv, missing)
         scorer = model.name if model else f"column {column}"
-        footnote = (f"{len(groups)} sources of {table_path.name}; log p (natural log) by the table's "
+        footnote = (f"{counted(len(groups), 'source')} of {table_path.name}; log p (natural log) by the table's "
                     f"p(f|e) (Moses φ(e|f), the third score) and by the RNN ({scorer}).")
         write_text(table_text(headers, rows, as_csv, footnote), output, force)
     if missing:
@@ -165,7 +166,8 @@ def generate_command(model_path: Path, sources: tuple, sources_path: Optional[Pa
         write_text(table_text(headers, rows, as_csv, footnote), output, force)
     forced = sum(item.forced_ends for item in items)
     if forced:
-        say(f"{forced} targets reached --max-length {max_length} and were ended there")
+        were = "was" if forced == 1 else "were"
+        say(f"{counted(forced, 'target')} reached --max-length {max_length} and {were} ended there")
 
 
 TABLE_COMMANDS = (top_targets_command, generate_command)

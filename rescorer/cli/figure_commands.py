@@ -14,6 +14,7 @@ from rescorer.analysis.figures import ATTENTION_PANEL_INCHES
 from rescorer.analysis.tsne_maps import MAP_INCHES
 from rescorer.cli.options import EXISTING_FILE, PICKS, device_option, figure_options, map_options
 from rescorer.cli.reporting import say
+from rescorer.counts import counted
 from rescorer.runtime.failure_reports import reports_errors
 
 __all__ = ["FIGURE_COMMANDS"]
@@ -54,7 +55,7 @@ def plot_embeddings_command(model_path: Path, side: str, words: int, output: Pat
         title = (f"{side.capitalize()} word embeddings of {model_path.name} ({bundle.config.arch}, "
                  f"E={vectors.shape[1]}): t-SNE of the {len(labels)} most frequent words")
         drawn = plot_map(project_2d(vectors, seed), labels, title, output, dpi, force, zooms)
-    say(f"wrote {output}: {_drawn(drawn)}, {len(labels)} words")
+    say(f"wrote {output}: {_drawn(drawn)}, {counted(len(labels), 'word')}")
 
 
 @click.command("plot-phrases")
@@ -93,7 +94,7 @@ def plot_phrases_command(model_path: Path, table_path: Path, phrases: int, min_w
         title = (f"Phrase representations ({what}, {vectors.shape[1]} dimensions) of {model_path.name}: "
                  f"t-SNE of {len(labels)} {pick} source phrases of {min_words}+ words")
         drawn = plot_map(project_2d(vectors, seed), labels, title, output, dpi, force, zooms, per_zoom=15)
-    say(f"wrote {output}: {_drawn(drawn)}, {len(labels)} phrases")
+    say(f"wrote {output}: {_drawn(drawn)}, {counted(len(labels), 'phrase')}")
 
 
 @click.command("plot-attention")
@@ -132,7 +133,7 @@ def plot_attention_command(model_path: Path, sources: tuple, targets: tuple, out
             weights, log_p = attention_weights(bundle, src_words, tgt_words)
             panels.append((src_words, tgt_words + ["[EOS]"], weights, f"log p = {log_p:.2f}"))
         width, height = plot_attention(panels, output, dpi, force)
-    say(f"wrote {output}: {width}x{height} px, {len(panels)} pairs")
+    say(f"wrote {output}: {width}x{height} px, {counted(len(panels), 'pair')}")
 
 
 FIGURE_COMMANDS = (plot_embeddings_command, plot_phrases_command, plot_attention_command)

@@ -9,6 +9,7 @@ import click
 
 from rescorer.cli.options import EXISTING_FILE, force_option, output_option
 from rescorer.cli.reporting import Reporter
+from rescorer.counts import counted
 from rescorer.runtime.failure_reports import reports_errors
 
 __all__ = ["NPLM_COMMANDS"]
@@ -43,7 +44,7 @@ def export_nplm_command(reporter: Reporter, model_path: Path, output: Path, forc
     config = model.config
     reporter.say(f"{output}: NPLM {config.order}-gram model, {config.vocab_size} words, layers "
                  f"{config.embedding_size}x{config.context_size}-{config.hidden_sizes[0]}-"
-                 f"{config.hidden_sizes[1]}, {lines} lines")
+                 f"{config.hidden_sizes[1]}, {counted(lines, 'line')}")
 
 
 NPLM_COMMANDS = (export_nplm_command,)

@@ -12,6 +12,7 @@ from rescorer.cli.options import (ANY_PATH, EXISTING_FILE, EXISTING_OR_STDIN, de
                                   output_option, precision_option)
 from rescorer.cli.record_options import record_from, record_options
 from rescorer.cli.reporting import Reporter, signature
+from rescorer.counts import counted
 from rescorer.records import signature_items
 from rescorer.runtime.settings import RuntimeSettings
 from rescorer.scoring.settings import TranslateSettings
@@ -74,7 +75,8 @@ def translate_command(reporter: Reporter, model_path: Path, input_path: Path, ou
                 f"({summary.source_pieces / max(summary.source_words, 1):.2f} per word)")
     else:
         read = f"{summary.unknown_source_words / max(summary.source_words, 1):.1%} of source words outside the shortlist"
-    reporter.say(f"{output}: {summary.sentences} lines translated ({summary.empty} empty lines left empty, "
+    reporter.say(f"{output}: {counted(summary.sentences, 'line')} translated "
+                 f"({counted(summary.empty, 'empty line')} left empty, "
                  f"{summary.forced_ends} stopped by the length bound); {read}"
                  + (f"; n-best list {nbest_path}" if nbest_path else ""))
 

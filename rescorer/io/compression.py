@@ -18,6 +18,7 @@ import lzma
 import zlib
 from typing import BinaryIO, Callable, Optional
 
+from rescorer.counts import counted
 from rescorer.errors import RescorerError
 
 try:  # optional speed-up for gzip: pip install isal
@@ -215,9 +216,9 @@ class DecompressingReader(io.BufferedReader):
     def warn_trailing_garbage(self, lines_read: int) -> None:
         """Log `gzip -d`'s warning once the data is read, naming how many lines it gave."""
         if self.streams.trailing_bytes:
-            log.warning(f"{self.streams.name}: {self.streams.trailing_bytes} bytes of trailing "
+            log.warning(f"{self.streams.name}: {counted(self.streams.trailing_bytes, 'byte')} of trailing "
                         f"garbage after the {self.streams.kind} data ignored, as {self.streams.kind} "
-                        f"-d does; {lines_read} lines read")
+                        f"-d does; {counted(lines_read, 'line')} read")
 
 
 def decompressing_reader(file: io.BufferedReader, name: str) -> Optional[DecompressingReader]:

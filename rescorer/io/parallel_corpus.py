@@ -14,6 +14,7 @@ import contextlib
 from pathlib import Path
 from typing import BinaryIO, Iterator
 
+from rescorer.counts import counted
 from rescorer.errors import CorpusError, RescorerError
 from rescorer.io.compression import CompressedStreamError, decompressing_reader
 
@@ -107,12 +108,12 @@ def _zip_sides(src: BinaryIO, tgt: BinaryIO, src_path: Path, tgt_path: Path) -> 
     for line_no, src_line in enumerate(src, start=1):
         tgt_line = tgt.readline()
         if not tgt_line:
-            raise CorpusError(f"{tgt_path}:{line_no}: the target side ends after {line_no - 1} lines, "
+            raise CorpusError(f"{tgt_path}:{line_no}: the target side ends after {counted(line_no - 1, 'line')}, "
                               f"but {src_path} goes on: a parallel corpus has one line per sentence "
                               f"on each side")
         yield src_line, tgt_line
     if tgt.readline():
-        raise CorpusError(f"{src_path}:{line_no + 1}: the source side ends after {line_no} lines, but "
+        raise CorpusError(f"{src_path}:{line_no + 1}: the source side ends after {counted(line_no, 'line')}, but "
                           f"{tgt_path} goes on: a parallel corpus has one line per sentence on each side")
 
 

@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 from typing import BinaryIO, Iterator, NamedTuple, Optional, Protocol, Sequence, Union
 
+from rescorer.counts import counted
 from rescorer.errors import PhraseTableFormatError, RescorerError
 from rescorer.io.compression import CompressedStreamError, decompressing_reader
 from rescorer.io.file_names import same_file
@@ -108,7 +109,7 @@ def parse_line(raw: bytes, line_no: int, expected_num_scores: int | None) -> Phr
     field = raw[scores_start:end3] if end3 >= 0 else raw[scores_start:]
     tokens = field.split()
     if not tokens:
-        expected = f"{expected_num_scores} scores" if expected_num_scores else "at least one score"
+        expected = counted(expected_num_scores, "score") if expected_num_scores else "at least one score"
         raise _BadLine(f"empty scores field (expected {expected}, found none)")
     if expected_num_scores is not None and len(tokens) != expected_num_scores:
         raise _BadLine(
@@ -241,7 +242,8 @@ class PhraseTableReader:
 
 def no_good_line(name: str, lines: int) -> str:
     """Every line was rejected: the run fails, and so writes neither output nor reject file."""
-    return (f"{name}: no good line in the phrase table: all {lines} lines are bad, and no output or "
+    all_bad = "its one line is" if lines == 1 else f"all {lines} lines are"
+    return (f"{name}: no good line in the phrase table: {all_bad} bad, and no output or "
             f"reject file was written (without --reject the first bad line is named)")
 
 

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Optional, Sequence
 
 from rescorer import __version__
+from rescorer.counts import counted
 from rescorer.errors import RescorerError
 from rescorer.io.atomic_output import AtomicOutput, committed_together
 
@@ -46,7 +47,7 @@ def partial_dir(output: Path) -> Path:
 
 def _kept(records: dict) -> str:
     lines = sum(record["lines_read"] for record in records.values())
-    return f"{len(records)} finished units ({lines} lines)"
+    return f"{counted(len(records), 'finished unit')} ({counted(lines, 'line')})"
 
 
 def remove_finished_leftover(output: Path) -> Optional[str]:
@@ -120,7 +121,7 @@ def _differences(recorded: dict, now: dict) -> list[str]:
                          f"(partial run) vs {now['input'][key]!r} (now)")
     old_models, new_models = recorded.get("models", []), now["models"]
     if len(old_models) != len(new_models):
-        lines.append(f"{len(old_models)} models (partial run) vs {len(new_models)} (now)")
+        lines.append(f"{counted(len(old_models), 'model')} (partial run) vs {len(new_models)} (now)")
     for index, (old, new) in enumerate(zip(old_models, new_models), 1):
         if old["sha256"] != new["sha256"]:
             lines.append(f"model {index} {old['name']} (partial run) differs from {new['name']} "
@@ -288,7 +289,8 @@ class UnitJournal:
         if not records:
             self.remove()
             return None
-        return f"{_kept(records)} are kept in {self.directory}: rerun with --resume to continue"
+        return (f"{_kept(records)} {'is' if len(records) == 1 else 'are'} kept in {self.directory}: rerun with "
+                "--resume to continue")
 
     def assemble(self, output: AtomicOutput, rejects: Optional[AtomicOutput], num_units: int,
                  on_committed: Callable[[], None] = lambda: None) -> dict:

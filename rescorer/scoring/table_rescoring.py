@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Sequence, Union
 
+from rescorer.counts import counted
 from rescorer.data.directions import oriented
 from rescorer.errors import RescorerError
 from rescorer.io.atomic_output import AtomicOutput, committed_together
@@ -72,7 +73,7 @@ class RescoreSummary:
         """The one-line summary of a run; `names` names the models (a mean log p for each)."""
         rejected = f", {self.lines_rejected} rejected to {reject_path}" if self.lines_rejected else ""
         if self.unk_capped:
-            rejected += (f"; {self.unk_capped} lines with more than {self.unk_cap} unknown target "
+            rejected += (f"; {counted(self.unk_capped, 'line')} with more than {self.unk_cap} unknown target "
                          f"words got the word penalty exp({self.unk_cap})")
         if len(names) == 1:
             means = f"{self.mean_log_prob:.3f}"
@@ -86,7 +87,8 @@ class RescoreSummary:
         penalty = (f"; the word penalty counts words outside {names[0]}'s target shortlist (the "
                    f"models' shortlists differ)" if unk_penalty and self.shortlists_differ else "")
         if self.resumed_lines:
-            rejected += f"; {self.resumed_lines} lines were done by the interrupted run"
+            rejected += (f"; {counted(self.resumed_lines, 'line')} {'was' if self.resumed_lines == 1 else 'were'} done "
+                         f"by the interrupted run")
         return (f"lines in {self.lines_read}, out {self.lines_written}{rejected}; "
                 f"mean log p {means}; shortlist coverage {coverage}{penalty}; "
                 f"{self.seconds:.1f} s, {self.pairs_per_second:.0f} pairs/s; wrote {output}")
@@ -195,7 +197,7 @@ def _rescore_stream(table_path, output_path, models: ScoringModels, settings: Sc
             totals.lines_read, totals.lines_rejected = reader.lines_read, reader.lines_rejected
             written = output.lines_written
             if written + totals.lines_rejected != totals.lines_read:
-                raise RescorerError(f"{table_path}: read {totals.lines_read} lines but wrote {written} and "
+                raise RescorerError(f"{table_path}: read {counted(totals.lines_read, 'line')} but wrote {written} and "
                                     f"rejected {totals.lines_rejected}; output discarded")
     except KeyboardInterrupt as interrupt:
         interrupt.note = (f"{output.lines_flushed} whole lines had already been written to {output_path}"

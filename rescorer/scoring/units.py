@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Optional
 
+from rescorer.counts import counted
 from rescorer.errors import PhraseTableFormatError, RescorerError
 from rescorer.io.atomic_output import AtomicOutput, check_output_target
 from rescorer.io.table_reader import no_good_line
@@ -190,7 +191,7 @@ def _assemble(journal: UnitJournal, units: TableUnits, table_path: Path, output_
         journal.remove()  # a resume would only fail the same way
         raise PhraseTableFormatError(no_good_line(str(table_path), units.total_lines))
     if all(unit in records for unit in range(units.num_units)) and in_units != units.total_lines:
-        raise RescorerError(f"{table_path}: read {units.total_lines} lines but the units hold "
+        raise RescorerError(f"{table_path}: read {counted(units.total_lines, 'line')} but the units hold "
                             f"{in_units}; output discarded")
     output = AtomicOutput(output_path, force=force, input_path=table_path, encoded=True)
     rejects = (AtomicOutput(reject_path, force=force, input_path=table_path, only_if_written=True)

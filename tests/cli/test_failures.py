@@ -123,7 +123,7 @@ CASES = [
     # ---- tracebacks -----------------------------------------------------------------------
     ("unk penalty beyond float32", ["score", "unk.txt", "--model", "m.pt", "-o", "o.txt",
                                     "--unk-penalty"], 0,
-     "1 lines with more than 88 unknown target words got the word penalty exp(88)", [], []),
+     "1 line with more than 88 unknown target words got the word penalty exp(88)", [], []),
     ("resume with another optimizer", ["train", "t.gz", "-o", "done.pt", "--resume", "--optimizer", "adadelta",
                                        *FAST], 1,
      "optimizer 'adam' (checkpoint) vs 'adadelta' (now)", ["done.pt", "done.pt.checkpoint"], []),
@@ -196,7 +196,7 @@ CASES = [
      "--batch-size: with --model nothing is trained", [], ["o.gz"]),
     # ---- resumable scoring (issue 9): a partial run left by a kill -9 (1 unit of 100 lines) ----
     ("leftover partial run", ["score", "t.gz", "--model", "m.pt", "-o", "o.gz", "--unit-lines", "100"], 1,
-     "o.gz: an interrupted run left 1 finished units (100 lines) in .o.gz.partial; pass --resume to "
+     "o.gz: an interrupted run left 1 finished unit (100 lines) in .o.gz.partial; pass --resume to "
      "continue it, or --force to start over", PARTIAL, ["o.gz"]),
     ("resume with another score format", ["score", "t.gz", "--model", "m.pt", "-o", "o.gz", "--unit-lines",
                                           "100", "--resume", "--score-format", "log"], 1,

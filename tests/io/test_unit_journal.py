@@ -84,7 +84,7 @@ def test_leftover_without_resume_or_force_is_refused(tmp_path, identity):
     journal = UnitJournal(tmp_path / "o.gz")
     journal.start(identity, resume=False)
     finish_unit(journal, 0, [b"x 1", b"y 2"])
-    with pytest.raises(RescorerError, match=r"o.gz: an interrupted run left 1 finished units \(2 lines\) in "):
+    with pytest.raises(RescorerError, match=r"o.gz: an interrupted run left 1 finished unit \(2 lines\) in "):
         check_leftover(tmp_path / "o.gz", resume=False, force=False)
     check_leftover(tmp_path / "o.gz", resume=True, force=False)
     check_leftover(tmp_path / "o.gz", resume=False, force=True)

@@ -57,7 +57,7 @@ def test_compare_puts_the_baseline_first():
 
 
 def test_length_mismatch_is_one_line():
-    with pytest.raises(PreflightError, match="hyp.txt: 2 hypotheses but 1 references"):
+    with pytest.raises(PreflightError, match="hyp.txt: 2 hypotheses but 1 reference;"):
         score(["a", "b"], [["a"]], "hyp.txt")
 
 

@@ -131,7 +131,8 @@ def test_a_run_killed_with_its_host_workers_resumes_to_the_uninterrupted_bytes(w
         last = killed.stderr.strip().splitlines()[-1]
         assert re.fullmatch(r"Error: a host worker process ended unexpectedly \(killed, or out of memory\?\); "
                             r"rerun with fewer --host-workers, or 0 to read and write in this process"
-                            r"(; \d finished units \(\d+ lines\) are kept in \S+: rerun with --resume to continue)?",
+                            r"(; \d finished units? \(\d+ lines\) (is|are) kept in \S+: rerun with --resume to "
+                            r"continue)?",
                             last), last
     resumed = run(workspace, 2, "--reject", "rej.txt", "--resume")
     assert resumed.returncode == 0, resumed.stderr
@@ -150,7 +151,7 @@ def test_a_bad_line_found_by_a_worker_is_the_one_process_error(workspace):
         errors.append(failed.stderr.strip().splitlines()[-1])
     assert errors[1] == errors[0]
     assert errors[0].startswith("Error: t.gz:777: too few fields (expected at least 3 ' ||| ' fields, found 2); "
-                                "1 finished units (500 lines) are kept in"), errors[0]
+                                "1 finished unit (500 lines) is kept in"), errors[0]
 
 
 @pytest.mark.parametrize("device, cores, local_ranks, workers", [

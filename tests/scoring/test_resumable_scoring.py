@@ -83,7 +83,7 @@ def test_sigterm_keeps_the_finished_units_and_says_so(workspace, straight):
     interrupted = killed_run(workspace, "after-record:2", "SIGTERM")
     assert interrupted.returncode == 143, interrupted.stderr
     last = interrupted.stderr.strip().splitlines()[-1]
-    assert re.fullmatch(r"rescore: interrupted \(SIGTERM\); \d finished units \(\d+ lines\) are kept in "
+    assert re.fullmatch(r"rescore: interrupted \(SIGTERM\); \d finished units? \(\d+ lines\) (is|are) kept in "
                         r"\S*\.o\.gz\.partial: rerun with --resume to continue", last), last
     assert finished_units(workspace)[:3] == [0, 1, 2]
     resumed = rescore("-q", "score", "t.gz", "--model", "m.pt", "-o", "o.gz", *SCORING, "--resume", cwd=workspace)

@@ -64,7 +64,7 @@ def test_the_command(tiny_model_path, source, tmp_path):
     out = tmp_path / "out.fr"
     run = rescore("translate", tiny_model_path, "--input", source, "-o", out, "--beam", "2")
     assert run.returncode == 0, run.stderr
-    assert f"{out}: 6 lines translated (1 empty lines left empty" in run.stderr
+    assert f"{out}: 6 lines translated (1 empty line left empty" in run.stderr
     assert len(out.read_text().splitlines()) == 6
     again = rescore("translate", tiny_model_path, "--input", source, "-o", out)
     assert again.returncode != 0 and "--force" in again.stderr

@@ -84,7 +84,7 @@ def test_translations_are_words_with_no_unk_and_no_piece_marks(trained, tmp_path
     run = rescore("translate", model, "--input", source, "-o", out, "--beam", "3", "--nbest-size", "3",
                   "--nbest-out", nbest)
     assert run.returncode == 0, run.stderr
-    assert re.search(r"4 lines translated \(1 empty lines left empty.*source read as \d+ subword pieces", run.stderr)
+    assert re.search(r"4 lines translated \(1 empty line left empty.*source read as \d+ subword pieces", run.stderr)
     lines = out.read_text().split("\n")
     assert len(lines) == 5 and lines[1] == "" and all(lines[i] for i in (0, 2, 3))
     hypotheses = [row.split(" ||| ")[1] for row in nbest.read_text().splitlines()]
