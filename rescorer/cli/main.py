@@ -38,6 +38,7 @@ import click  # noqa: E402
 
 from rescorer import __version__  # noqa: E402
 from rescorer.cli.groups import WholeHelpGroup  # noqa: E402
+from rescorer.cli.logs import configure_logging  # noqa: E402
 from rescorer.cli.reporting import Reporter  # noqa: E402
 from rescorer.cli.vocabulary import accept_old_spellings  # noqa: E402
 
@@ -60,11 +61,11 @@ class DefaultCommandGroup(WholeHelpGroup):
 
 
 def _set_verbosity(quiet: bool, verbose: bool) -> None:
-    """-q: warnings only, no progress bars; -v: debug messages too (the commands run for Moses).
-    Warnings (trailing garbage, stale temporaries removed) are shown even with -q."""
+    """-q: warnings only, no progress bars; -v: debug messages too (the commands run for Moses),
+    and other libraries' warnings (rescorer.cli.logs). Warnings (trailing garbage, stale
+    temporaries removed) are shown even with -q."""
     level = logging.WARNING if quiet else logging.DEBUG if verbose else logging.INFO
-    logging.basicConfig(level=level, format="%(message)s", stream=sys.stderr)
-    logging.getLogger().setLevel(level)
+    configure_logging(level, verbose)
     ctx = click.get_current_context(silent=True)
     reporter = ctx.find_root().obj if ctx is not None else None
     if isinstance(reporter, Reporter):

@@ -7,11 +7,11 @@ library errors become one-line messages (exit 1)."""
 from __future__ import annotations
 
 import logging
-import sys
 
 import click
 
 from rescorer.cli.groups import WholeHelpGroup
+from rescorer.cli.logs import configure_logging
 from rescorer.cli.moses_nbest_commands import NBEST_COMMANDS
 from rescorer.cli.moses_study_commands import STUDY_COMMANDS
 from rescorer.cli.moses_system_commands import SYSTEM_COMMANDS
@@ -24,8 +24,8 @@ __all__ = ["moses"]
 @click.group(cls=WholeHelpGroup, context_settings={"help_option_names": ["-h", "--help"]})
 def moses() -> None:
     """Use the RNN score in a Moses system: edit moses.ini, check, tune, evaluate, ablate."""
-    logging.basicConfig(level=logging.WARNING if is_quiet() else logging.INFO, format="%(message)s",
-                        stream=sys.stderr)
+    if not logging.getLogger().handlers:  # the group run on its own: the `rescore` group configures it otherwise
+        configure_logging(logging.WARNING if is_quiet() else logging.INFO)
 
 
 for _command in (*SYSTEM_COMMANDS, *NBEST_COMMANDS, *STUDY_COMMANDS):

@@ -7,6 +7,7 @@ import functools
 import gzip
 import io
 import math
+import os
 
 import pytest
 import torch
@@ -17,7 +18,7 @@ from rescorer.models import ModelSettings, build_model
 from rescorer.models.model_files import ModelBundle, load_model, save_model
 from rescorer.models.search import greedy_decode
 from rescorer.scoring.batch_scoring import score_encoded
-from tests.helpers import invoke
+from tests.helpers import invoke, rescore
 
 pytest.importorskip("matplotlib")
 pytest.importorskip("sklearn")
@@ -235,8 +236,21 @@ def test_plot_attention(attention_models, tmp_path, arch):
                  "la maison de dieu", "--source", "and he said", "--target", "et il dit", "-o", out, "--dpi", "40")
     assert result.exit_code == 0, result.output
     assert_drawn(out, 384, 216)
+    assert result.stderr.endswith(", 2 pairs\n")
     own = run("plot-attention", attention_models[arch], "--source", "the lord", "-o", out, "--force")
-    assert own.exit_code == 0 and "1 pairs" in own.stderr
+    assert own.exit_code == 0 and own.stderr.endswith(", 1 pair\n")  # issue 45: it said "1 pairs"
+
+
+def test_the_first_plot_says_nothing_of_matplotlibs_font_cache(attention_models, tmp_path):
+    """Issue 45: with no font cache yet (a fresh MPLCONFIGDIR, as on a new machine), matplotlib
+    builds one and says so on stderr ("generated new fontManager"; "Matplotlib is building the
+    font cache; this may take a moment." when that takes over 5 s). The command's own line only."""
+    out = tmp_path / "att.png"
+    env = {**os.environ, "MPLCONFIGDIR": str(tmp_path / "mpl"), "OMP_NUM_THREADS": "1"}
+    made = rescore("plot-attention", attention_models["rnnsearch"], "--source", "the lord", "-o", out, env=env)
+    assert made.returncode == 0, made.stderr
+    assert list((tmp_path / "mpl").glob("fontlist-*.json")), "the font cache was not built: nothing was provoked"
+    assert made.stderr.splitlines() == [f"wrote {out}: 480x540 px, 1 pair"]
 
 
 def test_plot_attention_refusals(attention_models, tmp_path):
