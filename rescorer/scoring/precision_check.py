@@ -8,7 +8,9 @@ per model, the table's first SAMPLE_PAIRS pairs (a fixed sample: a run repeated 
 same) are scored in fp32 and in bf16, and bf16 is kept iff the mean |delta log p| is at most
 MAX_MEAN_DELTA nats and, among the sample's sources with two or more targets, bf16's best target
 is fp32's for at least MIN_BEST_KEPT of them (a decoder's choice among a source's translations
-depends on that). Otherwise fp32, with one line giving the figures. A CPU without native bf16
+depends on that). Otherwise fp32, with one line giving the figures. A sample of fewer than
+MIN_SAMPLE_PAIRS pairs (a small table or n-best list) is not checked: auto stays fp32 and says so.
+Every line gives the number of pairs the decision rests on. A CPU without native bf16
 scores in fp32 unchecked (bf16 is emulated there, and slower); an explicit fp32, bf16 or int8 is
 never checked. Training, the CSLM and `translate` resolve 'auto' by device alone
 (rescorer.runtime.device.resolve_precision).
@@ -24,6 +26,7 @@ from typing import Callable, Optional, Sequence
 
 import numpy as np
 
+from rescorer.counts import counted
 from rescorer.data.directions import oriented
 from rescorer.data.phrase_encoding import encode_phrases
 from rescorer.errors import RescorerError
@@ -32,10 +35,17 @@ from rescorer.runtime.cpu_features import BF16_FLAGS, CpuFeatures, cpu_features
 from rescorer.runtime.device import resolve_precision
 from rescorer.scoring.batch_scoring import score_encoded
 
-__all__ = ["SAMPLE_PAIRS", "MAX_MEAN_DELTA", "MIN_BEST_KEPT", "Bf16Check", "PrecisionChoice", "NoSample",
-           "native_bf16", "compare", "check_bf16", "table_sample", "choose_precision"]
+__all__ = ["SAMPLE_PAIRS", "MIN_SAMPLE_PAIRS", "MAX_MEAN_DELTA", "MIN_BEST_KEPT", "Bf16Check", "PrecisionChoice",
+           "NoSample", "native_bf16", "compare", "check_bf16", "table_sample", "choose_precision"]
 
 SAMPLE_PAIRS = 2000
+# Fewer pairs than this say too little to take bf16 on. Per pair, |delta log p| varies as much as
+# its mean (a trained model on the bible table: mean 0.248, sd 0.248), and the first n pairs of a
+# table vary more still: a model 30% over the bound on 20,000 pairs (0.026, like the README's
+# demo) passes on 38% of the table's 9-pair windows, 12% of its 100-pair ones, 5% at 500, 2.6%
+# at 1,000 and none at 2,000 (benchmarks/precision_sample_size.py). A run that gives a smaller
+# sample scores fewer pairs than this in all, seconds in fp32, so bf16 would save nothing.
+MIN_SAMPLE_PAIRS = 1000
 MAX_MEAN_DELTA = 0.02  # nats
 MIN_BEST_KEPT = 0.99
 
@@ -62,9 +72,9 @@ class Bf16Check:
         return self.mean_delta <= MAX_MEAN_DELTA and best_ok  # a NaN delta fails
 
     def describe(self) -> str:
-        best = (f"best target kept for {self.best_kept:.1%} of {self.sources} sources (bound {MIN_BEST_KEPT:.0%})"
-                if self.sources else "no source with 2+ targets to rank")
-        return (f"{self.model}: mean |delta log p| {self.mean_delta:.4g} over {self.pairs} pairs "
+        best = (f"best target kept for {self.best_kept:.1%} of {counted(self.sources, 'source')} "
+                f"(bound {MIN_BEST_KEPT:.0%})" if self.sources else "no source with 2+ targets to rank")
+        return (f"{self.model}: mean |delta log p| {self.mean_delta:.4g} over {counted(self.pairs, 'pair')} "
                 f"(bound {MAX_MEAN_DELTA}), {best}")
 
 
@@ -151,16 +161,19 @@ def choose_precision(asked: str, device, models: Sequence[tuple[str, ModelBundle
     try:
         pairs = sample()
     except NoSample as reason:
-        return PrecisionChoice("fp32", f"precision auto: fp32, unchecked: {reason}; --precision bf16 scores "
-                                       f"in bf16 without the check")
-    if not pairs:
-        return PrecisionChoice("fp32", "precision auto: fp32, unchecked: no pairs to check")
+        return PrecisionChoice("fp32", f"precision auto: fp32, unchecked (0 pairs sampled): {reason}; "
+                                       f"--precision bf16 scores in bf16 without the check")
+    sampled = counted(len(pairs), "pair")
+    if len(pairs) < MIN_SAMPLE_PAIRS:
+        return PrecisionChoice("fp32", f"precision auto: fp32, unchecked: {sampled} to check, fewer than the "
+                                       f"{MIN_SAMPLE_PAIRS} the check needs to tell bf16's error from noise (bf16 is "
+                                       f"native on {where}); --precision bf16 scores in bf16 without the check")
     started = time.perf_counter()
     checks = tuple(check_bf16(bundle, name, pairs, score) for name, bundle in models)
     seconds = time.perf_counter() - started
     figures = "; ".join(check.describe() for check in checks)
     if all(check.passed for check in checks):
         return PrecisionChoice("bf16", f"precision auto: bf16, native on {where} and within the bounds on the "
-                                       f"first pairs to score: {figures} ({seconds:.1f} s)", checks)
+                                       f"first {sampled} to score: {figures} ({seconds:.1f} s)", checks)
     return PrecisionChoice("fp32", f"precision auto: fp32, as bf16 (native on {where}) moved the scores of "
-                                   f"the first pairs to score too far: {figures} ({seconds:.1f} s)", checks)
+                                   f"the first {sampled} to score too far: {figures} ({seconds:.1f} s)", checks)

@@ -10,14 +10,16 @@ import numpy as np
 import pytest
 import torch
 
+from moses_integration.nbest.rnn_features import rescore_nbest
+from moses_integration.scorer import pair_scorer
 from rescorer.cli.main import main
 from rescorer.errors import RescorerError
 from rescorer.models.model_files import load_model
 from rescorer.runtime.cpu_features import CpuFeatures
 from rescorer.scoring import precision_check, units
 from rescorer.scoring.batch_scoring import score_encoded
-from rescorer.scoring.precision_check import (MAX_MEAN_DELTA, NoSample, check_bf16, choose_precision, compare,
-                                              table_sample)
+from rescorer.scoring.precision_check import (MAX_MEAN_DELTA, MIN_SAMPLE_PAIRS, NoSample, check_bf16,
+                                              choose_precision, compare, table_sample)
 from rescorer.scoring.rnn_scorer import InProcessScorer
 from tests.helpers import FIXTURE_FILES, first_lines, invoke
 
@@ -53,6 +55,13 @@ def bundle():
     return load_model(MODEL)
 
 
+@pytest.fixture()
+def toy_samples_checked(monkeypatch):
+    """The check's bounds on the 5-pair toy sample PAIRS: the minimum sample, which would leave it
+    unchecked, has tests of its own (test_a_sample_under_the_minimum_...)."""
+    monkeypatch.setattr(precision_check, "MIN_SAMPLE_PAIRS", len(PAIRS))
+
+
 def test_the_figures_are_the_mean_shift_and_the_best_targets_kept():
     check = compare("m.pt", FP32, FP32 + np.array([0.01, -0.01, 0.0, -0.6, 0.02]), [src for src, _ in PAIRS])
     assert check.pairs == 5 and check.sources == 2  # c has one target: nothing to rank
@@ -63,6 +72,7 @@ def test_the_figures_are_the_mean_shift_and_the_best_targets_kept():
            "sources (bound 99%)" == check.describe()
 
 
+@pytest.mark.usefixtures("toy_samples_checked")
 def test_auto_is_bf16_where_the_cpu_has_the_flags_and_the_check_passes(bundle):
     score = fake_scores(np.full(5, 0.005))
     choice = choose_precision("auto", CPU, [("m.pt", bundle)], lambda: PAIRS, features=BF16_CPU, score=score)
@@ -77,6 +87,7 @@ def test_auto_is_bf16_where_the_cpu_has_the_flags_and_the_check_passes(bundle):
     (np.array([0.0, 0.0, 0.0, -0.6, 0.0]), "best target kept for 50.0% of 2 sources"),  # b's best changes
     (np.full(5, np.nan), "mean |delta log p| nan"),  # bf16 overflowed
 ])
+@pytest.mark.usefixtures("toy_samples_checked")
 def test_a_failed_check_gives_fp32_and_one_line_with_the_figures(bundle, moved, figure):
     choice = choose_precision("auto", CPU, [("m.pt", bundle)], lambda: PAIRS, features=BF16_CPU,
                               score=fake_scores(moved))
@@ -85,6 +96,7 @@ def test_a_failed_check_gives_fp32_and_one_line_with_the_figures(bundle, moved, 
                                   "scores") and figure in choice.line and "\n" not in choice.line
 
 
+@pytest.mark.usefixtures("toy_samples_checked")
 def test_every_model_must_pass(bundle):
     score = fake_scores(np.full(5, 0.005))
     far = fake_scores(np.full(5, 0.5))
@@ -112,6 +124,7 @@ def test_an_explicit_precision_is_never_checked(bundle, asked, features):
     assert choice == precision_check.PrecisionChoice(asked)
 
 
+@pytest.mark.usefixtures("toy_samples_checked")
 def test_cuda_decides_auto_by_the_same_check(bundle):
     """No GPU needed: the device is only named, and the check's scores are mocked."""
     passing = choose_precision("auto", CUDA, [("m.pt", bundle)], lambda: PAIRS, features=None,
@@ -131,8 +144,42 @@ def test_a_table_that_gives_no_sample_is_scored_in_fp32_saying_why(bundle):
 
     choice = choose_precision("auto", CPU, [("m.pt", bundle)], stream, features=BF16_CPU, score=refuse)
     assert choice.precision == "fp32"
-    assert choice.line == ("precision auto: fp32, unchecked: stdin can be read only once; --precision bf16 "
-                           "scores in bf16 without the check")
+    assert choice.line == ("precision auto: fp32, unchecked (0 pairs sampled): stdin can be read only once; "
+                           "--precision bf16 scores in bf16 without the check")
+
+
+def sample_of(size):
+    """`size` pairs, two targets per source."""
+    return [(f"source{i // 2}", f"target{i % 2}") for i in range(size)]
+
+
+@pytest.mark.parametrize("size", [1, 9, MIN_SAMPLE_PAIRS - 1])
+def test_a_sample_under_the_minimum_stays_fp32_unchecked_and_says_how_many_pairs(bundle, size):
+    """Issue 45: auto took bf16 on the 9 pairs of a small n-best list, where the same model got fp32
+    on a 2,000-pair sample. Below MIN_SAMPLE_PAIRS nothing is scored for the check."""
+    choice = choose_precision("auto", CPU, [("m.pt", bundle)], lambda: sample_of(size), features=BF16_CPU,
+                              score=refuse)
+    pairs = "1 pair" if size == 1 else f"{size} pairs"
+    assert choice == precision_check.PrecisionChoice(
+        "fp32", f"precision auto: fp32, unchecked: {pairs} to check, fewer than the {MIN_SAMPLE_PAIRS} the check "
+                f"needs to tell bf16's error from noise (bf16 is native on this CPU (avx512_bf16)); --precision bf16 "
+                f"scores in bf16 without the check")
+
+
+@pytest.mark.parametrize("moved, precision, said", [
+    (0.0, "bf16", "precision auto: bf16, native on this CPU (avx512_bf16) and within the bounds on the first "
+                  f"{MIN_SAMPLE_PAIRS} pairs to score: m.pt: mean |delta log p| 0 over {MIN_SAMPLE_PAIRS} pairs"),
+    (0.5, "fp32", "precision auto: fp32, as bf16 (native on this CPU (avx512_bf16)) moved the scores of the first "
+                  f"{MIN_SAMPLE_PAIRS} pairs to score too far: m.pt: mean |delta log p| 0.5 over {MIN_SAMPLE_PAIRS} "
+                  "pairs"),
+])
+def test_a_sample_of_the_minimum_is_checked_and_the_line_says_its_size(bundle, moved, precision, said):
+    def score(bundle, src, tgt, precision):
+        return np.zeros(len(src)) - (moved if precision == "bf16" else 0.0)
+
+    choice = choose_precision("auto", CPU, [("m.pt", bundle)], lambda: sample_of(MIN_SAMPLE_PAIRS),
+                              features=BF16_CPU, score=score)
+    assert choice.precision == precision and choice.line.startswith(said), choice.line
 
 
 def test_the_sample_is_the_tables_first_good_pairs(tmp_path, example_table):
@@ -243,7 +290,7 @@ def test_a_resumed_run_keeps_the_precision_its_units_were_scored_in(monkeypatch,
     first = invoke(main, "score", table, "--model", MODEL, "-o", tmp_path / "o.gz", "--device", "cpu",
                    "--unit-lines", 500)
     assert first.exit_code != 0 and "precision auto: bf16" in first.output
-    assert "1 finished units (500 lines) are kept" in first.output
+    assert "1 finished unit (500 lines) is kept" in first.output
     assert units.recorded_precision(tmp_path / "o.gz") == "bf16"
     monkeypatch.setattr(units, "injected_fault", real_fault)
     asked = bf16_moved(monkeypatch, 0.05)  # a check now would choose fp32
@@ -279,7 +326,28 @@ def test_the_moses_wing_scorer_checks_each_model_once(monkeypatch, tmp_path, tab
 
     monkeypatch.setattr(precision_check, "score_encoded", score_encoded)  # the real check: it passes
     passing = InProcessScorer("cpu")
-    pairs = [("god", "dieu"), ("the earth", "la terre"), ("the earth", "le monde")]
+    pairs = [("god", "dieu"), ("the earth", "la terre"), ("the earth", "le monde")] * (MIN_SAMPLE_PAIRS // 3 + 1)
     np.testing.assert_array_equal(passing.score_pairs(MODEL, pairs),
                                   InProcessScorer("cpu", "bf16").score_pairs(MODEL, pairs))
     assert passing.precision_for([MODEL], refuse) == "bf16"  # decided: not checked again
+
+
+def test_a_small_nbest_list_is_scored_in_fp32_saying_how_few_pairs(monkeypatch, tmp_path, caplog):
+    """Issue 45: `moses rescore-nbest` on a 9-line list took bf16 from the check on its 9 pairs.
+    The model passes the real check on any sample; 9 pairs are too few to take bf16 on."""
+    bf16_cpu(monkeypatch)
+    asked = bf16_moved(monkeypatch, 0.0)
+    source = tmp_path / "dev.en"
+    source.write_text("in the beginning god created the heaven and the earth .\n")
+    hypotheses = ["au commencement dieu créa les cieux et la terre ."] + [f"dieu créa la terre {i}" for i in range(8)]
+    nbest = tmp_path / "dev.nbest"
+    nbest.write_text("".join(f"0 ||| {hypothesis} ||| LM0= -1 ||| -1\n" for hypothesis in hypotheses))
+    with caplog.at_level(logging.INFO, logger="rescorer"):
+        rescore_nbest(nbest, tmp_path / "auto.nbest", source, pair_scorer(InProcessScorer("cpu"), MODEL))
+    assert asked == []  # no check ran
+    said = [record.getMessage() for record in caplog.records if "precision auto" in record.getMessage()]
+    assert said == [f"precision auto: fp32, unchecked: 9 pairs to check, fewer than the {MIN_SAMPLE_PAIRS} the "
+                    f"check needs to tell bf16's error from noise (bf16 is native on this CPU (avx512_bf16)); "
+                    f"--precision bf16 scores in bf16 without the check"]
+    rescore_nbest(nbest, tmp_path / "fp32.nbest", source, pair_scorer(InProcessScorer("cpu", "fp32"), MODEL))
+    assert (tmp_path / "auto.nbest").read_bytes() == (tmp_path / "fp32.nbest").read_bytes()
