@@ -428,3 +428,23 @@ def test_rescore_nbest_reports_as_score_does(tmp_path, tiny_model_path):
     quiet = helpers.rescore("moses", "rescore-nbest", nbest, "--input", source, "--model", tiny_model_path, "-o",
                             out, "--precision", "fp32", "--device", "cpu", "--force", "-q")
     assert quiet.returncode == 0 and quiet.stderr == ""
+
+
+@pytest.mark.parametrize("output", ["file", "stdout"])
+def test_rescore_nbest_refuses_a_bad_last_line_in_one_line_writing_nothing(tmp_path, tiny_model_path, output):
+    """Issue 45: every field of every line is checked before anything is written, even to stdout:
+    a bad last line gives one line naming the file and the line, exit 1, no traceback."""
+    source = first_lines(FIXTURES / "corpus/dev.en.gz", 3, tmp_path / "dev.en")
+    with gzip.open(FIXTURES / "nbest/dev.nbest200.gz", "rb") as handle:
+        lines = [line for line in handle if int(line.split(b" ||| ")[0]) < 3]
+    lines[-1] = lines[-1].replace(b"Distortion0= -4", b"Distortion0= nan", 1)
+    nbest = tmp_path / "dev.nbest"
+    nbest.write_bytes(b"".join(lines))
+    out = tmp_path / "out.nbest"
+    run = helpers.rescore("moses", "rescore-nbest", nbest, "--input", source, "--model", tiny_model_path,
+                          "-o", out if output == "file" else "-", "--device", "cpu", text=False)
+    stderr = run.stderr.decode()
+    assert run.returncode == 1 and "Traceback" not in stderr, stderr
+    assert stderr.splitlines()[-1] == (f"Error: {nbest}:{len(lines)}: bad features field (Distortion0= nan is not a "
+                                       f"finite number)")
+    assert run.stdout == b"" and sorted(path.name for path in tmp_path.iterdir()) == ["dev.en", "dev.nbest"]
