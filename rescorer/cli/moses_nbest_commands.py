@@ -46,6 +46,7 @@ def rescore_nbest_command(nbest_path: Path, input_path: Path, model: Path, lms: 
     """Add the RNN log-probability (--model) and the CSLM's (--lm) as features to every line of a
     Moses n-best list."""
     from moses_integration.nbest.language_check import sentence_model_checks
+    from moses_integration.nbest.sentence_models import lm_feature_names
     from moses_integration.scorer import pair_scorer
     from rescorer.cli.moses_runs import rnn_scorer
 
@@ -57,8 +58,6 @@ def rescore_nbest_command(nbest_path: Path, input_path: Path, model: Path, lms: 
         raise click.UsageError("--per-word applies with --lm (a sentence model's per-word form: moses rerank)")
     reads = [("n-best list", nbest_path), ("source", input_path), ("model", model),
              *(("language model", lm) for lm in lms)]
-    from moses_integration.nbest.sentence_models import lm_feature_names
-
     names = ([feature_name] if model is not None else []) + lm_feature_names(len(lms))
     features = [added for name in names for added in ([name, name + "PerWord"] if per_word else [name])]
     signature("moses rescore-nbest", nbest=nbest_path, input=input_path,
