@@ -20,6 +20,7 @@ from rescorer.runtime.placement import Placement, warn_if_emulated
 from rescorer.runtime.settings import RuntimeSettings
 from rescorer.training.sentence_recipe import sentence_settings
 from rescorer.training.settings import NO_SUBWORDS, SUBWORD_SIZE, TrainSettings
+from rescorer.training.stop_reasons import updates_made
 
 __all__ = ["TrainJob", "train_job", "training_source", "require_rereadable", "TrainingProgress",
            "kept_for_more_training"]
@@ -164,7 +165,7 @@ def train_job(job: TrainJob, reporter, placement: Placement) -> None:
     trained = report.num_pairs - (0 if report.valid_set else report.valid_pairs)
     reporter.say(f"trained on {trained} pairs ({held}"
                  f"{left_out}): "
-                 f"{state.updates} updates, stopped: {state.stopped_because}; "
+                 f"{updates_made(state)}, stopped: {state.stopped_because}; "
                  f"valid perplexity {state.best_valid_ppl:.2f} (update {state.best_update}"
                  f"{honest_figure(state.honest_ppl_at_best, report.honest_pairs)}), "
                  f"unigram {report.unigram_ppl:.2f}; {state.train_tokens / max(state.seconds, 1e-9):.0f} "

@@ -17,6 +17,7 @@ from rescorer.runtime.settings import RuntimeSettings
 from rescorer.training.job import TrainingProgress, kept_for_more_training
 from rescorer.training.lm_settings import LM_TRAIN_DEFAULTS, LmSettings
 from rescorer.training.settings import TrainSettings
+from rescorer.training.stop_reasons import updates_made
 
 __all__ = ["LmTrainJob", "NOT_FOR_LM", "lm_train_settings", "train_lm_job"]
 
@@ -134,7 +135,7 @@ def train_lm_job(job: LmTrainJob, reporter, placement: Placement) -> None:
     elapsed = time.perf_counter() - started
     reporter.say(f"trained on {report.num_sentences - report.valid_sentences} sentences "
                  f"({report.valid_sentences} held out, {held_out.ngrams} words and sentence ends): "
-                 f"{state.updates} updates, stopped: {state.stopped_because}; valid perplexity "
+                 f"{updates_made(state)}, stopped: {state.stopped_because}; valid perplexity "
                  f"{held_out.perplexity:.2f} (update {state.best_update}), mean |log Z| "
                  f"{held_out.mean_abs_log_z:.3f}; {state.train_tokens / max(state.seconds, 1e-9):.0f} "
                  f"n-grams/s; {elapsed:.1f} s; model {job.model_path}")
