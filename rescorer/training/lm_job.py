@@ -5,6 +5,7 @@ the summary out through a reporter."""
 from __future__ import annotations
 
 import dataclasses
+import shlex
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,7 +15,7 @@ from rescorer.io.file_names import checkpoint_path_for
 from rescorer.records import SettingError, option_name, signature_items
 from rescorer.runtime.placement import Placement, warn_if_emulated
 from rescorer.runtime.settings import RuntimeSettings
-from rescorer.training.job import TrainingProgress, kept_for_more_training
+from rescorer.training.job import TrainingProgress, kept_for_more_training, resume_hint
 from rescorer.training.lm_settings import LM_TRAIN_DEFAULTS, LmSettings
 from rescorer.training.settings import TrainSettings
 from rescorer.training.stop_reasons import updates_made
@@ -54,7 +55,7 @@ class LmCorpusSource:
         self.path = path
 
     def command_args(self) -> str:
-        return f"--lm {self.path}"
+        return f"--lm {shlex.quote(str(self.path))}"
 
 
 def lm_train_settings(settings: TrainSettings, explicit: frozenset) -> TrainSettings:
@@ -127,7 +128,8 @@ def train_lm_job(job: LmTrainJob, reporter, placement: Placement) -> None:
         report = train_lm(job.corpus_path, job.model_path, preset=preset, settings=settings,
                           lm_settings=lm_settings, dropout=dropout, on_ready=on_ready, run=TrainingRun(
                               device, precision, progress.lines_read, progress.on_pass, progress.on_update,
-                              checkpoint_payload=payload))
+                              checkpoint_payload=payload,
+                              resume_hint=resume_hint(LmCorpusSource(job.corpus_path), job.model_path)))
     state, held_out = report.state, report.held_out
     if report.coverage is not None:
         reporter.say(f"shortlist: {len(report.bundle.vocab) - 4} words; token coverage "

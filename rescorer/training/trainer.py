@@ -30,9 +30,12 @@ from rescorer.errors import RescorerError
 from rescorer.models.model_files import ModelBundle, save_model
 from rescorer.models.settings import model_width
 from rescorer.runtime.device import autocast
+from rescorer.runtime.failure_reports import SIGNAL_NAMES, Interrupted, ending
+from rescorer.runtime.safe_points import HeldInterrupts
 from rescorer.training.averaging import BestCheckpoints
 from rescorer.training.batch_schedule import make_schedule
 from rescorer.training.budget import update_limit
+from rescorer.training.random_state import random_state, restore_random_state
 # The settings record and its defaults live in the torch-free rescorer.training.settings.
 from rescorer.training.settings import OPTIMIZERS, PAIR_WEIGHTS, TrainSettings, schedule_share
 from rescorer.training.stop_reasons import stop_reason
@@ -218,6 +221,7 @@ class Trainer:
     """Runs updates on a bundle's model, validating, checkpointing and stopping early."""
 
     honest = None  # a phrase table's HonestHeldout (rescorer.training.honest_heldout), set by the pipeline
+    held: Optional[HeldInterrupts] = None  # SIGINT/SIGTERM recorded while train() runs, taken between updates
 
     def __init__(self, bundle: ModelBundle, cache: PairCache, settings: TrainSettings,
                  device: torch.device, precision: str, checkpoint_path: Path,
@@ -261,6 +265,7 @@ class Trainer:
         self.best_checkpoints = BestCheckpoints(self.settings.average, payload.get("best_checkpoints"))
         self.state = TrainState(**payload["training"]["state"])
         self.state.resumed_from = self.state.updates
+        restore_random_state(payload.get("random_state"), self.device)
         self.checkpoint_update = self.state.updates
 
     save_bundle = staticmethod(save_model)  # how a checkpoint of this trainer's bundle is written
@@ -269,6 +274,7 @@ class Trainer:
         self.bundle.training = self.training_record()
         kept = {"best_checkpoints": self.best_checkpoints.kept} if self.best_checkpoints.kept else {}
         kept.update(self.honest.stored() if self.honest is not None else {})  # a resumed run keeps them
+        kept["random_state"] = random_state(self.device)  # dropout's draws go on as if never stopped
         self.save_bundle(self.bundle, self.checkpoint_path,
                          extra={"optimizer": self.optimizer.state_dict(), "best_weights": self.best_weights, **kept})
         self.checkpoint_update = self.state.updates
@@ -358,6 +364,20 @@ class Trainer:
 
     def train(self) -> TrainState:
         """Train until max updates, max time or patience runs out; leaves the best weights loaded."""
+        with HeldInterrupts() as self.held:
+            self.run_updates()
+        self.model.load_state_dict(self.best_weights)
+        if len(self.best_checkpoints.kept) > 1:  # --average N: their mean, and how it does held out
+            self.model.load_state_dict(self.best_checkpoints.averaged())
+            self.state.averaged_updates = self.best_checkpoints.updates()
+            self.state.averaged_valid_ppl, self.state.averaged_honest_ppl = self.validation_perplexities()
+        self.model.eval()
+        self.bundle.training = self.training_record()
+        return self.state
+
+    def run_updates(self) -> None:
+        """The updates, validations and checkpoints, until a bound stops them; SIGINT and SIGTERM
+        are taken between two updates (`stop_if_interrupted`)."""
         settings, state = self.settings, self.state
         self.model.train()
         started = time.perf_counter() - state.seconds
@@ -381,6 +401,7 @@ class Trainer:
             self.on_progress(state, ppl)
             if state.updates % settings.checkpoint_every == 0:
                 self.save_checkpoint()
+            self.stop_if_interrupted()
         nothing_done = state.updates == state.resumed_from  # a resume past a bound leaves its checkpoint as it was
         if not self.validated_last_update():
             self.validate()
@@ -388,14 +409,23 @@ class Trainer:
         if not nothing_done:
             state.seconds = time.perf_counter() - started
             self.save_checkpoint()
-        self.model.load_state_dict(self.best_weights)
-        if len(self.best_checkpoints.kept) > 1:  # --average N: their mean, and how it does held out
-            self.model.load_state_dict(self.best_checkpoints.averaged())
-            state.averaged_updates = self.best_checkpoints.updates()
-            state.averaged_valid_ppl, state.averaged_honest_ppl = self.validation_perplexities()
-        self.model.eval()
-        self.bundle.training = self.training_record()
-        return state
+        self.stop_if_interrupted(final=True)
+
+    def stop_if_interrupted(self, final: bool = False) -> None:
+        """A safe point, between two updates: after SIGINT or SIGTERM, write the checkpoint (the
+        state of the last whole update) unless it holds it already, and raise Interrupted."""
+        signum = self.interrupt_signal(final)
+        if signum is None:
+            return
+        ending()  # from now on another signal cannot cut short the checkpoint or the line that names it
+        if self.checkpoint_update != self.state.updates:
+            self.state.stopped_because = f"interrupted ({SIGNAL_NAMES[signum]})"
+            self.save_checkpoint()
+        raise Interrupted(signum)
+
+    def interrupt_signal(self, final: bool = False) -> Optional[int]:
+        """The signal received since training began, if any (several ranks agree on it)."""
+        return self.held.signum if self.held is not None else None
 
     def validated_last_update(self) -> bool:
         """Whether the last update was validated already: a resumed checkpoint's last update is
