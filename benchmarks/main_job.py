@@ -50,7 +50,7 @@ PHASES = ("read and cache", "train", "score", "write")
 SUMMARY_PATTERNS = {
     "valid_pairs": (r"trained on \d+ pairs \((\d+) held out", int),
     "train_pairs": (r"trained on (\d+) pairs", int),
-    "updates": (r"(\d+) updates, stopped:", int),
+    "updates": (r"(\d+) updates(?: \([^)]*\))?, stopped:", int),
     "stopped_because": (r"stopped: ([^;]+);", str),
     "heldout_ppl_reported": (r"valid perplexity ([\d.]+|inf)", float),
     "unigram_ppl": (r"unigram ([\d.]+)", float),

@@ -69,7 +69,9 @@ def run_command(reporter: Reporter, phrase_table: Path, output: Optional[Path],
     output = scoring.output
     if training:
         models = (default_model(output if str(output) != "-" else default_output(phrase_table)),)
-        train = train_job_of(phrase_table, None, models[0], options)
+        # its scoring options belong in the resumed run too: the whole command line, not train's
+        train = dataclasses.replace(train_job_of(phrase_table, None, models[0], options),
+                                    resume_hint="the same command with --resume")
         if scoring.settings.reject_path:  # the scoring pass writes the rejects; training skips them
             train = dataclasses.replace(train, reject=SKIP_BAD_LINES)
     else:

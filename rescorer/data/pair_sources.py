@@ -6,6 +6,8 @@ line names it."""
 
 from __future__ import annotations
 
+import shlex
+
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Optional, Union
@@ -51,7 +53,7 @@ class PhraseTablePairs:
         return f"phrase table {self.path.name}"
 
     def command_args(self) -> str:
-        return str(self.path)
+        return shlex.quote(str(self.path))
 
     def __str__(self) -> str:
         return str(self.path)
@@ -83,7 +85,7 @@ class ParallelCorpusPairs:
         return f"parallel corpus {self.src_path.name}, {self.tgt_path.name}"
 
     def command_args(self) -> str:
-        return f"--parallel {self.src_path} {self.tgt_path}"
+        return f"--parallel {shlex.quote(str(self.src_path))} {shlex.quote(str(self.tgt_path))}"
 
     def __str__(self) -> str:
         return f"{self.src_path}, {self.tgt_path}"

@@ -6,10 +6,15 @@ ranks. Each rank's loss is its slice's summed -log p over the global batch size,
 number of ranks, because DDP averages the gradients over ranks: the step is then the
 single-process one up to the order of floating-point sums. Validation is sharded and its sums
 added over ranks, so every rank takes the same early-stopping decision; rank 0's clock decides
---max-time for all. Only rank 0 writes checkpoints; the others wait for it.
+--max-time for all. Only rank 0 writes checkpoints; the others wait for it. SIGINT and SIGTERM
+(torchrun passes them on to every rank) are agreed on too: the loss's all-reduce carries which
+ranks have received one, so that every rank stops after the same update.
 """
 
 from __future__ import annotations
+
+import signal
+from typing import Optional
 
 import numpy as np
 import torch
@@ -67,9 +72,23 @@ class DistributedTrainer(Trainer):
         self.state.updates += 1
         self.state.train_tokens += int(self.cache.lengths("tgt")[indices].sum()) + len(indices)
         self.state.train_pairs += len(indices)
-        total = nll.detach().reshape(1)
-        dist.all_reduce(total)  # the same loss on every rank, so they agree on divergence
-        return total.item() / whole
+        held = self.held.signum if self.held is not None else None
+        received = [float(held == signal.SIGTERM), float(held == signal.SIGINT)]  # ranks that have one, summed
+        total = torch.cat([nll.detach().reshape(1), torch.tensor(received, device=nll.device)])
+        dist.all_reduce(total)  # the same loss on every rank, so they agree on divergence (and on interrupts)
+        self.agreed_signal = signal.SIGTERM if total[1] > 0 else signal.SIGINT if total[2] > 0 else None
+        return total[0].item() / whole
+
+    agreed_signal: Optional[int] = None  # SIGTERM or SIGINT when a rank had one at the last update's all-reduce
+
+    def interrupt_signal(self, final: bool = False) -> Optional[int]:
+        """After an update, the signal the ranks agreed on in its all-reduce; at the end of
+        training, one more exchange (no update carries it)."""
+        if not final:
+            return self.agreed_signal
+        received = self.ranks.all_gather_objects(self.held.signum if self.held is not None else None,
+                                                 "checking for an interrupt")
+        return signal.SIGTERM if signal.SIGTERM in received else signal.SIGINT if signal.SIGINT in received else None
 
     def validation_perplexity(self) -> float:
         mine = self.valid_indices[self.ranks.rank::self.ranks.world_size]

@@ -4,6 +4,7 @@ signature, progress bars and the summary out through a reporter (an object with 
 
 from __future__ import annotations
 
+import shlex
 import sys
 import time
 from dataclasses import dataclass
@@ -20,9 +21,10 @@ from rescorer.runtime.placement import Placement, warn_if_emulated
 from rescorer.runtime.settings import RuntimeSettings
 from rescorer.training.sentence_recipe import sentence_settings
 from rescorer.training.settings import NO_SUBWORDS, SUBWORD_SIZE, TrainSettings
+from rescorer.training.stop_reasons import updates_made
 
 __all__ = ["TrainJob", "train_job", "training_source", "require_rereadable", "TrainingProgress",
-           "kept_for_more_training"]
+           "kept_for_more_training", "resume_hint"]
 
 
 @dataclass(frozen=True)
@@ -36,6 +38,7 @@ class TrainJob:
     runtime: RuntimeSettings
     explicit: frozenset = frozenset()  # names given on the command line: under --resume the others
     reject: Optional[RejectSink] = None  # are the checkpoint's
+    resume_hint: str = ""  # how to continue after an interrupt ("": `rescore train SOURCE -o MODEL --resume`)
 
 
 def require_rereadable(path: Path) -> None:
@@ -142,7 +145,8 @@ def train_job(job: TrainJob, reporter, placement: Placement) -> None:
     with progress:
         report = train_on_table(job.source, job.model_path, model=model, settings=settings, run=TrainingRun(
             device, precision, progress.lines_read, progress.on_pass, progress.on_update, job.reject,
-            recorded_options, payload, ranks))
+            recorded_options, payload, ranks, job.resume_hint or resume_hint(job.source, job.model_path,
+                                                                              settings.cache_dir)))
     state = report.state
     if report.vocabularies is not None and report.vocabularies.subwords is not None:
         vocab = report.vocabularies
@@ -164,7 +168,7 @@ def train_job(job: TrainJob, reporter, placement: Placement) -> None:
     trained = report.num_pairs - (0 if report.valid_set else report.valid_pairs)
     reporter.say(f"trained on {trained} pairs ({held}"
                  f"{left_out}): "
-                 f"{state.updates} updates, stopped: {state.stopped_because}; "
+                 f"{updates_made(state)}, stopped: {state.stopped_because}; "
                  f"valid perplexity {state.best_valid_ppl:.2f} (update {state.best_update}"
                  f"{honest_figure(state.honest_ppl_at_best, report.honest_pairs)}), "
                  f"unigram {report.unigram_ppl:.2f}; {state.train_tokens / max(state.seconds, 1e-9):.0f} "
@@ -177,6 +181,14 @@ def train_job(job: TrainJob, reporter, placement: Placement) -> None:
     kept = kept_for_more_training(job.source, job.model_path, settings.cache_dir)
     if kept:
         reporter.say(kept)
+
+
+def resume_hint(source, model_path: Path, cache_dir: Optional[Path] = None) -> str:
+    """The command line that continues a training from its checkpoint, in backquotes. Options left
+    out take the checkpoint's values (rescorer.training.resume); the pair cache's directory is
+    not recorded, so it is given again."""
+    cache = f" --cache-dir {shlex.quote(str(cache_dir))}" if cache_dir is not None else ""
+    return f"`rescore train {source.command_args()} -o {shlex.quote(str(model_path))} --resume{cache}`"
 
 
 def honest_figure(ppl: Optional[float], num_honest: Optional[int]) -> str:

@@ -5,6 +5,7 @@ the summary out through a reporter."""
 from __future__ import annotations
 
 import dataclasses
+import shlex
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,9 +15,10 @@ from rescorer.io.file_names import checkpoint_path_for
 from rescorer.records import SettingError, option_name, signature_items
 from rescorer.runtime.placement import Placement, warn_if_emulated
 from rescorer.runtime.settings import RuntimeSettings
-from rescorer.training.job import TrainingProgress, kept_for_more_training
+from rescorer.training.job import TrainingProgress, kept_for_more_training, resume_hint
 from rescorer.training.lm_settings import LM_TRAIN_DEFAULTS, LmSettings
 from rescorer.training.settings import TrainSettings
+from rescorer.training.stop_reasons import updates_made
 
 __all__ = ["LmTrainJob", "NOT_FOR_LM", "lm_train_settings", "train_lm_job"]
 
@@ -53,7 +55,7 @@ class LmCorpusSource:
         self.path = path
 
     def command_args(self) -> str:
-        return f"--lm {self.path}"
+        return f"--lm {shlex.quote(str(self.path))}"
 
 
 def lm_train_settings(settings: TrainSettings, explicit: frozenset) -> TrainSettings:
@@ -126,7 +128,8 @@ def train_lm_job(job: LmTrainJob, reporter, placement: Placement) -> None:
         report = train_lm(job.corpus_path, job.model_path, preset=preset, settings=settings,
                           lm_settings=lm_settings, dropout=dropout, on_ready=on_ready, run=TrainingRun(
                               device, precision, progress.lines_read, progress.on_pass, progress.on_update,
-                              checkpoint_payload=payload))
+                              checkpoint_payload=payload,
+                              resume_hint=resume_hint(LmCorpusSource(job.corpus_path), job.model_path)))
     state, held_out = report.state, report.held_out
     if report.coverage is not None:
         reporter.say(f"shortlist: {len(report.bundle.vocab) - 4} words; token coverage "
@@ -134,7 +137,7 @@ def train_lm_job(job: LmTrainJob, reporter, placement: Placement) -> None:
     elapsed = time.perf_counter() - started
     reporter.say(f"trained on {report.num_sentences - report.valid_sentences} sentences "
                  f"({report.valid_sentences} held out, {held_out.ngrams} words and sentence ends): "
-                 f"{state.updates} updates, stopped: {state.stopped_because}; valid perplexity "
+                 f"{updates_made(state)}, stopped: {state.stopped_because}; valid perplexity "
                  f"{held_out.perplexity:.2f} (update {state.best_update}), mean |log Z| "
                  f"{held_out.mean_abs_log_z:.3f}; {state.train_tokens / max(state.seconds, 1e-9):.0f} "
                  f"n-grams/s; {elapsed:.1f} s; model {job.model_path}")

@@ -19,7 +19,7 @@ from rescorer.models.ngram_lm import LM_PRESETS, NgramLM, lm_config
 from rescorer.records import from_stored, option_name
 from rescorer.training.lm_settings import LM_SETTINGS_FORMAT, LmSettings
 from rescorer.training.lm_trainer import HeldOut, LmTrainer
-from rescorer.training.pipeline import TrainingRun
+from rescorer.training.pipeline import TrainingRun, checkpoint_kept
 from rescorer.training.resume import CHANGEABLE_SETTINGS, resume_differences
 from rescorer.training.settings import TrainSettings
 from rescorer.training.trainer import TrainState
@@ -80,7 +80,7 @@ def train_lm(corpus_path: Path, model_path: Path, *, preset: str = "small",
         on_ready(len(trainer.split.valid_targets))
         state = trainer.train()
     except KeyboardInterrupt as interrupt:
-        interrupt.note = _kept_after_interrupt(trainer, checkpoint)
+        interrupt.note = _kept_after_interrupt(trainer, checkpoint, run.resume_hint)
         raise
     held_out = trainer.held_out()
     try:
@@ -120,12 +120,11 @@ def check_lm_resume(checkpoint: Path, payload: dict, bundle: LmBundle, preset: s
             f"without --resume (with --force)")
 
 
-def _kept_after_interrupt(trainer: Optional[LmTrainer], checkpoint: Path) -> str:
+def _kept_after_interrupt(trainer: Optional[LmTrainer], checkpoint: Path, resume_hint: str) -> str:
     """One true sentence on what an interrupted training leaves for --resume."""
     if trainer is None:
         return "stopped before training; no model was written"
     if trainer.checkpoint_update is None:
         return (f"stopped at update {trainer.state.updates}, before the first checkpoint (update "
                 f"{trainer.settings.checkpoint_every}); no model was written")
-    return (f"stopped at update {trainer.state.updates}; {checkpoint} (update {trainer.checkpoint_update}) "
-            f"is kept: rerun with --resume to continue")
+    return f"stopped at update {trainer.state.updates}; {checkpoint_kept(trainer, checkpoint, '', resume_hint)}"

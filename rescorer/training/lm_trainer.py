@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import copy
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
 
@@ -136,5 +136,5 @@ class LmTrainer(Trainer):
 
     def training_record(self) -> dict:
         return {**self.bundle.training, "settings": self.settings.stored(), "lm_settings": self.lm_settings.stored(),
-                "state": asdict(self.state), "num_sentences": self.ngrams.num_sentences,
+                "state": self.state.stored(), "num_sentences": self.ngrams.num_sentences,
                 "valid_sentences": len(self.split.valid_sentences), **self.corpus_record}

@@ -201,6 +201,7 @@ class TrainingRun:
     model_options: Optional[dict] = None  # the raw model options, recorded in the model file
     checkpoint_payload: Optional[dict] = None  # the checkpoint, when the caller has read it already
     ranks: Ranks = field(default_factory=lambda: SINGLE)
+    resume_hint: str = ""  # how to continue the run, for the line an interrupt ends with (`rescore train ...`)
 
 
 def train_on_table(table_path: Union[Path, PairSource], model_path: Path, *, preset: str = "small",
@@ -303,7 +304,7 @@ def train_on_table(table_path: Union[Path, PairSource], model_path: Path, *, pre
         unigram = unigram_perplexity(cache, trainer.split, len(bundle.tgt_vocab), valid_cache)
         state = trainer.train()
     except KeyboardInterrupt as interrupt:
-        interrupt.note = _kept_after_interrupt(trainer, checkpoint, cache_dir)
+        interrupt.note = _kept_after_interrupt(trainer, checkpoint, cache_dir, run.resume_hint)
         raise
     ranks.on_main(lambda: _save_trained(bundle, model_path, checkpoint, trainer), "writing the model")
     valid_set = "" if valid_cache is None else f"{settings.valid_src.name}, {settings.valid_tgt.name}"
@@ -358,7 +359,7 @@ def open_built_cache(table_path: Union[Path, PairSource], src_vocab: Vocabulary,
     return cache
 
 
-def _kept_after_interrupt(trainer: Optional[Trainer], checkpoint: Path, cache_dir: Path) -> str:
+def _kept_after_interrupt(trainer: Optional[Trainer], checkpoint: Path, cache_dir: Path, resume_hint: str) -> str:
     """One true sentence on what an interrupted training leaves for --resume."""
     if trainer is None:
         kept = f"; the pair cache {cache_dir} is kept" if cache_dir.is_dir() else ""
@@ -367,6 +368,16 @@ def _kept_after_interrupt(trainer: Optional[Trainer], checkpoint: Path, cache_di
         return (f"stopped at update {trainer.state.updates}, before the first checkpoint (update "
                 f"{trainer.settings.checkpoint_every}); the pair cache {cache_dir} is kept, so a "
                 f"new run skips encoding")
-    return (f"stopped at update {trainer.state.updates}; {checkpoint} (update "
-            f"{trainer.checkpoint_update}) and the pair cache {cache_dir} are kept: rerun with "
-            f"--resume to continue")
+    return (f"stopped at update {trainer.state.updates}; "
+            f"{checkpoint_kept(trainer, checkpoint, f' and the pair cache {cache_dir} is kept', resume_hint)}")
+
+
+def checkpoint_kept(trainer: Trainer, checkpoint: Path, also_kept: str, resume_hint: str) -> str:
+    """Where the checkpoint of an interrupted training is and how to go on from it. It holds the
+    update training stopped at: an interrupt during training is taken between two updates, after
+    the trainer has written it (rescorer.training.trainer.Trainer.stop_if_interrupted)."""
+    resume = resume_hint or "rerun with --resume, which"
+    if trainer.checkpoint_update == trainer.state.updates:
+        return f"{checkpoint} holds it{also_kept}: {resume} continues from there"
+    return (f"{checkpoint} (update {trainer.checkpoint_update}){also_kept}: {resume} continues from update "
+            f"{trainer.checkpoint_update}")

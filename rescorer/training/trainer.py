@@ -30,11 +30,15 @@ from rescorer.errors import RescorerError
 from rescorer.models.model_files import ModelBundle, save_model
 from rescorer.models.settings import model_width
 from rescorer.runtime.device import autocast
+from rescorer.runtime.failure_reports import SIGNAL_NAMES, Interrupted, ending
+from rescorer.runtime.safe_points import HeldInterrupts
 from rescorer.training.averaging import BestCheckpoints
 from rescorer.training.batch_schedule import make_schedule
 from rescorer.training.budget import update_limit
+from rescorer.training.random_state import random_state, restore_random_state
 # The settings record and its defaults live in the torch-free rescorer.training.settings.
 from rescorer.training.settings import OPTIMIZERS, PAIR_WEIGHTS, TrainSettings, schedule_share
+from rescorer.training.stop_reasons import stop_reason
 from rescorer.training.word_sampler import WordSampler
 
 log = logging.getLogger(__name__)
@@ -59,6 +63,13 @@ class TrainState:
     honest_ppl: Optional[float] = None
     honest_ppl_at_best: Optional[float] = None
     averaged_honest_ppl: Optional[float] = None
+    validated_update: Optional[int] = None  # the update of the last validation (None: a file from before it)
+    resumed_from: Optional[int] = None  # the checkpoint's updates when this run resumed it (None: a fresh run)
+
+    def stored(self) -> dict:
+        """What a file keeps: all but `resumed_from`, which is this run's (a resumed run's files
+        then equal an uninterrupted run's)."""
+        return {key: value for key, value in asdict(self).items() if key != "resumed_from"}
 
 
 def heldout_mask(indices: np.ndarray, seed: int, fraction: float) -> np.ndarray:
@@ -210,6 +221,7 @@ class Trainer:
     """Runs updates on a bundle's model, validating, checkpointing and stopping early."""
 
     honest = None  # a phrase table's HonestHeldout (rescorer.training.honest_heldout), set by the pipeline
+    held: Optional[HeldInterrupts] = None  # SIGINT/SIGTERM recorded while train() runs, taken between updates
 
     def __init__(self, bundle: ModelBundle, cache: PairCache, settings: TrainSettings,
                  device: torch.device, precision: str, checkpoint_path: Path,
@@ -252,6 +264,8 @@ class Trainer:
         self.best_weights = payload["best_weights"]
         self.best_checkpoints = BestCheckpoints(self.settings.average, payload.get("best_checkpoints"))
         self.state = TrainState(**payload["training"]["state"])
+        self.state.resumed_from = self.state.updates
+        restore_random_state(payload.get("random_state"), self.device)
         self.checkpoint_update = self.state.updates
 
     save_bundle = staticmethod(save_model)  # how a checkpoint of this trainer's bundle is written
@@ -260,13 +274,14 @@ class Trainer:
         self.bundle.training = self.training_record()
         kept = {"best_checkpoints": self.best_checkpoints.kept} if self.best_checkpoints.kept else {}
         kept.update(self.honest.stored() if self.honest is not None else {})  # a resumed run keeps them
+        kept["random_state"] = random_state(self.device)  # dropout's draws go on as if never stopped
         self.save_bundle(self.bundle, self.checkpoint_path,
                          extra={"optimizer": self.optimizer.state_dict(), "best_weights": self.best_weights, **kept})
         self.checkpoint_update = self.state.updates
 
     def training_record(self) -> dict:
         return {"model_options": self.bundle.training.get("model_options", {}),
-                "settings": self.settings.stored(), "state": asdict(self.state),
+                "settings": self.settings.stored(), "state": self.state.stored(),
                 "num_pairs": self.cache.num_pairs, "valid_pairs": len(self.valid_indices),
                 **({"honest_pairs": self.honest.num_honest} if self.honest is not None else {}),
                 "length_cap": self.length_cap,
@@ -330,6 +345,7 @@ class Trainer:
     def validate(self) -> float:
         """One validation; early stopping and the kept model go by all held-out pairs, never the honest ones."""
         ppl, self.state.honest_ppl = self.validation_perplexities()
+        self.state.validated_update = self.state.updates
         if ppl < self.state.best_valid_ppl:
             self.state.best_valid_ppl, self.state.best_update = ppl, self.state.updates
             self.state.honest_ppl_at_best = self.state.honest_ppl
@@ -348,16 +364,28 @@ class Trainer:
 
     def train(self) -> TrainState:
         """Train until max updates, max time or patience runs out; leaves the best weights loaded."""
+        with HeldInterrupts() as self.held:
+            self.run_updates()
+        self.model.load_state_dict(self.best_weights)
+        if len(self.best_checkpoints.kept) > 1:  # --average N: their mean, and how it does held out
+            self.model.load_state_dict(self.best_checkpoints.averaged())
+            self.state.averaged_updates = self.best_checkpoints.updates()
+            self.state.averaged_valid_ppl, self.state.averaged_honest_ppl = self.validation_perplexities()
+        self.model.eval()
+        self.bundle.training = self.training_record()
+        return self.state
+
+    def run_updates(self) -> None:
+        """The updates, validations and checkpoints, until a bound stops them; SIGINT and SIGTERM
+        are taken between two updates (`stop_if_interrupted`)."""
         settings, state = self.settings, self.state
         self.model.train()
         started = time.perf_counter() - state.seconds
         state.update_limit, bound = self.update_limit()
         while True:
-            if state.updates >= state.update_limit:
-                state.stopped_because = f"reached {bound}"
-                break
-            if self.out_of_time(started):
-                state.stopped_because = f"reached the {settings.max_seconds:g} s time limit"
+            state.stopped_because = stop_reason(state, settings, bound, lambda: self.out_of_time(started),
+                                                state.resumed_from) or ""
+            if state.stopped_because:
                 break
             loss = self.step()
             if not math.isfinite(loss):
@@ -373,18 +401,37 @@ class Trainer:
             self.on_progress(state, ppl)
             if state.updates % settings.checkpoint_every == 0:
                 self.save_checkpoint()
-            if state.bad_validations >= settings.patience:
-                state.stopped_because = f"validation perplexity did not improve {settings.patience} times"
-                break
-        if state.updates % settings.valid_every != 0:
+            self.stop_if_interrupted()
+        nothing_done = state.updates == state.resumed_from  # a resume past a bound leaves its checkpoint as it was
+        if not self.validated_last_update():
             self.validate()
-        state.seconds = time.perf_counter() - started
-        self.save_checkpoint()
-        self.model.load_state_dict(self.best_weights)
-        if len(self.best_checkpoints.kept) > 1:  # --average N: their mean, and how it does held out
-            self.model.load_state_dict(self.best_checkpoints.averaged())
-            state.averaged_updates = self.best_checkpoints.updates()
-            state.averaged_valid_ppl, state.averaged_honest_ppl = self.validation_perplexities()
-        self.model.eval()
-        self.bundle.training = self.training_record()
-        return state
+            nothing_done = False
+        if not nothing_done:
+            state.seconds = time.perf_counter() - started
+            self.save_checkpoint()
+        self.stop_if_interrupted(final=True)
+
+    def stop_if_interrupted(self, final: bool = False) -> None:
+        """A safe point, between two updates: after SIGINT or SIGTERM, write the checkpoint (the
+        state of the last whole update) unless it holds it already, and raise Interrupted."""
+        signum = self.interrupt_signal(final)
+        if signum is None:
+            return
+        ending()  # from now on another signal cannot cut short the checkpoint or the line that names it
+        if self.checkpoint_update != self.state.updates:
+            self.state.stopped_because = f"interrupted ({SIGNAL_NAMES[signum]})"
+            self.save_checkpoint()
+        raise Interrupted(signum)
+
+    def interrupt_signal(self, final: bool = False) -> Optional[int]:
+        """The signal received since training began, if any (several ranks agree on it)."""
+        return self.held.signum if self.held is not None else None
+
+    def validated_last_update(self) -> bool:
+        """Whether the last update was validated already: a resumed checkpoint's last update is
+        not validated again (that would count one more validation without improvement). A file
+        from before `validated_update` was validated at each multiple of --valid-every."""
+        state = self.state
+        if state.validated_update is not None:
+            return state.validated_update == state.updates
+        return state.updates % self.settings.valid_every == 0

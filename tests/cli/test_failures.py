@@ -442,7 +442,8 @@ def test_signal_during_training_keeps_the_checkpoint(workspace, signum, status):
     assert process.returncode == status, stderr
     last = stderr.strip().splitlines()[-1]
     assert last.startswith(f"rescore: interrupted ({signal.Signals(signum).name}); stopped at update "), last
-    assert "sig.pt.checkpoint (update " in last and "rerun with --resume to continue" in last
+    assert last.endswith("; sig.pt.checkpoint holds it and the pair cache sig.pt.cache is kept: "
+                         "`rescore train t.gz -o sig.pt --resume` continues from there"), last
     assert "Traceback" not in stderr
     assert checkpoint.is_file() and (workspace / "sig.pt.cache").is_dir()
     assert not (workspace / "sig.pt").exists()

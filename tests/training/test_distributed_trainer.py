@@ -3,14 +3,21 @@ and the pairs of each update are those of one rank, so the weights match one ran
 order of float sums; --resume continues with another number of ranks; rank 0 alone writes."""
 
 import gzip
+import re
+import signal
+import subprocess
+import sys
+import time
 
 import pytest
 import torch
 
-from tests.distributed_runs import assert_no_rescore_traceback, our_lines, rescore, torchrun
+from tests.distributed_runs import assert_no_rescore_traceback, one_thread_env, our_lines, rescore, torchrun
 
 TRAINING = ["--preset", "tiny", "--batch-size", "16", "--valid-every", "3", "--valid-pairs", "60",
             "--checkpoint-every", "3", "--seed", "7"]
+# TRAINING with the default --checkpoint-every (1000): only the interrupt writes a checkpoint
+UNTIL_INTERRUPTED = [*TRAINING[:8], "--seed", "7"]
 
 
 @pytest.fixture(scope="module")
@@ -67,6 +74,40 @@ def test_resume_with_another_number_of_ranks(tmp_path, table):
     after_9 = weights(tmp_path / "resumed.pt.checkpoint")["weights"]
     # three updates move the weights far more than the tolerance: the comparison can fail
     assert max(float((after_9[name] - after_6[name]).abs().max()) for name in after_9) > 1e-3
+
+
+def test_sigterm_to_torchrun_checkpoints_the_update_every_rank_finished(tmp_path, table):
+    """torchrun passes SIGTERM on to both ranks, which may receive it in different updates: they
+    agree (in the loss's all-reduce) on the update to stop after, rank 0 writes its checkpoint and
+    says so in one line, and a one-rank resume goes on as an uninterrupted run."""
+    err = tmp_path / "err.txt"
+    with open(err, "w") as stderr:
+        process = subprocess.Popen([sys.executable, "-m", "torch.distributed.run", "--standalone",
+                                    "--nproc-per-node=2", "-m", "rescorer", "train", table, "-o", "m.pt",
+                                    "--max-updates", "100000", "--max-epochs", "100000",
+                                    *UNTIL_INTERRUPTED], cwd=tmp_path, env=one_thread_env(), stderr=stderr)
+        deadline = time.time() + 240
+        while "training speed" not in err.read_text() and process.poll() is None and time.time() < deadline:
+            time.sleep(0.1)  # the estimate comes 20 updates in
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=120)
+    said = err.read_text()
+    assert_no_rescore_traceback(said)
+    interrupted = [line for line in our_lines(said) if line.startswith("rescore: interrupted")]
+    assert len(interrupted) == 1, said
+    found = re.fullmatch(r"rescore: interrupted \(SIGTERM\); stopped at update (\d+); m\.pt\.checkpoint holds it "
+                         r"and the pair cache m\.pt\.cache is kept: `rescore train \S+ -o m\.pt --resume` "
+                         r"continues from there", interrupted[0])
+    assert found, interrupted[0]
+    total = str(int(found.group(1)) + 3)
+    assert weights(tmp_path / "m.pt.checkpoint")["training"]["state"]["updates"] == int(found.group(1))
+    resumed = rescore("-q", "train", table, "-o", tmp_path / "m.pt", "--resume", "--max-updates", total,
+                      cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    straight = rescore("-q", "train", table, "-o", tmp_path / "straight.pt", "--max-updates", total,
+                       "--max-epochs", "100000", *UNTIL_INTERRUPTED, cwd=tmp_path)
+    assert straight.returncode == 0, straight.stderr
+    assert_same_training(tmp_path / "straight.pt.checkpoint", tmp_path / "m.pt.checkpoint")
 
 
 def test_a_batch_smaller_than_the_ranks_is_refused_in_one_line(tmp_path, table):

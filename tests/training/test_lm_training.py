@@ -56,10 +56,14 @@ def test_the_same_seed_gives_the_same_model_bit_for_bit(corpus, tmp_path):
     assert not same(weights(tmp_path / "a.pt"), weights(tmp_path / "c.pt"))
 
 
-def test_a_resumed_run_gives_the_model_of_an_uninterrupted_one(corpus, tmp_path):
-    whole = train_lm(corpus, tmp_path / "whole.pt", preset="tiny", settings=settings())
-    train_lm(corpus, tmp_path / "parts.pt", preset="tiny", settings=settings(max_updates=8))
-    resumed = train_lm(corpus, tmp_path / "parts.pt", preset="tiny", settings=settings(resume=True))
+@pytest.mark.parametrize("dropout", [0.0, 0.2])
+def test_a_resumed_run_gives_the_model_of_an_uninterrupted_one(corpus, tmp_path, dropout):
+    """With dropout too (the --lm default): the checkpoint keeps torch's random state, from which
+    dropout draws; without it the resumed run drew other masks and ended with other weights."""
+    whole = train_lm(corpus, tmp_path / "whole.pt", preset="tiny", settings=settings(), dropout=dropout)
+    train_lm(corpus, tmp_path / "parts.pt", preset="tiny", settings=settings(max_updates=8), dropout=dropout)
+    resumed = train_lm(corpus, tmp_path / "parts.pt", preset="tiny", settings=settings(resume=True),
+                       dropout=dropout)
     assert resumed.state.updates == whole.state.updates == 12
     assert resumed.state.best_valid_ppl == whole.state.best_valid_ppl
     assert same(weights(tmp_path / "whole.pt"), weights(tmp_path / "parts.pt"))

@@ -31,7 +31,7 @@ def test_an_old_checkpoint_resumes_with_its_own_settings(old_checkpoint_dir):
     assert result.returncode == 0, result.stderr
     for used in ("|preset:tiny|", "|batch-tokens:500|", "|max-seconds:600.0|", "|max-updates:5|"):
         assert used in result.stderr, result.stderr
-    assert "5 updates, stopped: reached 5 updates" in result.stderr
+    assert "5 updates (2 in this run), stopped: reached 5 updates" in result.stderr
     training = torch.load(old_checkpoint_dir / "m.pt", weights_only=True)["training"]
     assert training["state"]["updates"] == 5
     assert training["settings"]["format"] == 2  # rewritten by field name
