@@ -58,6 +58,12 @@ def rescore_nbest_command(nbest_path: Path, input_path: Path, model: Path, lms: 
     reads = [("n-best list", nbest_path), ("source", input_path), ("model", model),
              *(("language model", lm) for lm in lms)]
     with RunPaths(reads, [Target(output, "output", streamable=True)], force=force):
+        from rescorer.runtime.device import resolve_device
+
+        signature("moses rescore-nbest", nbest=nbest_path, input=input_path,
+                  model=model.name if model is not None else "-", lms=",".join(Path(lm).name for lm in lms) or "-",
+                  feature_name=feature_name, mode=mode, per_word=per_word, device=resolve_device(device).type,
+                  precision=precision)
         if not lms:
             from moses_integration.nbest.rnn_features import rescore_nbest
 
