@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from moses_integration.ini.moses_install import find_moses
-from rescorer.cli.moses_runs import working_in
+from rescorer.cli.moses_runs import model_placement, working_in
 from moses_integration.settings import OPTIMIZER_PROGRAMS, RerankSettings
 from rescorer.cli.options import (EXISTING_FILE, device_option, force_option, model_option,
                                   output_option, parallel_set, precision_option)
@@ -58,12 +58,9 @@ def rescore_nbest_command(nbest_path: Path, input_path: Path, model: Path, lms: 
     reads = [("n-best list", nbest_path), ("source", input_path), ("model", model),
              *(("language model", lm) for lm in lms)]
     with RunPaths(reads, [Target(output, "output", streamable=True)], force=force):
-        from rescorer.runtime.device import resolve_device
-
         signature("moses rescore-nbest", nbest=nbest_path, input=input_path,
                   model=model.name if model is not None else "-", lms=",".join(Path(lm).name for lm in lms) or "-",
-                  feature_name=feature_name, mode=mode, per_word=per_word, device=resolve_device(device).type,
-                  precision=precision)
+                  feature_name=feature_name, mode=mode, per_word=per_word, **model_placement(device, precision))
         if not lms:
             from moses_integration.nbest.rnn_features import rescore_nbest
 
@@ -120,7 +117,8 @@ def rerank_command(**options) -> None:
     signature("moses rerank", moses=install.root, ini=settings.ini_path,
               models=",".join(m.name for m in (*settings.models, *settings.lms)),
               features=",".join(config.new_features), optimizer=optimizer, seeds=settings.seeds, seed=settings.seed,
-              nbest=settings.nbest_size, test=settings.test_type, references=len(config.test.ref_paths))
+              nbest=settings.nbest_size, test=settings.test_type, references=len(config.test.ref_paths),
+              **model_placement(settings.device, settings.precision))
     with working_in(settings.out_dir, "reranking directory"):
         run_rerank(config, install, add_features, report=say)
     click.echo((settings.out_dir / "results.md").read_text(encoding="utf-8"), nl=False)
