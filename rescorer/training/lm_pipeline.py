@@ -127,7 +127,6 @@ def _kept_after_interrupt(trainer: Optional[LmTrainer], checkpoint: Path, resume
     """One true sentence on what an interrupted training leaves for --resume."""
     if trainer is None:
         return "stopped before training; no model was written"
-    if trainer.checkpoint_update is None:
-        return (f"stopped at update {trainer.state.updates}, before the first checkpoint (update "
-                f"{trainer.settings.checkpoint_every}); no model was written")
+    if trainer.checkpoint_update is None:  # training takes an interrupt after an update, with a checkpoint
+        return "stopped before the first update; no model was written"
     return f"stopped at update {trainer.state.updates}; {checkpoint_kept(trainer, checkpoint, '', resume_hint)}"

@@ -368,10 +368,9 @@ def _kept_after_interrupt(trainer: Optional[Trainer], checkpoint: Path, cache_di
     if trainer is None:
         kept = f"; the pair cache {cache_dir} is kept" if cache_dir.is_dir() else ""
         return f"stopped before training; no model was written{kept}"
-    if trainer.checkpoint_update is None:
-        return (f"stopped at update {trainer.state.updates}, before the first checkpoint (update "
-                f"{trainer.settings.checkpoint_every}); the pair cache {cache_dir} is kept, so a "
-                f"new run skips encoding")
+    if trainer.checkpoint_update is None:  # training takes an interrupt after an update, with a checkpoint
+        return (f"stopped before the first update; the pair cache {cache_dir} is kept, so a new run skips "
+                f"encoding")
     return (f"stopped at update {trainer.state.updates}; "
             f"{checkpoint_kept(trainer, checkpoint, f' and the pair cache {cache_dir} is kept', resume_hint)}")
 
