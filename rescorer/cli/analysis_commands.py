@@ -95,6 +95,9 @@ def top_targets_command(table_path: Path, model: Optional[Path], column: Optiona
         sources = read_sources_file(sources_path) if sources_path else None
         choice = SourceChoice(num_sources, min_source_words, min_targets, pick, seed, sources)
         bundle = load_model_on(model, device) if model else None
+        signature("top-targets", scores=f"{model.name}({bundle.config.arch})" if bundle else f"column {column}",
+                  num_sources=num_sources, pick=pick, min_source_words=min_source_words, min_targets=min_targets,
+                  top=top, seed=seed, device=next(bundle.model.parameters()).device.type if bundle else "-")
         rnn_column = None if bundle else column_index(column)
         groups = read_source_groups(table_path, choice, rnn_column, score_format == "log")
         if bundle is not None:

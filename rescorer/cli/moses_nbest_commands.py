@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from moses_integration.ini.moses_install import find_moses
-from rescorer.cli.moses_runs import working_in
+from rescorer.cli.moses_runs import model_placement, working_in
 from moses_integration.settings import OPTIMIZER_PROGRAMS, RerankSettings
 from rescorer.cli.options import (EXISTING_FILE, device_option, force_option, model_option,
                                   output_option, parallel_set, precision_option)
@@ -62,7 +62,7 @@ def rescore_nbest_command(nbest_path: Path, input_path: Path, model: Path, lms: 
     features = [added for name in names for added in ([name, name + "PerWord"] if per_word else [name])]
     signature("moses rescore-nbest", nbest=nbest_path, input=input_path,
               models=",".join(str(path) for path in (model, *lms) if path is not None), features=",".join(features),
-              mode=mode, device=device, precision=precision)
+              mode=mode, **model_placement(device, precision))
 
     def lines_bar(total: int):
         return bar(total=total, desc="scoring the n-best list", unit=" lines", unit_scale=True)
@@ -124,7 +124,8 @@ def rerank_command(**options) -> None:
     signature("moses rerank", moses=install.root if install else "-", tuner=config.tuner, ini=settings.ini_path,
               models=",".join(m.name for m in (*settings.models, *settings.lms)),
               features=",".join(config.new_features), optimizer=optimizer, seeds=settings.seeds, seed=settings.seed,
-              nbest=settings.nbest_size, test=settings.test_type, references=len(config.test.ref_paths))
+              nbest=settings.nbest_size, test=settings.test_type, references=len(config.test.ref_paths),
+              **model_placement(settings.device, settings.precision))
     with working_in(settings.out_dir, "reranking directory"):
         run_rerank(config, install, add_features, report=say)
     click.echo((settings.out_dir / "results.md").read_text(encoding="utf-8"), nl=False)

@@ -1,5 +1,6 @@
 """What the `rescore moses ...` commands share besides options: the lock on the directory a
-run works in, and the one RNN scorer they hand to the Moses wing (tables and n-best lists alike)."""
+run works in, the one RNN scorer they hand to the Moses wing (tables and n-best lists alike), and
+where it scores, for their signatures."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from pathlib import Path
 
 from rescorer.io.path_checks import RunPaths, Target
 
-__all__ = ["rnn_scorer", "working_in"]
+__all__ = ["rnn_scorer", "lm_scorer", "model_placement", "working_in"]
 
 
 def working_in(directory: Path, role: str):
@@ -29,3 +30,11 @@ def lm_scorer(device: str = "auto", precision: str = "auto"):
     from rescorer.scoring.lm_scoring import InProcessLmScorer
 
     return InProcessLmScorer(device, precision)
+
+
+def model_placement(device: str, precision: str) -> dict:
+    """Where the models of a Moses command score, for its signature (their scores depend on it):
+    the device resolved, the precision as asked ('auto' is decided per model, in a line of its own)."""
+    from rescorer.runtime.device import resolve_device
+
+    return {"device": resolve_device(device).type, "precision": precision}

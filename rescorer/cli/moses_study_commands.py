@@ -11,7 +11,7 @@ import click
 from moses_integration.ini.moses_ini import MosesIni
 from moses_integration.ini.moses_install import find_moses
 from moses_integration.settings import OPTIMIZER_PROGRAMS, AblationSettings
-from rescorer.cli.moses_runs import working_in
+from rescorer.cli.moses_runs import model_placement, working_in
 from rescorer.cli.options import (ANY_PATH, EXISTING_FILE, SCORE_COLUMN, column_index, force_option,
                                   output_option, parallel_set, seed_option)
 from rescorer.cli.record_options import record_from, record_options
@@ -75,7 +75,9 @@ def ablation_command(**options) -> None:
               optimizer=settings.optimizer, start="warm" if settings.warm_start else "cold",
               initial_weight="scaled" if settings.initial_weight is None else settings.initial_weight,
               decoder_flags=" ".join(settings.decoder_flags) or "none", test=settings.test_type,
-              detok=settings.detokenize_lang or "no", **({"nplm": settings.nplm_path} if settings.nplm_path else {}))
+              detok=settings.detokenize_lang or "no", **({"nplm": settings.nplm_path} if settings.nplm_path else {}),
+              **(model_placement(settings.device, settings.precision) if scorer is not None
+                 else {"device": "-", "precision": "-"}))
     config = ablation_config(settings, rescored_table, new_columns)
     if settings.rerank_models:
         add_features, names = sentence_features(scorer, settings.rerank_models, per_word=settings.rerank_per_word)

@@ -109,7 +109,7 @@ def tune_command(**options) -> None:
     install.require()  # before the work directory is made
     signature("moses tune", moses=install.root, ini=settings.ini_path, dev=",".join(map(str, settings.dev)),
               references=len(dev_set.ref_paths), nbest=settings.nbest_size,
-              seed=settings.seed, optimizer=settings.optimizer, threads=settings.threads)
+              seed=settings.seed, optimizer=settings.optimizer, moses_threads=settings.threads)
     with working_in(settings.work_dir, "mert-moses.pl working directory"):
         result = tune(install, tuning_config(settings, dev_set), progress=lambda i, b: say(
             f"iteration {i}: dev BLEU {'?' if b is None else f'{b:.2f}'}"))

@@ -12,7 +12,7 @@ import click
 
 from rescorer import __version__
 
-__all__ = ["Reporter", "bar", "is_quiet", "say", "signature"]
+__all__ = ["Reporter", "bar", "is_quiet", "say", "signature", "torch_threads"]
 
 
 class Reporter:
@@ -65,11 +65,19 @@ def bar(**kwargs):
 
 
 def signature(job: str, **settings: object) -> str:
-    """Say, and return, one line naming the version, the job and every setting. torch's version
-    is read from its package metadata: the Moses commands never load torch."""
+    """Say, and return, one line naming the version, the job, every setting and torch's thread
+    count. torch's version is read from its package metadata, which needs no import."""
     fields = [f"rescore {__version__}", f"job:{job}",
               *(f"{key.replace('_', '-')}:{value}" for key, value in settings.items()),
-              f"torch:{importlib.metadata.version('torch')}"]
+              f"threads:{torch_threads()}", f"torch:{importlib.metadata.version('torch')}"]
     line = "|".join(fields)
     say(line)
     return line
+
+
+def torch_threads() -> str:
+    """torch's intra-op threads (torch.get_num_threads: OMP_NUM_THREADS, else one per core), which
+    a model's results depend on: a product of few rows is summed in another order on two threads
+    than on one. '-' where torch is not loaded (the command ran no model)."""
+    torch = sys.modules.get("torch")
+    return str(torch.get_num_threads()) if torch is not None else "-"

@@ -7,7 +7,6 @@ line names it."""
 from __future__ import annotations
 
 import shlex
-
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Optional, Union

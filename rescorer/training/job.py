@@ -170,14 +170,14 @@ def train_job(job: TrainJob, reporter, placement: Placement) -> None:
                  f"{left_out}): "
                  f"{updates_made(state)}, stopped: {state.stopped_because}; "
                  f"valid perplexity {state.best_valid_ppl:.2f} (update {state.best_update}"
-                 f"{honest_figure(state.honest_ppl_at_best, report.honest_pairs)}), "
+                 f"{honest_figure(state.honest_ppl_at_best, report.honest_pairs, report.honest_unigram_ppl)}), "
                  f"unigram {report.unigram_ppl:.2f}; {state.train_tokens / max(state.seconds, 1e-9):.0f} "
                  f"target tokens/s; {elapsed:.1f} s; model {job.model_path}")
     if state.averaged_updates:
         reporter.say(f"{job.model_path} holds the mean of the weights of the {len(state.averaged_updates)} best "
                      f"validations (updates {', '.join(map(str, state.averaged_updates))}): valid perplexity "
                      f"{state.averaged_valid_ppl:.2f}"
-                     f"{honest_figure(state.averaged_honest_ppl, report.honest_pairs)}")
+                     f"{honest_figure(state.averaged_honest_ppl, report.honest_pairs, report.honest_unigram_ppl)}")
     kept = kept_for_more_training(job.source, job.model_path, settings.cache_dir)
     if kept:
         reporter.say(kept)
@@ -191,16 +191,19 @@ def resume_hint(source, model_path: Path, cache_dir: Optional[Path] = None) -> s
     return f"`rescore train {source.command_args()} -o {shlex.quote(str(model_path))} --resume{cache}`"
 
 
-def honest_figure(ppl: Optional[float], num_honest: Optional[int]) -> str:
+def honest_figure(ppl: Optional[float], num_honest: Optional[int], unigram: Optional[float] = None) -> str:
     """The honest held-out perplexity beside the held-out one (rescorer.training.honest_heldout),
-    or why there is none; nothing where it is not measured (sentence pairs)."""
+    against the unigram model's on the same pairs (the summary's other unigram figure is on all
+    held-out pairs, the wrong floor for these), or why there is none; nothing where it is not
+    measured (sentence pairs)."""
     if num_honest is None:
         return ""
     if not num_honest:
         return "; honest n/a: every held-out pair is a piece of a training pair"
     if ppl is None:  # the best update came before a resumed checkpoint's rescorer measured it
         return "; honest n/a"
-    return f"; honest {ppl:.2f} on the {num_honest} held-out pairs no training pair contains"
+    against = f" against unigram {unigram:.2f}" if unigram is not None else ""
+    return f"; honest {ppl:.2f}{against} on the {num_honest} held-out pairs no training pair contains"
 
 
 class TrainingProgress:

@@ -130,7 +130,7 @@ def train_lm_job(job: LmTrainJob, reporter, placement: Placement) -> None:
                               device, precision, progress.lines_read, progress.on_pass, progress.on_update,
                               checkpoint_payload=payload,
                               resume_hint=resume_hint(LmCorpusSource(job.corpus_path), job.model_path)))
-    state, held_out = report.state, report.held_out
+    state, held_out, reference = report.state, report.held_out, report.reference
     if report.coverage is not None:
         reporter.say(f"shortlist: {len(report.bundle.vocab) - 4} words; token coverage "
                      f"{report.coverage.ratio:.1%}")
@@ -138,8 +138,10 @@ def train_lm_job(job: LmTrainJob, reporter, placement: Placement) -> None:
     reporter.say(f"trained on {report.num_sentences - report.valid_sentences} sentences "
                  f"({report.valid_sentences} held out, {held_out.ngrams} words and sentence ends): "
                  f"{updates_made(state)}, stopped: {state.stopped_because}; valid perplexity "
-                 f"{held_out.perplexity:.2f} (update {state.best_update}), mean |log Z| "
-                 f"{held_out.mean_abs_log_z:.3f}; {state.train_tokens / max(state.seconds, 1e-9):.0f} "
+                 f"{held_out.perplexity:.2f} (update {state.best_update}), unigram "
+                 f"{reference.unigram_perplexity:.2f} ([UNK] one word in both; the shortlist covers "
+                 f"{reference.coverage.ratio:.1%} of the {reference.coverage.total_tokens} held-out words), mean "
+                 f"|log Z| {held_out.mean_abs_log_z:.3f}; {state.train_tokens / max(state.seconds, 1e-9):.0f} "
                  f"n-grams/s; {elapsed:.1f} s; model {job.model_path}")
     kept = kept_for_more_training(LmCorpusSource(job.corpus_path), job.model_path, None)
     if kept:

@@ -17,6 +17,7 @@ from rescorer.models.lm_files import LmBundle, lm_bundle_from_payload, lm_vocabu
 from rescorer.models.model_files import read_model_file
 from rescorer.models.ngram_lm import LM_PRESETS, NgramLM, lm_config
 from rescorer.records import from_stored, option_name
+from rescorer.training.lm_reference import LmReference, lm_reference
 from rescorer.training.lm_settings import LM_SETTINGS_FORMAT, LmSettings
 from rescorer.training.lm_trainer import HeldOut, LmTrainer
 from rescorer.training.pipeline import TrainingRun, checkpoint_kept
@@ -35,6 +36,7 @@ class LmTrainReport:
     valid_sentences: int
     held_out: HeldOut  # of the kept (best) weights
     coverage: Optional[Coverage]  # of the shortlist on the corpus (None when resumed)
+    reference: LmReference  # the unigram perplexity and the shortlist's coverage, on the same held-out text
 
 
 def train_lm(corpus_path: Path, model_path: Path, *, preset: str = "small",
@@ -88,8 +90,9 @@ def train_lm(corpus_path: Path, model_path: Path, *, preset: str = "small",
     except RescorerError as error:
         raise RescorerError(f"{error}; the trained weights are in {checkpoint} (update "
                             f"{trainer.checkpoint_update}): rerun with --resume once it can be written") from None
+    reference = lm_reference(ngrams, trainer.split.train_targets, trainer.split.valid_targets, len(bundle.vocab))
     return LmTrainReport(bundle, state, ngrams.num_sentences, len(trainer.split.valid_sentences), held_out,
-                         shortlist)
+                         shortlist, reference)
 
 
 def check_lm_resume(checkpoint: Path, payload: dict, bundle: LmBundle, preset: str, settings: TrainSettings,
@@ -124,7 +127,6 @@ def _kept_after_interrupt(trainer: Optional[LmTrainer], checkpoint: Path, resume
     """One true sentence on what an interrupted training leaves for --resume."""
     if trainer is None:
         return "stopped before training; no model was written"
-    if trainer.checkpoint_update is None:
-        return (f"stopped at update {trainer.state.updates}, before the first checkpoint (update "
-                f"{trainer.settings.checkpoint_every}); no model was written")
+    if trainer.checkpoint_update is None:  # training takes an interrupt after an update, with a checkpoint
+        return "stopped before the first update; no model was written"
     return f"stopped at update {trainer.state.updates}; {checkpoint_kept(trainer, checkpoint, '', resume_hint)}"

@@ -185,6 +185,7 @@ class TrainReport:
     too_long: int = 0  # pairs left out of training by the length bound
     valid_set: str = ""  # the validation set's files, when it is not a slice of the training pairs
     honest_pairs: Optional[int] = None  # a table's held-out pairs that no training pair contains
+    honest_unigram_ppl: Optional[float] = None  # the unigram model's perplexity on them (None: none)
 
 
 @dataclass
@@ -302,6 +303,8 @@ def train_on_table(table_path: Union[Path, PairSource], model_path: Path, *, pre
         if table_path.kind == "table" and valid_cache is None:  # a corpus's sentences are not pieces of each other
             trainer.honest = find_honest_heldout(cache, trainer.split, payload if settings.resume else None)
         unigram = unigram_perplexity(cache, trainer.split, len(bundle.tgt_vocab), valid_cache)
+        honest_unigram = (unigram_perplexity(cache, trainer.split, len(bundle.tgt_vocab), on=trainer.honest.honest)
+                          if trainer.honest is not None and trainer.honest.num_honest else None)
         state = trainer.train()
     except KeyboardInterrupt as interrupt:
         interrupt.note = _kept_after_interrupt(trainer, checkpoint, cache_dir, run.resume_hint)
@@ -309,7 +312,8 @@ def train_on_table(table_path: Union[Path, PairSource], model_path: Path, *, pre
     ranks.on_main(lambda: _save_trained(bundle, model_path, checkpoint, trainer), "writing the model")
     valid_set = "" if valid_cache is None else f"{settings.valid_src.name}, {settings.valid_tgt.name}"
     return TrainReport(bundle, vocabularies, state, cache.num_pairs, len(trainer.valid_indices), unigram,
-                       cache.too_long, valid_set, None if trainer.honest is None else trainer.honest.num_honest)
+                       cache.too_long, valid_set, None if trainer.honest is None else trainer.honest.num_honest,
+                       honest_unigram)
 
 
 def _read_as_units(table_path: Union[Path, PairSource], subwords: str) -> PairSource:
@@ -364,10 +368,9 @@ def _kept_after_interrupt(trainer: Optional[Trainer], checkpoint: Path, cache_di
     if trainer is None:
         kept = f"; the pair cache {cache_dir} is kept" if cache_dir.is_dir() else ""
         return f"stopped before training; no model was written{kept}"
-    if trainer.checkpoint_update is None:
-        return (f"stopped at update {trainer.state.updates}, before the first checkpoint (update "
-                f"{trainer.settings.checkpoint_every}); the pair cache {cache_dir} is kept, so a "
-                f"new run skips encoding")
+    if trainer.checkpoint_update is None:  # training takes an interrupt after an update, with a checkpoint
+        return (f"stopped before the first update; the pair cache {cache_dir} is kept, so a new run skips "
+                f"encoding")
     return (f"stopped at update {trainer.state.updates}; "
             f"{checkpoint_kept(trainer, checkpoint, f' and the pair cache {cache_dir} is kept', resume_hint)}")
 

@@ -204,15 +204,20 @@ def pair_log_probs(model: torch.nn.Module, cache: PairCache, indices: np.ndarray
 
 
 def unigram_perplexity(cache: PairCache, split: PairSplit, vocab_size: int,
-                       valid_cache: Optional[PairCache] = None) -> float:
+                       valid_cache: Optional[PairCache] = None, on: Optional[np.ndarray] = None) -> float:
     """Held-out perplexity of an add-one unigram model of the training targets ([EOS] included):
     the floor that a phrase-pair model has to beat by far. Held out: the split's slice, or every
-    pair of `valid_cache` (a validation set of its own)."""
+    pair of `valid_cache` (a validation set of its own), or the pairs `on` (cache indices: the
+    honest held-out pairs, rescorer.training.honest_heldout), each figure beside the model's on them."""
     held = cache.token_counts("tgt", vocab_size, split.valid)
     train_counts = cache.token_counts("tgt", vocab_size) - held + 1.0
     train_counts[EOS_ID] += split.num_pairs - len(split.valid)  # one [EOS] per training pair
-    valid_counts = held if valid_cache is None else valid_cache.token_counts("tgt", vocab_size)
-    valid_counts[EOS_ID] += len(split.valid) if valid_cache is None else valid_cache.num_pairs
+    if on is not None:
+        valid_counts = cache.token_counts("tgt", vocab_size, on)
+        valid_counts[EOS_ID] += len(on)
+    else:
+        valid_counts = held if valid_cache is None else valid_cache.token_counts("tgt", vocab_size)
+        valid_counts[EOS_ID] += len(split.valid) if valid_cache is None else valid_cache.num_pairs
     logp = np.log(train_counts / train_counts.sum())
     return math.exp(-(valid_counts * logp).sum() / valid_counts.sum())
 

@@ -106,3 +106,23 @@ def test_the_lm_recipe_is_the_default_and_each_part_can_be_changed(tmp_path, lm_
     assert other.config.dropout == 0.0
     assert other.training["settings"]["fields"]["lr_decay"] == 1.0
     assert other.training["settings"]["fields"]["learning_rate"] == 0.01
+
+
+def test_the_summary_gives_the_unigram_perplexity_and_the_coverage_of_the_held_out_words(tmp_path):
+    """Issue 45: a CSLM's perplexity came with no reference point (a phrase model's comes with a
+    unigram model's): now the unigram perplexity on the same held-out text, and how many of its
+    words the shortlist covers, [UNK] counted as one word in both perplexities."""
+    import re
+
+    (tmp_path / "text.fr").write_bytes(TEXT)
+    result = CliRunner().invoke(main, ["train", "--lm", str(tmp_path / "text.fr"), "-o", str(tmp_path / "lm.pt"),
+                                       *FAST, "--shortlist-size", "8"])
+    assert result.exit_code == 0, result.output
+    summary = next(line for line in result.stderr.splitlines() if line.startswith("trained on "))
+    found = re.search(r"\((\d+) held out, (\d+) words and sentence ends\): .* valid perplexity [\d.]+ \(update \d+\), "
+                      r"unigram ([\d.]+) \(\[UNK\] one word in both; the shortlist covers ([\d.]+)% of the (\d+) "
+                      r"held-out words\), mean \|log Z\| ", summary)
+    assert found, summary
+    sentences, ngrams, unigram, covered, words = found.groups()
+    assert int(words) == int(ngrams) - int(sentences)  # the sentence ends are predicted, not words
+    assert 0 < float(covered) < 100 and 1 < float(unigram) < 20  # of 10 ids: 8 words, [UNK] and [EOS]

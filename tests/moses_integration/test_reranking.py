@@ -5,6 +5,7 @@ extractor names them, and `rescore moses rerank` tunes, reranks, reports and res
 import gzip
 import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -160,6 +161,8 @@ def test_rerank_with_kbmira_and_a_starting_weight(tmp_path, tiny_model_path, dev
     run = run_rerank(tmp_path, moses, tiny_model_path, dev_slice, "--optimizer", "kbmira", "--seeds", "1",
                      "--initial-weight", "0.5", "--no-per-word")
     assert run.returncode == 0, run.stderr
+    signature = next(line for line in run.stderr.splitlines() if "|job:moses rerank|" in line)
+    assert re.search(r"\|device:(cpu|cuda)\|precision:auto\|threads:\d+\|torch:", signature), signature  # the scores'
     out = tmp_path / "rerank"
     weights = json.loads((out / "seed1" / "weights.json").read_text())["weights"]
     total = sum(abs(w) for w in RUN1_WEIGHTS) + 0.5

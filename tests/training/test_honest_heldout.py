@@ -127,6 +127,43 @@ def honest_ppl_by_scoring(model_path, pairs, indices):
     return float(np.exp(-logp.sum() / sum(len(t.split()) + 1 for _, t in chosen)))
 
 
+def honest_unigram_by_hand(model_path, heldout) -> float:
+    """The add-one unigram model of the training pairs' targets (every id of the target vocabulary
+    counted once more, [EOS] once per pair) on the honest pairs of MIXED, 12, 17 and 38."""
+    import math
+    from collections import Counter
+
+    from rescorer.models.model_files import load_model
+
+    vocab = load_model(model_path).tgt_vocab
+    _, pairs = hand_built_table(model_path.with_name("again.gz"), heldout)
+
+    def tokens(indices):
+        return [w if vocab.is_known(w) else "[UNK]" for i in indices for w in pairs[i][1].split()] + \
+            ["[EOS]"] * len(indices)
+
+    counts = Counter(tokens([i for i in range(len(pairs)) if i not in HELD_OUT]))
+    total = sum(counts.values()) + len(vocab)
+    tokens = tokens([12, 17, 38])
+    return math.exp(-sum(math.log((counts[w] + 1) / total) for w in tokens) / len(tokens))
+
+
+def test_the_honest_pairs_come_with_the_unigram_models_perplexity_on_them(tmp_path):
+    """The summary's unigram figure is on all held-out pairs; the honest pairs get their own, so
+    that the honest perplexity has a floor to be read against (issue 45's class: a perplexity
+    with no reference point)."""
+    from rescorer.training.pipeline import train_on_table
+    from rescorer.training.trainer import TrainSettings
+
+    table, _ = hand_built_table(tmp_path / "t.gz", MIXED)
+    report = train_on_table(table, tmp_path / "m.pt", preset="tiny", settings=TrainSettings(max_updates=3, **RECIPE))
+    assert report.honest_unigram_ppl == pytest.approx(honest_unigram_by_hand(tmp_path / "m.pt", MIXED), rel=1e-12)
+    assert report.honest_unigram_ppl != pytest.approx(report.unigram_ppl, rel=1e-3)  # not the other figure
+    table, _ = hand_built_table(tmp_path / "sub.gz", ALL_SUB_PAIRS)
+    assert train_on_table(table, tmp_path / "sub.pt", preset="tiny",
+                          settings=TrainSettings(max_updates=3, **RECIPE)).honest_unigram_ppl is None
+
+
 def test_training_on_a_table_reports_the_honest_pairs_perplexity(tmp_path):
     from rescorer.io.file_names import checkpoint_path_for
     from rescorer.models.model_files import read_model_file
@@ -186,7 +223,8 @@ def test_the_summaries_give_the_honest_figure_or_say_there_is_none(tmp_path):
     state = read_model_file(tmp_path / "out.model.pt")["training"]["state"]
     summary = next(line for line in run.stderr.splitlines() if line.startswith("trained on"))
     assert (f"valid perplexity {state['best_valid_ppl']:.2f} (update 3; honest {state['honest_ppl_at_best']:.2f} "
-            f"on the 3 held-out pairs no training pair contains), unigram ") in summary
+            f"against unigram {honest_unigram_by_hand(tmp_path / 'out.model.pt', MIXED):.2f} on the 3 held-out pairs "
+            f"no training pair contains), unigram ") in summary
 
     table, _ = hand_built_table(tmp_path / "sub.gz", ALL_SUB_PAIRS)
     run = rescore("train", table, "-o", tmp_path / "sub.pt", *options)
