@@ -15,8 +15,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from ..line_files import open_binary_read
-from .nbest_lines import NbestChecker
+from .nbest_lines import checked_lines
 from .segmentation import Span
 
 __all__ = ["NbestList", "read_nbest_list"]
@@ -57,21 +56,18 @@ class NbestList:
 def read_nbest_list(path: Path, sources: Sequence[str], source_name: Optional[str] = None) -> NbestList:
     """Read and check the n-best list of `sources` (line i is sentence id i): one line naming
     the file, the line and the problem for the first line that does not fit."""
-    source_name = source_name or "the source"
     sentences: list = []
     rows: list = []
     hypotheses: list = []
     segmentations: list[list[tuple[Span, Span]]] = []
-    checker = NbestChecker(Path(path), sources, source_name, needs_segmentation=True)
-    with open_binary_read(path) as handle:
-        for raw in handle:
-            line = checker.check(raw)
-            sentences.append(line.sentence)
-            rows.append([value for _, value in line.features])
-            hypotheses.append(" ".join(line.hypothesis.split()))
-            segmentations.append(line.segmentation)
-    found = checker.finish()
+    names: list = []
+    for line in checked_lines(Path(path), sources, source_name or "the source", needs_segmentation=True):
+        names = names or [name for name, _ in line.features]
+        sentences.append(line.sentence)
+        rows.append([value for _, value in line.features])
+        hypotheses.append(" ".join(line.hypothesis.split()))
+        segmentations.append(line.segmentation)
     counts = np.bincount(np.asarray(sentences, dtype=np.int64), minlength=len(sources))
     starts = np.concatenate([[0], np.cumsum(counts)]).astype(int)
-    return NbestList(Path(path), found.feature_names, np.asarray(rows, dtype=np.float64).reshape(len(rows), -1),
+    return NbestList(Path(path), names, np.asarray(rows, dtype=np.float64).reshape(len(rows), -1),
                      starts, hypotheses, segmentations, list(sources), np.arange(1, len(rows) + 1))

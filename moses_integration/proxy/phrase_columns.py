@@ -17,9 +17,9 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 
 from rescorer.io.atomic_output import AtomicOutput
+from rescorer.io.table_reader import PhraseTableReader
 
 from ..errors import NbestFormatError
-from ..line_files import decoded, open_binary_read
 from ..nbest.nbest_file import NbestList
 from ..nbest.segmentation import phrase_pairs
 
@@ -65,36 +65,25 @@ def is_passed_through(pair: Pair) -> bool:
     return source == target and " " not in source
 
 
-def _table_lines(table_path: Path):
-    """(line number, source, target, scores field, raw line) of each phrase-table line."""
-    with open_binary_read(table_path) as handle:
-        for line_no, raw in enumerate(handle, start=1):
-            fields = raw.rstrip(b"\r\n").split(b" ||| ")
-            if len(fields) < 3:
-                raise NbestFormatError(f"{table_path}:{line_no}: too few fields (expected at least 3 "
-                                       f"' ||| ' fields, found {len(fields)})")
-            yield line_no, " ".join(decoded(fields[0]).split()), " ".join(decoded(fields[1]).split()), \
-                fields[2], raw
+def _table_entries(table_path: Path):
+    """(source, target, scores, entry) of each line, read and checked as every table of the
+    project is (PhraseTableReader: one line naming file and line for a bad one); the phrases with
+    their spaces as the n-best pairs are rebuilt (single spaces)."""
+    with PhraseTableReader(table_path) as reader:
+        for entry in reader:
+            scores = entry.raw[:entry.scores_end].rsplit(b"|||", 1)[1]
+            yield " ".join(entry.src.split()), " ".join(entry.tgt.split()), scores, entry
 
 
 def read_table_columns(table_path: Path, wanted: set) -> tuple[int, dict]:
     """(scores per line, {pair: scores as written}) for the wanted pairs the table holds."""
     found: dict[Pair, tuple] = {}
-    num_scores = None
-    for line_no, source, target, scores, _ in _table_lines(table_path):
-        if (source, target) not in wanted:
-            continue
-        try:
-            values = tuple(float(v) for v in scores.split())
-        except ValueError:
-            raise NbestFormatError(f"{table_path}:{line_no}: a score is not a number") from None
-        if num_scores is None:
-            num_scores = len(values)
-        elif len(values) != num_scores:
-            raise NbestFormatError(f"{table_path}:{line_no}: {len(values)} scores, but earlier lines have "
-                                   f"{num_scores}")
-        found.setdefault((source, target), values)
-    return num_scores or 0, found
+    num_scores = 0
+    for source, target, scores, entry in _table_entries(table_path):
+        num_scores = entry.num_scores
+        if (source, target) in wanted:
+            found.setdefault((source, target), tuple(float(v) for v in scores.split()))
+    return num_scores, found
 
 
 def write_pair_table(table_path: Path, wanted: set, out_path: Path, force: bool = False) -> int:
@@ -102,9 +91,9 @@ def write_pair_table(table_path: Path, wanted: set, out_path: Path, force: bool 
     not at all), so that a model can score only them (`rescore score`). Returns lines written."""
     written = 0
     with AtomicOutput(out_path, force=force, input_path=table_path) as out:
-        for _, source, target, _, raw in _table_lines(table_path):
+        for source, target, _, entry in _table_entries(table_path):
             if (source, target) in wanted:
-                out.write(raw if raw.endswith(b"\n") else raw + b"\n")
+                out.write(entry.raw + b"\n")
                 written += 1
     return written
 

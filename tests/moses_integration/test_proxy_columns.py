@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from moses_integration.errors import NbestFormatError
+from rescorer.errors import PhraseTableFormatError
 from moses_integration.line_files import read_lines
 from moses_integration.nbest.nbest_file import read_nbest_list
 from moses_integration.proxy.phrase_columns import (column_sums, moses_log, phrase_pairs_of, read_table_columns,
@@ -83,7 +84,7 @@ def test_a_bad_table_line_is_named(tmp_path, nbest):
     source, target = pairs.pairs[0]
     table = tmp_path / "table"
     table.write_bytes(scores_line(source, target, [0.5]) + f"{pairs.pairs[1][0]} ||| {pairs.pairs[1][1]}\n".encode())
-    with pytest.raises(NbestFormatError, match=rf"^{table}:2: too few fields"):
+    with pytest.raises(PhraseTableFormatError, match=rf"^{table}:2: too few fields"):
         read_table_columns(table, set(pairs.pairs))
 
 
