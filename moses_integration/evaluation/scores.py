@@ -181,8 +181,14 @@ def compare(systems: Sequence[tuple[str, Sequence[str]]], refs: Sequence[Sequenc
     _, results = test()
     names = results.pop("System")
     keys = {metric: "chrf" if metric.startswith("chrF") else metric.lower() for metric in results}
-    return {name: {keys[metric]: results[metric][i].p_value for metric in results}
-            for i, name in enumerate(names)}
+    p_values = {name: {keys[metric]: results[metric][i].p_value for metric in results}
+                for i, name in enumerate(names)}
+    # sacrebleu's test counts only differences larger than the observed one, so a system whose
+    # output is the baseline's gets 1 / (trials + 1) instead of 1: no difference is no evidence
+    for name, hyps in systems[1:]:
+        if list(hyps) == list(systems[0][1]):
+            p_values[name] = {key: 1.0 for key in p_values[name]}
+    return p_values
 
 
 def write_result(result: EvalResult, path: Path) -> None:

@@ -146,19 +146,10 @@ def run_bench(systems: Sequence[ProxySystem], dev: BenchSet, test: BenchSet, sta
             progress(f"{system.name} seed {seed}: dev BLEU {dev_bleu:.2f}, test BLEU {result.bleu:.2f}, "
                      f"chrF {result.chrf:.2f}")
     p_values, tested = _tests(outputs, test.references, test_type)
-    per_replicate = [_replicate_tests(outputs, r, test.references, test_type)
+    per_replicate = [compare([(name, runs[r]) for name, runs in outputs.items()], test.references, test_type)
                      for r in range(len(seeds))] if len(outputs) > 1 and len(seeds) > 1 else []
     return BenchResult(summarize(results, p_values, per_replicate, tested_bleu=tested), pd.DataFrame(rows),
                        outputs)
-
-
-def _replicate_tests(outputs: Mapping[str, list], replicate: int, references: list, test_type: str) -> dict:
-    systems = [(name, runs[replicate]) for name, runs in outputs.items()]
-    p_values = compare(systems, references, test_type)
-    for name, hyps in systems[1:]:
-        if hyps == systems[0][1]:
-            p_values[name] = {"bleu": 1.0, "chrf": 1.0}
-    return p_values
 
 
 def _tests(outputs: Mapping[str, list], references: list, test_type: str) -> tuple[dict, dict]:
@@ -168,9 +159,6 @@ def _tests(outputs: Mapping[str, list], references: list, test_type: str) -> tup
     refs = [stream * repeats for stream in references]
     joined = [(name, [line for hyps in runs for line in hyps]) for name, runs in outputs.items()]
     p_values = compare(joined, refs, test_type) if len(joined) > 1 else {}
-    for name, hyps in joined[1:]:  # sacrebleu's AR gives 1/(trials+1), not 1, for equal outputs
-        if hyps == joined[0][1]:
-            p_values[name] = {"bleu": 1.0, "chrf": 1.0}
     tested = {name: score(hyps, refs).bleu for name, hyps in joined}
     return p_values, tested
 

@@ -56,6 +56,15 @@ def test_compare_puts_the_baseline_first():
     assert p["better"]["bleu"] < 0.05 and p["better"]["chrf"] < 0.05
 
 
+def test_a_system_equal_to_the_baseline_has_p_1():
+    """sacrebleu's tests give 1 / (trials + 1) to an output equal to the baseline's: no difference
+    is no evidence of one."""
+    hyps, refs = read_lines(HYP), read_lines(REF)
+    for test_type in ("ar", "bs"):
+        p = compare([("Baseline", hyps), ("same", list(hyps))], [refs], test_type, num_samples=50)
+        assert p["same"] == {"bleu": 1.0, "chrf": 1.0}
+
+
 def test_length_mismatch_is_one_line():
     with pytest.raises(PreflightError, match="hyp.txt: 2 hypotheses but 1 reference;"):
         score(["a", "b"], [["a"]], "hyp.txt")
