@@ -67,6 +67,14 @@ def feature_names(features_path: Path) -> list[str]:
     return header[4:]
 
 
+def _start_values(names: Sequence[str], start: Mapping[str, float]) -> list[float]:
+    """The starting weight of each feature, in the files' order; one line naming any without one."""
+    missing = [name for name in names if name not in start]
+    if missing:
+        raise MosesRunError(f"no starting weight for {', '.join(missing)}")
+    return [start[name] for name in names]
+
+
 def tune_in_numpy(features_path: Path, scores_path: Path, start: Mapping[str, float], seed: int,
                   restarts: int = 20) -> TunedWeights:
     """What `mert` does with the extractor's files, by this package's MERT in numpy
@@ -77,10 +85,7 @@ def tune_in_numpy(features_path: Path, scores_path: Path, start: Mapping[str, fl
     from .mert_search import optimize
 
     arrays = read_extractor_files([features_path], [scores_path])
-    missing = [name for name in arrays.names if name not in start]
-    if missing:
-        raise MosesRunError(f"no starting weight for {', '.join(missing)}")
-    result = optimize(arrays, np.array([start[name] for name in arrays.names]), restarts=restarts, seed=seed)
+    result = optimize(arrays, np.array(_start_values(arrays.names, start)), restarts=restarts, seed=seed)
     return TunedWeights(dict(zip(arrays.names, map(float, result.weights))), round(100 * result.bleu, 4))
 
 
@@ -92,9 +97,7 @@ def tune_weights(install: MosesInstall, optimizer: str, features_path: Path, sco
                  start: Mapping[str, float], seed: int, work_dir: Path, restarts: int = 20) -> TunedWeights:
     """Run mert or kbmira in `work_dir` from the `start` weights (one per feature name)."""
     names = feature_names(features_path)
-    missing = [name for name in names if name not in start]
-    if missing:
-        raise MosesRunError(f"no starting weight for {', '.join(missing)}")
+    _start_values(names, start)
     work_dir.mkdir(parents=True, exist_ok=True)
     files = ["--ffile", Path(features_path).resolve(), "--scfile", Path(scores_path).resolve()]
     log = work_dir / f"{optimizer}.log"
