@@ -45,6 +45,7 @@ from moses_integration.proxy.bench import (ProxySystem, bench_set, decoder_first
 from moses_integration.proxy.phrase_columns import (phrase_pairs_of, read_table_columns,  # noqa: E402
                                                     column_sums, table_column, write_pair_table)
 from moses_integration.proxy.report import markdown_table  # noqa: E402
+from rescorer.counts import counted  # noqa: E402
 from rescorer.io.atomic_output import write_atomically  # noqa: E402
 
 DATA = HERE.parents[2] / "shared" / "data" / "bible-en-fr"  # ../shared beside the checkout
@@ -60,8 +61,13 @@ def _files(data: Path) -> dict:
 
 def read_side(files: tuple, rows=None):
     nbest_path, src_path, ref_paths = files
-    nbest = read_nbest_list(nbest_path, read_lines(src_path), str(src_path))
+    sources = read_lines(src_path)
     references = [read_lines(path) for path in ref_paths]
+    for path, stream in zip(ref_paths, references):
+        if len(stream) != len(sources):
+            raise SystemExit(f"proxy_bench.py: {path}: {counted(len(stream), 'line')}, but the source {src_path} has "
+                             f"{len(sources)}")
+    nbest = read_nbest_list(nbest_path, sources, str(src_path))
     if rows is not None:
         nbest = nbest.rows(rows)
         references = [[stream[i] for i in rows] for stream in references]
@@ -79,7 +85,7 @@ def column_reader(spec: str, num_scores: int, found: dict):
     """`-3/word` -> the value of that column as the decoder reads it (per target word)."""
     index_text, _, unit = spec.partition("/")
     index = int(index_text)
-    if unit not in ("", "word") or index == 0 or abs(index) > num_scores + (index < 0):
+    if unit not in ("", "word") or index == 0 or abs(index) > num_scores:
         raise SystemExit(f"proxy_bench.py: --column index {spec!r}: expected 1..{num_scores} or -1..-{num_scores}, "
                          f"optionally /word")
     return table_column(found, index - 1 if index > 0 else num_scores + index, per_word=unit == "word")
