@@ -2,7 +2,8 @@
 mert-moses.pl directory: for iteration N, the files of runs 1..N, the start of runN.init.opt and
 20 random restarts, as mert-moses.pl ran it. Prints the dev BLEU each reached and the time.
 
-    OMP_NUM_THREADS=1 python3 benchmarks/mert_search.py /work/shared/data/bible-en-fr/tuning 1 11
+    OMP_NUM_THREADS=1 python3 benchmarks/proxy/mert_search.py ../shared/data/bible-en-fr/tuning 1 2 3 4 5 6 7 8 9 10 11 \
+        | tee benchmarks/proxy/results/mert_search.txt
 """
 
 from __future__ import annotations
@@ -12,10 +13,14 @@ import re
 import time
 from pathlib import Path
 
+import sys
+
 import numpy as np
 
-from moses_integration.nbest.extractor_files import read_extractor_files
-from moses_integration.nbest.mert_search import optimize, tuned_bleu
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from moses_integration.nbest.extractor_files import read_extractor_files  # noqa: E402
+from moses_integration.nbest.mert_search import optimize, tuned_bleu  # noqa: E402
 
 BEST_POINT = re.compile(r"Best point:\s*(.*?)\s*=> (\S+)")
 WALL = re.compile(r"Stopping\.\.\. : \[Wall ([\d.]+)")
