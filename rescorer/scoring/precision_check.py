@@ -46,6 +46,10 @@ SAMPLE_PAIRS = 2000
 # at 1,000 and none at 2,000 (benchmarks/precision_sample_size.py). A run that gives a smaller
 # sample scores fewer pairs than this in all, seconds in fp32, so bf16 would save nothing.
 MIN_SAMPLE_PAIRS = 1000
+# What a mean |delta log p| costs in BLEU, measured on the proxy bench (docs/proxy-study.md,
+# "Precision"): the best phrase system lost about 2.3 BLEU per nat (bf16's 0.13 nats: -0.30;
+# int8's 0.05: -0.12; 3 replicates each), so 0.02 nats keeps bf16's cost near 0.05 BLEU, under
+# half of one MERT replicate's spread.
 MAX_MEAN_DELTA = 0.02  # nats
 MIN_BEST_KEPT = 0.99
 
