@@ -19,9 +19,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from moses_integration.proxy.phrase_columns import table_entries  # noqa: E402
 from rescorer.counts import counted  # noqa: E402
 from rescorer.errors import RescorerError  # noqa: E402
-from rescorer.io.table_reader import PhraseTableReader  # noqa: E402
 from rescorer.scoring.precision_check import MAX_MEAN_DELTA, MIN_BEST_KEPT, compare  # noqa: E402
 
 
@@ -39,10 +39,9 @@ def main() -> None:
     table, models = Path(sys.argv[1]), [parse_model(text) for text in sys.argv[2:]]
     sources, scores = [], []
     try:
-        with PhraseTableReader(table) as reader:  # every line checked, one line naming file and line
-            for entry in reader:
-                sources.append(entry.src)
-                scores.append([float(value) for value in entry.raw[:entry.scores_end].rsplit(b"|||", 1)[1].split()])
+        for source, _, scores_field, _ in table_entries(table):  # every line checked, as the proxy reads tables
+            sources.append(source)
+            scores.append([float(value) for value in scores_field.split()])
     except RescorerError as error:
         raise SystemExit(f"precision_columns.py: {error}") from None
     num_scores = len(scores[0]) if scores else 0

@@ -23,8 +23,8 @@ from ..errors import NbestFormatError
 from ..nbest.nbest_file import NbestList
 from ..nbest.segmentation import phrase_pairs
 
-__all__ = ["LOG_FLOOR", "PhrasePairs", "phrase_pairs_of", "read_table_columns", "write_pair_table",
-           "column_sums", "moses_log"]
+__all__ = ["LOG_FLOOR", "PhrasePairs", "phrase_pairs_of", "table_entries", "read_table_columns",
+           "write_pair_table", "column_sums", "moses_log"]
 
 LOG_FLOOR = -100.0  # Moses' FloorScore
 Pair = tuple[str, str]
@@ -65,7 +65,7 @@ def is_passed_through(pair: Pair) -> bool:
     return source == target and " " not in source
 
 
-def _table_entries(table_path: Path):
+def table_entries(table_path: Path):
     """(source, target, scores, entry) of each line, read and checked as every table of the
     project is (PhraseTableReader: one line naming file and line for a bad one); the phrases with
     their spaces as the n-best pairs are rebuilt (single spaces)."""
@@ -79,7 +79,7 @@ def read_table_columns(table_path: Path, wanted: set) -> tuple[int, dict]:
     """(scores per line, {pair: scores as written}) for the wanted pairs the table holds."""
     found: dict[Pair, tuple] = {}
     num_scores = 0
-    for source, target, scores, entry in _table_entries(table_path):
+    for source, target, scores, entry in table_entries(table_path):
         num_scores = entry.num_scores
         if (source, target) in wanted:
             found.setdefault((source, target), tuple(float(v) for v in scores.split()))
@@ -91,7 +91,7 @@ def write_pair_table(table_path: Path, wanted: set, out_path: Path, force: bool 
     not at all), so that a model can score only them (`rescore score`). Returns lines written."""
     written = 0
     with AtomicOutput(out_path, force=force, input_path=table_path) as out:
-        for source, target, _, entry in _table_entries(table_path):
+        for source, target, _, entry in table_entries(table_path):
             if (source, target) in wanted:
                 out.write(entry.raw + b"\n")
                 written += 1
