@@ -2,8 +2,8 @@
 updates, on the real table, then compared on held-out perplexity, scoring speed and FLOPs per
 pair (issue 8's figures).
 
-    OMP_NUM_THREADS=1 nice -n 5 python3 benchmarks/arch_guide.py --minutes 20 --out-dir /work/runs/models/guide
-    python3 benchmarks/arch_guide.py --updates 3000 --jobs 2 --out-dir /work/runs/models/guide-updates
+    OMP_NUM_THREADS=1 nice -n 5 python3 benchmarks/arch_guide.py --minutes 20 --out-dir WORK/guide
+    python3 benchmarks/arch_guide.py --updates 3000 --jobs 2 --out-dir WORK/guide-updates
 
 For each system: `rescore train TABLE --preset small --max-time MINUTES*60` (or `--max-updates
 UPDATES`) of this checkout, one thread, no early stopping, all on the same shortlists,
@@ -157,7 +157,7 @@ def table(results: dict) -> str:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--table", type=Path, default=DEFAULT_TABLE)
-    parser.add_argument("--out-dir", type=Path, default=Path("/work/runs/models/guide"))
+    parser.add_argument("--out-dir", type=Path, default=HERE / "results" / "guide")
     parser.add_argument("--minutes", type=float, default=20.0, help="training time of every system")
     parser.add_argument("--updates", type=int, default=0,
                         help="train every system for this many updates instead (fair on a busy machine)")

@@ -23,7 +23,7 @@ Checked: the fp32 outputs of the old path, the new path and the ranks are byte-i
 gzip: the output is compressed by one thread per process, python-isal's when installed (a
 dependency of rescorer; 3-7x faster than zlib), else zlib, which may cap one process near
 250k lines/s; the plain-text row shows the pipeline without it. To carry isal to a machine
-without it, see /work/.library/device/README.md (wheels) and pass `--site DIR`.
+without it, see the device machine's notes on carrying wheels and pass `--site DIR`.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Time to a good model: training recipes side by side on the real table, held-out perplexity
 against training time and against pair-visits (issue 18).
 
-    python3 benchmarks/time_to_quality.py --arm before --arm default --minutes 40 --out-dir /work/runs/ttq/final
+    python3 benchmarks/time_to_quality.py --arm before --arm default --minutes 40 --out-dir WORK/final
 
 Every arm trains the `small` cho2014 GRU from the same seed, on the same shortlists, pair cache
 and held-out pairs, in its own process with one thread: the arms run at once, one per core, so
@@ -256,7 +256,7 @@ def report(results: dict) -> str:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--table", type=Path, default=DEFAULT_TABLE)
-    parser.add_argument("--out-dir", type=Path, default=Path("/work/runs/ttq/run"))
+    parser.add_argument("--out-dir", type=Path, default=HERE / "results" / "ttq")
     parser.add_argument("--arm", dest="arms", action="append",
                         help="an arm (see the docstring); repeat for each [default: before, default]")
     parser.add_argument("--minutes", type=float, default=40.0, help="training time of each arm")

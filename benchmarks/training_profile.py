@@ -1,6 +1,6 @@
 """Where a training update's time goes (issue 18): the parts of `Trainer.step` timed one by one.
 
-    OMP_NUM_THREADS=1 python3 benchmarks/training_profile.py --cache /work/runs/ttq/final/pairs.cache
+    OMP_NUM_THREADS=1 python3 benchmarks/training_profile.py --cache WORK/final/pairs.cache
 
 Trains the `small` cho2014 GRU with the given recipes (the default, and the paper's with
 `--arm before`, as in time_to_quality.py) for `--updates` updates after a warm-up, and prints per

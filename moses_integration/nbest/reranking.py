@@ -1,7 +1,7 @@
 """Rerank a tuned Moses system's n-best lists with sentence models' scores: `rescore moses rerank`.
 
 The steps, each kept in the output directory with a record of what it was made from
-(`steps/<step>.json`, step_records.py), so that a rerun reuses a finished step only when its
+(`steps/<step>.json`, step_provenance.py), so that a rerun reuses a finished step only when its
 inputs (files by checksum, models by content), settings and results are those recorded, and
 redoes it otherwise (every file is written whole or not at all):
 
@@ -38,7 +38,7 @@ from ..ini.moses_ini import MosesIni
 from ..ini.moses_install import MosesInstall
 from ..line_files import count_lines, read_lines
 from ..preflight import ParallelSet
-from ..step_records import Step, check, files_of, fingerprint, forget, ini_files, record
+from ..step_provenance import Step, check, files_of, fingerprint, forget, ini_files, record
 from ..tables.filtering import filter_for_test, filtered_ini
 from .candidates import first_best, read_nbest, rerank
 from .nbest_lines import check_nbest
@@ -121,7 +121,7 @@ def decode_nbest(install: MosesInstall, config: RerankConfig, data: ParallelSet,
 
 
 class _Steps:
-    """The steps of one run: each reused when its record matches (step_records.check), else
+    """The steps of one run: each reused when its record matches (step_provenance.check), else
     (re)made and recorded; the files of the finished ones, for the note of an interrupt."""
 
     def __init__(self, out_dir: Path, report: Callable[[str], None]) -> None:

@@ -27,7 +27,7 @@ the extended system's tuned replicate r plus the NeuralLM's starting weight. The
 the cheaper rows: decoding with the NeuralLM is several times slower.
 
 Layout of out_dir (reruns skip finished work whose record says it was made from the same inputs
-and settings, step_records.py; a tuning run made from other is refused, its test scores redone):
+and settings, step_provenance.py; a tuning run made from other is refused, its test scores redone):
   tables/<system>.phrase-table.gz   <system>/moses.ini   <system>/rep<r>/{start.moses.ini,mert/}
   test-filtered/   <system>/rep<r>/{test.moses.ini,test.hyp,result.json,evaluation.record.json}
   <system>/rep<r>/mert/tuning.record.json   column-stats.json
@@ -57,7 +57,7 @@ from ..ini.moses_install import MosesInstall
 from ..ini.neural_lm import neural_lm_start
 from ..line_files import read_lines
 from ..preflight import ParallelSet, require_preflight
-from ..step_records import Step, check, files_of, fingerprint, forget, ini_files, record
+from ..step_provenance import Step, check, files_of, fingerprint, forget, ini_files, record
 from ..tables.columns import ColumnLayout, SystemSpec, infer_layout, plan_systems
 from ..tables.filtering import FilteredModel, filter_for_test, filtered_ini, system_tables
 from ..tables.phrase_table import read_num_scores
@@ -292,7 +292,7 @@ def _run_replicate(spec: SystemSpec, replicate: int, plan: _Plan, config: Ablati
                    moses: MosesInstall, report: Callable[[str], None],
                    base: Optional[SystemSpec] = None) -> EvalResult:
     """Tune (tuning/mert_moses.py reuses a finished run made from the same, refuses one made from
-    other), then decode and score test (reused when its record matches, step_records.py).
+    other), then decode and score test (reused when its record matches, step_provenance.py).
     `base`: for a decoding row, the system it extends."""
     rep_dir = config.out_dir / spec.slug / f"rep{replicate}"
     result_path = rep_dir / "result.json"

@@ -2,7 +2,7 @@
 argument list; stream its log to a file; report each finished iteration with the dev BLEU
 the optimizer found; resume an interrupted run with --continue; say why it stopped; check the
 tuned weights. `tuning.record.json` in the working directory says what the run began with
-(step_records.py): a rerun continues or reuses it only with the same, and refuses otherwise."""
+(step_provenance.py): a rerun continues or reuses it only with the same, and refuses otherwise."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from ..errors import MosesConfigError, MosesRunError
 from ..ini.moses_ini import MosesIni
 from ..ini.moses_install import MosesInstall
 from ..line_files import is_gzipped, open_binary_read
-from ..step_records import Step, changed, damaged, files_of, fingerprint, ini_files, record
+from ..step_provenance import Step, changed, damaged, files_of, fingerprint, ini_files, record
 from .dev_curve import MERT_DEFAULT_MAX_ITERATIONS, read_stop_reason
 
 __all__ = [

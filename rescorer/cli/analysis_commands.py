@@ -13,6 +13,7 @@ from typing import Optional
 
 import click
 
+from rescorer.cli.analysis_runs import load_model_on, run_paths
 from rescorer.cli.options import (EXISTING_FILE, EXISTING_OR_STDIN, PICKS, model_option, SCORE_COLUMN, column_index, device_option,
                                   score_format_option, seed_option, table_output_options)
 from rescorer.cli.record_options import FiniteFloatRange
@@ -21,25 +22,10 @@ from rescorer.counts import counted
 from rescorer.scoring.settings import MAX_BEAM
 from rescorer.runtime.failure_reports import reports_errors
 
-__all__ = ["TABLE_COMMANDS", "load_model_on", "run_paths"]
+__all__ = ["TABLE_COMMANDS"]
 
 # Samples are drawn in batches of a beam's rows, so they are bounded as the beam is (MAX_BEAM).
 MAX_SAMPLES = 10000
-
-
-def run_paths(reads: list, output: Optional[Path], role: str, force: bool):
-    """RunPaths for a command writing `output` (stdout when None or '-')."""
-    from rescorer.io.path_checks import RunPaths, Target
-
-    writes = [] if output is None or str(output) == "-" else [Target(output, role, streamable=role == "output")]
-    return RunPaths(reads, writes, force=force)
-
-
-def load_model_on(model_path: Path, device: str):
-    from rescorer.models.model_files import load_model
-    from rescorer.runtime.device import resolve_device
-
-    return load_model(model_path, resolve_device(device))
 
 
 def table_text(headers, rows, csv: bool, footnote: str = "") -> str:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from rescorer.cli.analysis_commands import load_model_on, run_paths
+from rescorer.cli.analysis_runs import load_model_on, run_paths
 from rescorer.analysis.figures import ATTENTION_PANEL_INCHES
 from rescorer.analysis.tsne_maps import MAP_INCHES
 from rescorer.cli.options import EXISTING_FILE, PICKS, device_option, figure_options, map_options

@@ -40,7 +40,7 @@ from rescorer import __version__  # noqa: E402
 from rescorer.cli.groups import WholeHelpGroup  # noqa: E402
 from rescorer.cli.logs import configure_logging  # noqa: E402
 from rescorer.cli.reporting import Reporter  # noqa: E402
-from rescorer.cli.vocabulary import accept_old_spellings  # noqa: E402
+from rescorer.cli.old_spellings import accept_old_spellings  # noqa: E402
 
 
 class DefaultCommandGroup(WholeHelpGroup):

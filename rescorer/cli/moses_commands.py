@@ -16,7 +16,7 @@ from rescorer.cli.moses_nbest_commands import NBEST_COMMANDS
 from rescorer.cli.moses_study_commands import STUDY_COMMANDS
 from rescorer.cli.moses_system_commands import SYSTEM_COMMANDS
 from rescorer.cli.reporting import is_quiet
-from rescorer.cli.vocabulary import accept_old_spellings
+from rescorer.cli.old_spellings import accept_old_spellings
 
 __all__ = ["moses"]
 

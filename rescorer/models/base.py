@@ -254,10 +254,6 @@ class PhraseScorer(nn.Module):
         raise NotImplementedError
 
     @staticmethod
-    def check_config(config: ModelConfig) -> None:
-        """Raise ModelSettingError if `config` lacks a setting this architecture needs."""
-
-    @staticmethod
     def flops_per_pair(config: ModelConfig, src_len: int, tgt_len: int) -> int:
         """Matmul FLOPs of scoring one unpadded pair with teacher forcing (see rescorer.models.flops)."""
         raise NotImplementedError

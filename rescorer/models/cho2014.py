@@ -23,25 +23,6 @@ from rescorer.models import flops
 from rescorer.models.base import DecoderState, PhraseScorer
 from rescorer.models.cells import build_layer
 from rescorer.models.config import ModelConfig
-from rescorer.models.registry import Architecture, register
-from rescorer.models.settings import require
-
-PRESETS = {
-    # Appendix A: E=500 through rank 100, H=1000, 500 maxout units, G = G_l G_r with a
-    # 500-wide inner dimension, 15,000-word shortlists.
-    "paper": dict(embed_dim=500, embed_rank=100, hidden_size=1000, maxout_units=500,
-                  output_rank=500, shortlist_size=15000),
-    # The same architecture shrunk so a CPU trains it on a small table in minutes.
-    "small": dict(embed_dim=128, embed_rank=64, hidden_size=256, maxout_units=128,
-                  output_rank=128, shortlist_size=15000),
-    # For tests and smoke runs: seconds, not minutes.
-    "tiny": dict(embed_dim=32, embed_rank=16, hidden_size=48, maxout_units=32,
-                 output_rank=32, shortlist_size=2000),
-    # Sentence models at the scale of small-data NMT (Sennrich & Zhang 2019): embeddings 512,
-    # hidden 1024, full-rank embeddings and output layer.
-    "sentence": dict(embed_dim=512, embed_rank=None, hidden_size=1024, maxout_units=512,
-                     output_rank=None, shortlist_size=15000),
-}
 
 
 class Cho2014(PhraseScorer):
@@ -59,10 +40,6 @@ class Cho2014(PhraseScorer):
         self.add_deep_output(H, H)
         self.add_output_layer(config.maxout_units)
         self.reset_parameters()
-
-    @staticmethod
-    def check_config(config: ModelConfig) -> None:
-        require(config, "maxout_units")
 
     def encode(self, src: torch.Tensor, src_lengths: torch.Tensor) -> torch.Tensor:
         """src: (batch, src_len) ids; returns c: (batch, H)."""
@@ -112,9 +89,3 @@ class Cho2014(PhraseScorer):
                             + flops.matmul(E, pre_maxout)  # O_y e(y_{t-1})
                             + flops.output_layer(config, config.maxout_units))  # G_l G_r s_t
         return src_len * flops.encoder_per_token(config) + per_pair + (tgt_len + 1) * per_tgt_position
-
-
-register(Architecture(
-    name="cho2014", model_class=Cho2014,
-    summary="Cho et al. (2014): one summary vector c of the source, fed to every decoder gate",
-    settings=frozenset({"maxout_units"}), presets=PRESETS))

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Optional
 
+from rescorer.errors import ModelSettingError
+
 CELLS = ("gru", "lstm")
 ATTENTIONS = ("global", "local-m", "local-p")
 ATTENTION_SCORES = ("dot", "general", "concat")
@@ -89,3 +91,12 @@ class ModelConfig:
         if unknown:
             raise ValueError(f"unknown model settings {sorted(unknown)}; valid: {sorted(known)}")
         return cls(**values)
+
+
+def require(config: ModelConfig, *names: str) -> None:
+    """For the architectures' checks (rescorer.models.registry): these settings must be positive integers."""
+    for name in names:
+        value = getattr(config, name)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ModelSettingError(f"{config.arch} needs {name} as a positive integer, found {value!r}")
+

@@ -26,24 +26,6 @@ from rescorer.models.base import DecoderState, PhraseScorer
 from rescorer.models.cells import build_layer
 from rescorer.models.config import ATTENTION_SCORES, ATTENTIONS, ModelConfig
 from rescorer.models.encoders import EncoderOutput
-from rescorer.models.registry import Architecture, register
-from rescorer.models.settings import require
-
-PRESETS = {
-    # Luong et al. (2015): 4-layer LSTMs of 1000 cells, 1000-dimensional embeddings, D = 10,
-    # 50,000-word vocabularies (the paper; the notes give no sizes). No dropout here.
-    "paper": dict(embed_dim=1000, embed_rank=None, hidden_size=1000, encoder_layers=4,
-                  decoder_layers=4, output_rank=None, attention_window=10, shortlist_size=50000),
-    # cho2014's small widths; two layers each side; a window of 7 positions suits phrases.
-    "small": dict(embed_dim=128, embed_rank=64, hidden_size=256, encoder_layers=2, decoder_layers=2,
-                  output_rank=128, attention_window=3, shortlist_size=15000),
-    "tiny": dict(embed_dim=32, embed_rank=16, hidden_size=48, encoder_layers=1, decoder_layers=2,
-                 output_rank=32, attention_window=1, shortlist_size=2000),
-    # Sentence models at the scale of small-data NMT (Sennrich & Zhang 2019): embeddings 512,
-    # hidden 1024, two layers each side, full-rank embeddings and output layer.
-    "sentence": dict(embed_dim=512, embed_rank=None, hidden_size=1024, encoder_layers=2, decoder_layers=2,
-                     output_rank=None, attention_window=10, shortlist_size=15000),
-}
 
 
 class Luong(PhraseScorer):
@@ -63,27 +45,6 @@ class Luong(PhraseScorer):
         self.add_decoder_norms(H, config.decoder_layers)
         self.add_output_layer(H)  # W_s
         self.reset_parameters()
-
-    @staticmethod
-    def check_config(config: ModelConfig) -> None:
-        require(config, "decoder_layers")
-        if config.attention not in ATTENTIONS or config.attention_score not in ATTENTION_SCORES:
-            raise ModelSettingError(f"luong needs attention in {ATTENTIONS} and attention_score in "
-                                    f"{ATTENTION_SCORES}, found {config.attention!r}, {config.attention_score!r}")
-        if not isinstance(config.input_feeding, bool):
-            raise ModelSettingError("luong needs input_feeding true or false")
-        if config.attention == "global":
-            if config.attention_window is not None:
-                raise ModelSettingError("--attention-window applies to --attention local-m or local-p only")
-        else:
-            require(config, "attention_window")
-        if config.attention_score == "concat":
-            require(config, "attention_size")
-        elif config.attention_size is not None:
-            raise ModelSettingError("attention_size applies to --attention-score concat only")
-        if config.attention_score == "dot" and config.annotation_size != config.hidden_size:
-            raise ModelSettingError("--attention-score dot needs annotations as wide as the decoder: "
-                                    "not with --bidirectional (valid: general, concat)")
 
     def full_precision_modules(self) -> set[str]:
         # input feeding slices the first layer's input weights into e(y) and h~ parts
@@ -184,22 +145,3 @@ class Luong(PhraseScorer):
                             + flops.output_layer(config, H))  # W_s h~_t
         return (src_len * (flops.encoder_per_token(config) + key)
                 + (tgt_len + 1) * (per_tgt_position + src_len * per_position_pair))
-
-
-def resolve(values: dict, given: frozenset) -> dict:
-    """A window only for local attention, an inner size only for concat (the decoder's width)."""
-    if values["attention"] == "global":
-        if "attention_window" in given:
-            raise ModelSettingError("--attention-window applies to --attention local-m or local-p only")
-        values["attention_window"] = None
-    values["attention_size"] = values["hidden_size"] if values["attention_score"] == "concat" else None
-    return values
-
-
-register(Architecture(
-    name="luong", model_class=Luong,
-    summary="Luong et al. (2015): stacked decoder, global or local attention, input feeding",
-    settings=frozenset({"decoder_layers", "attention", "attention_score", "attention_window",
-                        "input_feeding", "attention_size"}),
-    presets=PRESETS, defaults=dict(cell="lstm", attention="global", attention_score="general",
-                                   input_feeding=True), resolve=resolve, attention=True))

@@ -22,25 +22,6 @@ from rescorer.models.attention import AdditiveAttention, attend, masked_softmax,
 from rescorer.models.base import DecoderState, PhraseScorer
 from rescorer.models.cells import build_layer
 from rescorer.models.config import ModelConfig
-from rescorer.models.registry import Architecture, register
-from rescorer.models.settings import require
-
-PRESETS = {
-    # Bahdanau et al. (2015): 1000 hidden units per encoder direction and in the decoder (the
-    # notes); from the paper's appendix: 620-dimensional embeddings, a 1000-unit alignment
-    # model, 500 maxout units, 30,000-word shortlists, full-rank embeddings and output matrix.
-    "paper": dict(embed_dim=620, embed_rank=None, hidden_size=1000, attention_size=1000,
-                  maxout_units=500, output_rank=None, shortlist_size=30000),
-    # cho2014's small sizes, so that the architectures compare at equal width.
-    "small": dict(embed_dim=128, embed_rank=64, hidden_size=256, attention_size=256,
-                  maxout_units=128, output_rank=128, shortlist_size=15000),
-    "tiny": dict(embed_dim=32, embed_rank=16, hidden_size=48, attention_size=32,
-                 maxout_units=32, output_rank=32, shortlist_size=2000),
-    # Sentence models at the scale of small-data NMT (Sennrich & Zhang 2019): embeddings 512,
-    # hidden 1024 per direction, full-rank embeddings and output layer.
-    "sentence": dict(embed_dim=512, embed_rank=None, hidden_size=1024, attention_size=1024,
-                     maxout_units=512, output_rank=None, shortlist_size=15000),
-}
 
 
 class RNNsearch(PhraseScorer):
@@ -58,10 +39,6 @@ class RNNsearch(PhraseScorer):
         self.add_deep_output(H, A)  # U_o, V_o, C_o
         self.add_output_layer(config.maxout_units)
         self.reset_parameters()
-
-    @staticmethod
-    def check_config(config: ModelConfig) -> None:
-        require(config, "maxout_units", "attention_size")
 
     def encode(self, src: torch.Tensor, src_lengths: torch.Tensor) -> DecoderState:
         """Annotations (batch, src_len, A), their keys U_a h_j and s_0: the state before step 1."""
@@ -122,10 +99,3 @@ class RNNsearch(PhraseScorer):
         return (src_len * per_src_token + flops.matmul(H, H)  # W_s
                 + (tgt_len + 1) * (per_tgt_position + src_len * per_position_pair)
                 + tgt_len * per_transition)
-
-
-register(Architecture(
-    name="rnnsearch", model_class=RNNsearch,
-    summary="Bahdanau et al. (2015): bidirectional encoder, additive attention from s_{i-1} at every step",
-    settings=frozenset({"maxout_units", "attention_size"}), presets=PRESETS,
-    defaults=dict(bidirectional=True), attention=True))

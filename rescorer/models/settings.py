@@ -203,12 +203,5 @@ def check_config(config: ModelConfig) -> None:
     for name in OPTIONAL_SETTINGS:
         if name not in architecture.settings and getattr(config, name) is not None:
             raise ModelSettingError(f"{name} does not apply to architecture {config.arch}")
-    architecture.model_class.check_config(config)
-
-
-def require(config: ModelConfig, *names: str) -> None:
-    """For architectures' checks: these settings must be positive integers."""
-    for name in names:
-        value = getattr(config, name)
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise ModelSettingError(f"{config.arch} needs {name} as a positive integer, found {value!r}")
+    if architecture.check is not None:
+        architecture.check(config)

@@ -34,23 +34,6 @@ from rescorer.models.attention import source_mask
 from rescorer.models.base import DecoderState, PhraseScorer
 from rescorer.models.config import ModelConfig
 from rescorer.models.embeddings import FactoredEmbedding, previous_word_embeddings
-from rescorer.models.registry import Architecture, register
-from rescorer.models.settings import require
-
-PRESETS = {
-    # Vaswani et al. (2017), base model: d 512, feed-forward 2,048, 6 + 6 layers, 8 heads.
-    "paper": dict(embed_dim=512, embed_rank=None, hidden_size=2048, encoder_layers=6, decoder_layers=6,
-                  attention_heads=8, output_rank=None, shortlist_size=32000),
-    # Small-data NMT (fairseq's IWSLT recipe, scaled down): trains on 2 CPU cores in hours.
-    "small": dict(embed_dim=256, embed_rank=None, hidden_size=1024, encoder_layers=3, decoder_layers=3,
-                  attention_heads=4, output_rank=None, shortlist_size=15000),
-    "tiny": dict(embed_dim=64, embed_rank=None, hidden_size=128, encoder_layers=2, decoder_layers=2,
-                 attention_heads=2, output_rank=None, shortlist_size=2000),
-    # fairseq's small-data Transformer (transformer_iwslt_de_en): d 512, feed-forward 1,024,
-    # 6 + 6 layers, 4 heads; the base model's depth and width with half its feed-forward.
-    "sentence": dict(embed_dim=512, embed_rank=None, hidden_size=1024, encoder_layers=6, decoder_layers=6,
-                     attention_heads=4, output_rank=None, shortlist_size=15000),
-}
 
 
 def sinusoids(first: int, count: int, width: int, like: torch.Tensor) -> torch.Tensor:
@@ -91,18 +74,6 @@ class Transformer(PhraseScorer):
         if config.tied_embeddings:
             self.output_left.weight = self.tgt_embed.table.weight
         self.reset_parameters()
-
-    @staticmethod
-    def check_config(config: ModelConfig) -> None:
-        require(config, "decoder_layers", "attention_heads")
-        if config.embed_dim % config.attention_heads:
-            raise ModelSettingError(f"transformer: {config.attention_heads} attention heads do not divide "
-                                    f"the model width {config.embed_dim}")
-        if config.embed_rank is not None or config.output_rank is not None:
-            raise ModelSettingError("transformer: embeddings and output layer are full matrices "
-                                    "(embed_rank and output_rank None)")
-        if not isinstance(config.tied_embeddings, bool):
-            raise ModelSettingError("transformer needs tied_embeddings true or false")
 
     def reset_parameters(self) -> None:
         """Xavier-uniform matrices, zero biases, LayerNorms at 1 and 0, embeddings N(0, d^-1/2)
@@ -267,10 +238,3 @@ class Transformer(PhraseScorer):
         return (src_len * per_src_token + steps * per_tgt_position
                 + per_position_pair * (config.encoder_layers * src_len * src_len
                                        + config.decoder_layers * (steps * steps + steps * src_len)))
-
-
-register(Architecture(
-    name="transformer", model_class=Transformer,
-    summary="Vaswani et al. (2017): self-attention encoder and decoder, pre-norm, tied target embeddings",
-    settings=frozenset({"decoder_layers", "attention_heads", "tied_embeddings"}), presets=PRESETS,
-    defaults=dict(tied_embeddings=True), attention=True, recurrent=False))

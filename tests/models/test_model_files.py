@@ -126,7 +126,7 @@ def test_version_1_file_is_upgraded_and_saved_as_version_2(tmp_path, example_tab
 def test_training_cho2014_gives_the_weights_0_1_0_gave(example_table, tmp_path, monkeypatch):
     """The same settings and seed as the version-1 file: the same weights (same init order,
     same batches, same arithmetic)."""
-    from rescorer.models import cho2014
+    from rescorer.models.registry import get_architecture
     from rescorer.training.pipeline import train_on_table
     from rescorer.training.resume import effective_settings
     from rescorer.training.trainer import TrainSettings
@@ -134,7 +134,7 @@ def test_training_cho2014_gives_the_weights_0_1_0_gave(example_table, tmp_path, 
     old = read_model_file(V1_MODEL)
     config = old["config"]
     sizes = {k: config[k] for k in ("embed_dim", "embed_rank", "hidden_size", "maxout_units", "output_rank")}
-    monkeypatch.setitem(cho2014.PRESETS, "tiny", {**sizes, "shortlist_size": config["src_vocab_size"] - 3})
+    monkeypatch.setitem(get_architecture("cho2014").presets, "tiny", {**sizes, "shortlist_size": config["src_vocab_size"] - 3})
     # read as a resume reads it: a 0.1.0 file drew 64 random pairs, with no length bound
     settings = TrainSettings(**effective_settings(old["training"]["settings"]))
     train_on_table(example_table, tmp_path / "new.pt", preset="tiny", settings=settings)

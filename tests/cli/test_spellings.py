@@ -9,7 +9,7 @@ import click
 import pytest
 
 from rescorer.cli.main import main
-from rescorer.cli.vocabulary import OLD_SPELLINGS, rewritten
+from rescorer.cli.old_spellings import OLD_SPELLINGS, rewritten
 from tests.helpers import rescore
 
 

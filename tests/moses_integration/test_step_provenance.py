@@ -1,9 +1,9 @@
-"""step_records: a step is reused only when its record says it was made from the same files (by
+"""step_provenance: a step is reused only when its record says it was made from the same files (by
 content), the same settings, and its results are the files it wrote."""
 
 import json
 
-from moses_integration.step_records import Step, check, changed, damaged, fingerprint, forget, record
+from moses_integration.step_provenance import Step, check, changed, damaged, fingerprint, forget, record
 
 
 def made(tmp_path, **settings):

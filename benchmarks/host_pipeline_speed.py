@@ -14,7 +14,7 @@ path against new, in one run.
   with cores to spare, which a loaded machine's wall-clock figures cannot show.
 - the outputs of both paths are compared byte for byte.
 
-    python benchmarks/host_pipeline.py [--lines 200000] [--workers 1] [--rounds 2] [--stages]
+    python benchmarks/host_pipeline_speed.py [--lines 200000] [--workers 1] [--rounds 2] [--stages]
 
 Run with OMP_NUM_THREADS=1 (one torch thread, as the figures in RESULTS.md were measured).
 """
