@@ -42,8 +42,6 @@ REPO = HERE.parent
 sys.path.insert(0, str(REPO))
 
 TABLE = REPO.parent / "shared" / "data" / "bible-en-fr" / "model" / "phrase-table.gz"
-if not TABLE.exists():
-    TABLE = Path("/work/shared/data/bible-en-fr/model/phrase-table.gz")
 RESULTS = HERE / "results"
 PHASES = ("read and cache", "train", "score", "write")
 
@@ -53,7 +51,7 @@ SUMMARY_PATTERNS = {
     "updates": (r"(\d+) updates(?: \([^)]*\))?, stopped:", int),
     "stopped_because": (r"stopped: ([^;]+);", str),
     "heldout_ppl_reported": (r"valid perplexity ([\d.]+|inf)", float),
-    "unigram_ppl": (r"unigram ([\d.]+)", float),
+    "unigram_ppl": (r"\), unigram ([\d.]+)", float),  # all held-out pairs; the honest ones' unigram comes first
     "target_tokens_per_s": (r"(\d+) target tokens/s", int),
     "precision": (r"precision auto: (\w+)", str),
     # absent where no check ran (a CPU without bf16 units, an explicit precision)

@@ -18,6 +18,8 @@ set -euo pipefail
 work=$1 seconds=$2 out=$3 scored=$4
 shift 4
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=training_row.sh
+source "$here/training_row.sh"
 table=$here/../../../shared/data/bible-en-fr/model/phrase-table.gz
 mkdir -p "$work" "$out"
 
@@ -35,8 +37,7 @@ while [ "$running" -gt 0 ]; do wait -n; running=$((running - 1)); done
 
 printf 'recipe\tupdates\tbest held-out perplexity\tat update\thonest perplexity\tseconds\n' > "$out/models.tsv"
 for name in "${names[@]}"; do
-    sed -n "s/^trained on .*: \([0-9]*\) updates, .*valid perplexity \([0-9.]*\) (update \([0-9]*\); honest \([0-9.]*\) .*; \([0-9.]*\) s; model .*/$name\t\1\t\2\t\3\t\4\t\5/p" \
-        "$work/$name.train.log" >> "$out/models.tsv"
+    training_row "$name" "$work/$name.train.log" >> "$out/models.tsv"
 done
 
 models=() columns=(--column fwdpw=8 --column inv=6) systems=(--system +fwdpw+inv=fwdpw,inv)

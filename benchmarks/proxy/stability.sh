@@ -16,6 +16,8 @@ set -euo pipefail
 [ $# -eq 3 ] || [ $# -eq 4 ] || { sed -n '2,13p' "$0"; exit 2; }
 work=$1 updates=$2 out=$3 reference=${4:-}
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=training_row.sh
+source "$here/training_row.sh"
 table=$here/../../../shared/data/bible-en-fr/model/phrase-table.gz
 mkdir -p "$work" "$out"
 
@@ -33,8 +35,7 @@ printf 'seed\tthreads\tupdates\tbest held-out perplexity\tat update\thonest perp
 max |weight - the 2-thread run's|\n" > "$out/models.tsv"
 for threads in 2 1; do
     for seed in 1 2 3; do
-        row=$(sed -n "s/^trained on .*: \([0-9]*\) updates, .*valid perplexity \([0-9.]*\) (update \([0-9]*\); honest \([0-9.]*\) .*; \([0-9.]*\) s; model .*/$seed\t$threads\t\1\t\2\t\3\t\4\t\5/p" \
-            "$work/s$seed-t$threads.train.log")
+        row=$(training_row "$seed\t$threads" "$work/s$seed-t$threads.train.log")
         difference=$(python3 "$here/same_weights.py" "$work/s$seed-t$threads.pt" "$work/s$seed-t2.pt")
         printf '%s\t%s\n' "$row" "$difference" >> "$out/models.tsv"
     done
