@@ -23,7 +23,10 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
 EXAMPLE = REPO / "examples" / "phrase-table.gz"
+
+from rescorer.runtime.cpu_features import cpu_features  # noqa: E402
 
 
 def cases(rescore: str, scratch: Path) -> dict[str, list[str]]:
@@ -38,13 +41,6 @@ def cases(rescore: str, scratch: Path) -> dict[str, list[str]]:
         "rescore train TABLE -o M --arch transformer --attention-heads 3":
             [rescore, "train", str(EXAMPLE), "-o", model, "--arch", "transformer", "--attention-heads", "3"],
     }
-
-
-def cpu_name() -> str:
-    for line in Path("/proc/cpuinfo").read_text().splitlines() if Path("/proc/cpuinfo").exists() else []:
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor() or platform.machine()
 
 
 def timed(command: list[str]) -> float:
@@ -73,7 +69,8 @@ def main() -> None:
         median = statistics.median(seconds)
         lines.append(f"{name}\t{median:.3f}\t{min(seconds):.3f}\t{max(seconds):.3f}\t{median / torch_median:.2f}")
     load = os.getloadavg()[0]
-    lines.append(f"# {args.rounds} rounds, interleaved; {cpu_name()}, "
+    features = cpu_features()
+    lines.append(f"# {args.rounds} rounds, interleaved; {features.model if features else platform.machine()}, "
                  f"{os.cpu_count()} CPUs, load average {load:.1f} at the end; python {platform.python_version()}")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text("\n".join(lines) + "\n")

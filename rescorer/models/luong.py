@@ -19,12 +19,11 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from rescorer.errors import ModelSettingError
 from rescorer.models import flops
 from rescorer.models.attention import LuongAttention, attend
 from rescorer.models.base import DecoderState, PhraseScorer
 from rescorer.models.cells import build_layer
-from rescorer.models.config import ATTENTION_SCORES, ATTENTIONS, ModelConfig
+from rescorer.models.config import ModelConfig
 from rescorer.models.encoders import EncoderOutput
 
 

@@ -28,7 +28,6 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from rescorer.errors import ModelSettingError
 from rescorer.models import flops
 from rescorer.models.attention import source_mask
 from rescorer.models.base import DecoderState, PhraseScorer
