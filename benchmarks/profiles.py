@@ -27,7 +27,7 @@ sys.path.insert(1, str(HERE.parent))
 import ours  # noqa: E402
 from rescorer.scoring import batch_scoring as scoring  # noqa: E402
 from rescorer.io.compression import decompressing_reader  # noqa: E402
-from rescorer.runtime.device import autocast  # noqa: E402
+from rescorer.models.precision import autocast  # noqa: E402
 from rescorer.data.phrase_encoding import encode_phrases  # noqa: E402
 from rescorer.io.table_reader import PhraseTableReader, append_scores  # noqa: E402
 from rescorer.io.score_format import format_moses_scores  # noqa: E402

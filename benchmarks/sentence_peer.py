@@ -49,7 +49,7 @@ from pairs import DEFAULT_TABLE, RESULTS_DIR  # noqa: E402
 from timing import interleave, median  # noqa: E402
 
 CORPUS = DEFAULT_TABLE.parent.parent / "corpus"
-MAX_WORDS = 80  # words a side: what `rescore train --parallel` keeps (rescorer.training.sentence_recipe)
+MAX_WORDS = 80  # words a side: what `rescore train --parallel` keeps (rescorer.training.recipes.SENTENCE_RECIPE)
 SMOKE = dict(max_sentences=2000, subword_size=1000, batch_tokens=2000, warmup=2, updates=4, rounds=2,
              sentences=16)
 

@@ -206,7 +206,7 @@ def ppl_at(rows: list, seconds: float):
 
 
 def report(results: dict) -> str:
-    from rescorer.training.settings import resolve_defaults
+    from rescorer.training.recipes import resolve_defaults
 
     arms = results["arms"]
     peaks = results["peak_gflops"]

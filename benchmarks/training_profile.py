@@ -31,7 +31,7 @@ PARTS = ("batch", "forward", "backward", "optimizer")
 
 def profile_arm(spec: str, table: Path, cache_path: Path, updates: int, warmup: int) -> dict:
     """Milliseconds per update in each part, measured over `updates` updates."""
-    from rescorer.runtime.device import autocast
+    from rescorer.models.precision import autocast
     from rescorer.training.trainer import batch_tensors
 
     name, precision, trainer = arm_trainer(spec, table, cache_path, seed=1, checkpoint_path=Path("/dev/null"))

@@ -32,7 +32,7 @@ sys.path.insert(1, str(HERE.parent))
 import ours  # noqa: E402
 from pairs import RESULTS_DIR, sample_pairs, sample_table  # noqa: E402
 from rescorer.scoring import batch_scoring as scoring  # noqa: E402
-from rescorer.runtime.device import autocast  # noqa: E402
+from rescorer.models.precision import autocast  # noqa: E402
 from rescorer.models.flops import flops_per_batch  # noqa: E402
 from rescorer.models.cells import RecurrentLayer  # noqa: E402
 

@@ -77,3 +77,34 @@ def test_every_command_shown_takes_the_options_it_is_shown_with():
         given = {word.split("=")[0] for word in words  # options, not values such as -2 or "-s 400"
                  if re.fullmatch(r"--?[A-Za-z][\w-]*(=.*)?", word)}
         assert given <= takes, f"{page.name}: `{text}` -- {command.name} does not take {given - takes}"
+
+
+def _study_tables():
+    """benchmarks/proxy/study_tables.py, loaded as a module (benchmarks/ is no package)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("study_tables", REPO / "benchmarks" / "proxy" / "study_tables.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_proxy_studys_tables_are_the_ones_its_result_files_give():
+    tables = _study_tables()
+    text = tables.PAGE.read_text()
+    assert set(tables.page_tables(text)) == set(tables.TABLES)  # every table on the page is generated
+    assert tables.differences(text) == [], "run python3 benchmarks/proxy/study_tables.py --write"
+
+
+@pytest.mark.parametrize("name, figure, edited", [
+    ("recipes", "| +0.01 |", "| +0.02 |"),  # dropout's proxy Δ, typed by hand
+    ("speed", "**14.3 min**", "**14.0 min**"),
+    ("precision-bleu", "(0.00, −0.34, −0.54)", "(0.00, −0.34, −0.55)"),
+    ("study", "| -1.28 |", "| -1.27 |"),
+])
+def test_a_figure_edited_on_the_page_fails_the_check(name, figure, edited):
+    tables = _study_tables()
+    text = tables.PAGE.read_text()
+    body = tables.page_tables(text)[name]
+    assert figure in body
+    assert tables.differences(text.replace(body, body.replace(figure, edited, 1))) == [name]

@@ -66,46 +66,14 @@ from ..tables.starting_weights import (ColumnStats, cached_column_stats, check_l
 from ..tables.system_tables import check_same_pairs, column_indices, system_ini, write_system_tables
 from ..tuning.dev_curve import dev_bleu_curve, read_stop_reason
 from ..tuning.mert_moses import TuningConfig, check_tuned_weights, iterations_run, read_finished_step, tune
+from .ablation_config import AblationConfig, RerankRows
 from .decoding_rows import NEURAL_LM, built_systems, neural_lm_ini, plan_decoding_rows
-from .reranked_rows import (RerankRows, check_rerank_systems, cslm_row_name, cslm_systems, rerank_replicate,
+from .reranked_rows import (check_rerank_systems, cslm_row_name, cslm_systems, rerank_replicate,
                             reranked_systems)
 
 __all__ = ["AblationConfig", "RerankRows", "run_ablation"]
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass
-class AblationConfig:
-    """Everything one ablation needs; relative paths are relative to `base_dir`."""
-
-    ini_path: Path
-    rescored_table: Path
-    dev: ParallelSet
-    test: ParallelSet
-    out_dir: Path
-    base_dir: Path
-    feature: Optional[str] = None
-    new_columns: Optional[Sequence[str]] = None  # names of the new columns; None: inferred
-    replicates: int = 3
-    threads: int = 4
-    nbest: int = 100
-    seed: int = 1
-    batch_mira: bool = False
-    initial_weight: Optional[float] = None  # None: scaled to the table (tables/starting_weights.py)
-    warm_start: bool = True
-    decoder_flags: Sequence[str] = field(default_factory=tuple)
-    filter_test: bool = True
-    test_type: str = "ar"
-    num_samples: int = 0  # AR trials / bootstrap resamples; 0: sacrebleu's 10,000 / 1,000
-    detokenize_lang: Optional[str] = None
-    max_iterations: Optional[int] = None
-    systems: Optional[Sequence[str]] = None
-    mert_extra_args: Sequence[str] = field(default_factory=tuple)
-    plot_curves: bool = True
-    rerank: Optional[RerankRows] = None  # reranked rows (+rerank, +RNN+rerank) when given
-    lm_rerank: Optional[RerankRows] = None  # the CSLM's reranked rows (+CSLM, +CSLM+RNN, +CSLM+RNN+WP)
-    nplm: Optional[Path] = None  # the CSLM's NPLM export: the decoding rows (+CSLM(dec), ...) when given
 
 
 @dataclass

@@ -5,34 +5,18 @@ models or a target language model (nbest/reranking.py), scored like every other 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 from ..errors import MosesConfigError
 from ..evaluation.scores import EvalResult, evaluate_file, write_result
 from ..ini.moses_install import MosesInstall
 from ..preflight import ParallelSet
 from ..tables.columns import SystemSpec
+from .ablation_config import AblationConfig, RerankRows
 from .decoding_rows import built_systems
 
-if TYPE_CHECKING:
-    from .ablation import AblationConfig
-
-__all__ = ["RerankRows", "check_rerank_systems", "cslm_row_name", "cslm_systems", "rerank_replicate",
+__all__ = ["check_rerank_systems", "cslm_row_name", "cslm_systems", "rerank_replicate",
            "reranked_systems"]
-
-
-@dataclass
-class RerankRows:
-    """The sentence models of the reranked rows: `add_features` scores an n-best list with them
-    (reranking.AddFeatures), adding the features `new_features`."""
-
-    add_features: Callable
-    new_features: Sequence[str]
-    optimizer: str = "mert"
-    systems: Sequence[str] = ()  # the systems whose lists are reranked; empty: see reranked_systems
-    scored_with: Sequence[str] = ()  # the models' paths (their contents are recorded by the steps)
-    scoring: dict = field(default_factory=dict)  # the scorer's settings that change the features
 
 
 def rerank_replicate(spec: SystemSpec, replicate: int, config: AblationConfig, sets: Sequence[ParallelSet],

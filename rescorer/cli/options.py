@@ -28,8 +28,8 @@ from rescorer.models.registry import PRESET_NAMES
 from rescorer.models.settings import SETTINGS, ModelSettings, Setting
 from rescorer.runtime.settings import RuntimeSettings
 from rescorer.scoring.settings import ScoreSettings
-from rescorer.training.sentence_recipe import SENTENCE_MODEL_RECIPE, parallel_default, sentence_model_options
-from rescorer.training.settings import TrainSettings
+from rescorer.training.recipes import LM_RECIPE, SENTENCE_RECIPE, recipe_default, recipe_model_options
+from rescorer.training.settings import TrainSettings, parallel_default
 
 # Path types: what a command reads, what it writes, and where '-' means stdin or stdout.
 EXISTING_FILE = click.Path(path_type=Path, dir_okay=False, exists=True)
@@ -143,11 +143,11 @@ def _setting_option(setting: Setting):
 
 
 def _setting_help(setting: Setting) -> str:
-    """The setting's help, its '[default: ...]' with the sentence recipe's value where it has one."""
-    if setting.name not in SENTENCE_MODEL_RECIPE:
-        return setting.help
+    """The setting's help, its '[default: ...]' with each recipe's value where it has one."""
+    shown = "".join(f"; {recipe_default(recipe, setting.name)}" for recipe in (SENTENCE_RECIPE, LM_RECIPE)
+                    if setting.name in recipe.model)
     head, bracket, tail = setting.help.rpartition("]")
-    return f"{head}; {parallel_default(setting.name)}{bracket}{tail}"
+    return f"{head}{shown}{bracket}{tail}" if shown else setting.help
 
 
 def _arch_help() -> str:
@@ -172,7 +172,7 @@ def model_options(command):
     @functools.wraps(command)
     def wrapper(*args, **kwargs):
         if not kwargs.get("resume"):  # with --parallel, the sentence recipe's where not given
-            model_settings_from(sentence_model_options(kwargs, frozenset(explicit_options()))
+            model_settings_from(recipe_model_options(SENTENCE_RECIPE, kwargs, frozenset(explicit_options()))
                                 if kwargs.get("parallel") else kwargs)
         return command(*args, **kwargs)
 

@@ -18,6 +18,7 @@ from rescorer.cli.options import (EXISTING_FILE, EXISTING_OR_STDIN, NEW_FILE, Se
 from rescorer.cli.record_options import record_from, record_options
 from rescorer.cli.reporting import Reporter
 from rescorer.errors import ModelSettingError
+from rescorer.models.precision import check_request
 from rescorer.models.settings import MODEL_OPTION_KEYS
 from rescorer.records import SettingError, settings_of
 from rescorer.runtime.failure_reports import reports_errors
@@ -71,7 +72,7 @@ def run_command(reporter: Reporter, phrase_table: Path, output: Optional[Path],
         models = (default_model(output if str(output) != "-" else default_output(phrase_table)),)
         # its scoring options belong in the resumed run too: the whole command line, not train's
         train = dataclasses.replace(train_job_of(phrase_table, None, models[0], options),
-                                    resume_hint="the same command with --resume")
+                                    resume_hint="the same command with --resume", precision_use="train-then-score")
         if scoring.settings.reject_path:  # the scoring pass writes the rejects; training skips them
             train = dataclasses.replace(train, reject=SKIP_BAD_LINES)
     else:
@@ -150,9 +151,8 @@ def train_command(reporter: Reporter, phrase_table: Optional[Path], parallel: Op
         raise click.UsageError(f"{', '.join('--' + name.replace('_', '-') for name in lm_given)}: only with "
                                f"--lm (a language model)")
     job = train_job_of(phrase_table, parallel, output, options)
-    if job.runtime.precision == "int8":
-        raise click.UsageError("--precision int8 is for scoring (rescore score, rescore run); "
-                               "train in fp32 or bf16")
+    with usage_errors():
+        check_request(job.runtime.precision, job.precision_use)
     writes = output_targets(None, reject_path) + training_targets(output, job.settings.cache_dir,
                                                                    job.settings.resume)
     if parallel:
@@ -177,7 +177,7 @@ def train_lm_command(reporter: Reporter, phrase_table: Optional[Path], parallel:
     from rescorer.io.path_checks import RunPaths, training_targets
     from rescorer.runtime.placement import placed
     from rescorer.training.lm_job import LmTrainJob, lm_train_settings, train_lm_job
-    from rescorer.training.lm_settings import LM_DROPOUT
+    from rescorer.training.recipes import LM_RECIPE, recipe_model_options
 
     explicit = frozenset(explicit_options())
     if phrase_table is not None or parallel:
@@ -189,13 +189,13 @@ def train_lm_command(reporter: Reporter, phrase_table: Optional[Path], parallel:
         shown = ", ".join(params[name].opts[-1] for name in refused)
         raise click.UsageError(f"{shown}: not for a language model (--lm), whose sizes are its --preset's; "
                                f"drop {'them' if len(refused) > 1 else 'it'}")
-    if options["precision"] == "int8":
-        raise click.UsageError("--precision int8 is for scoring; train in fp32 or bf16")
+    with usage_errors():
+        check_request(options["precision"], "train")
     with usage_errors():
         settings = lm_train_settings(record_from(TrainSettings, options), explicit)
     job = LmTrainJob(lm, output, options["preset"], settings, record_from(LmSettings, options),
                      record_from(RuntimeSettings, options), explicit,
-                     dropout=options["dropout"] if "dropout" in explicit else LM_DROPOUT)
+                     dropout=recipe_model_options(LM_RECIPE, {"dropout": options["dropout"]}, explicit)["dropout"])
     writes = training_targets(output, None, settings.resume)[:2]  # the model and its checkpoint: no pair cache
     with placed(reporter, job.runtime) as placement, \
             placement.ranks.main_only(RunPaths([("language model text", lm)], writes, force=force),
@@ -247,14 +247,14 @@ def score_job_of(phrase_table: Path, output: Path, model_paths: tuple, options: 
 def train_job_of(phrase_table: Optional[Path], parallel: Optional[tuple], model_path: Path, options: dict):
     """The TrainJob of `rescore train`'s (or `rescore TABLE`'s) options."""
     from rescorer.training.job import TrainJob, training_source
-    from rescorer.training.sentence_recipe import sentence_model_options
+    from rescorer.training.recipes import SENTENCE_RECIPE, recipe_model_options
 
     explicit = frozenset(explicit_options())
     with usage_errors():
         source, settings = training_source(phrase_table, parallel, record_from(TrainSettings, options), explicit)
     model_given = {key: options[key] for key in MODEL_OPTION_KEYS}
     if parallel and not settings.resume:  # resumed, the checkpoint's (rescorer.training.job.resumed)
-        model_given = sentence_model_options(model_given, explicit)
+        model_given = recipe_model_options(SENTENCE_RECIPE, model_given, explicit)
     return TrainJob(source, model_path, model_given, settings, record_from(RuntimeSettings, options), explicit)
 
 

@@ -42,7 +42,8 @@ def translate_command(reporter: Reporter, model_path: Path, input_path: Path, ou
     """Translate every line of --input with MODEL's beam search."""
     from rescorer.io.path_checks import RunPaths, Target
     from rescorer.models.model_files import load_model
-    from rescorer.runtime.device import autocast, resolve_device, resolve_precision
+    from rescorer.models.precision import autocast, precision_for, quantized
+    from rescorer.runtime.device import resolve_device
     from rescorer.scoring.translation import translate_file, with_length_cap
 
     output = output if output is not None else Path("-")  # like marian-decoder and fairseq-interactive
@@ -59,11 +60,8 @@ def translate_command(reporter: Reporter, model_path: Path, input_path: Path, ou
     with RunPaths([("model", model_path), ("input", input_path)], targets, force=force):
         torch_device = resolve_device(runtime.device)
         bundle = load_model(model_path, torch_device)
-        precision = resolve_precision(runtime.precision, torch_device)
-        if precision == "int8":
-            from rescorer.models.quantization import quantize_int8
-
-            quantize_int8(bundle.model)
+        precision = precision_for(runtime.precision, torch_device.type, "translate")
+        quantized(bundle.model, precision)
         settings = with_length_cap(bundle, settings)  # the signature shows the cap used
         signature("translate", model=f"{model_path.name}({bundle.config.arch})", direction=bundle.direction,
                   **signature_items(settings), device=torch_device.type, precision=precision)

@@ -183,7 +183,7 @@ def model_width(config: ModelConfig) -> int:
     """The width of the vectors a model's layers pass on: the hidden state of a recurrent model,
     d_model (embed_dim) of a Transformer, whose hidden_size is its feed-forward layers'. Every
     architecture's `small` is 256 wide; the default learning rate scales with it
-    (rescorer.training.settings.TOKEN_BATCH_ADAM)."""
+    (rescorer.training.recipes.TOKEN_BATCH_ADAM)."""
     return config.hidden_size if get_architecture(config.arch).recurrent else config.embed_dim
 
 

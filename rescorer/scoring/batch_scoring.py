@@ -21,7 +21,8 @@ from rescorer.data.directions import oriented
 from rescorer.data.phrase_encoding import EncodedPhrases
 from rescorer.models import PhraseScorer
 from rescorer.models.model_files import ModelBundle
-from rescorer.runtime.device import autocast, resolve_device, resolve_precision
+from rescorer.models.precision import autocast, precision_for
+from rescorer.runtime.device import resolve_device
 
 # Padded tokens per batch. On the CPU a few thousand keep the activations in cache; a GPU needs
 # far more rows per matmul to fill its cores (the paper model's logits for 131k tokens in bf16
@@ -156,4 +157,4 @@ def score_pairs(bundle: ModelBundle, pairs: Sequence[tuple[str, str]], device: s
     src_seqs = [src_encoding.encode(src) for src, _ in pairs]
     tgt_seqs = [tgt_encoding.encode(tgt) for _, tgt in pairs]
     return score_encoded(bundle.model, src_seqs, tgt_seqs, token_budget,
-                         resolve_precision(precision, torch_device))
+                         precision_for(precision, torch_device.type, "score"))

@@ -32,13 +32,13 @@ class ScoreJob:
 def score_job(job: ScoreJob, reporter, placement: Placement) -> None:
     """Score with every model, one column each (or their ensemble's)."""
     from rescorer.models.model_files import load_model
-    from rescorer.runtime.device import resolve_precision
+    from rescorer.models.precision import precision_for, quantized
     from rescorer.scoring.batch_scoring import default_token_budget
     from rescorer.scoring.host_pipeline import default_host_workers
     from rescorer.scoring.table_rescoring import rescore_table
 
     device, ranks = placement.device, placement.ranks
-    resolve_precision(job.runtime.precision, device)  # a refusal (int8 on CUDA) before the models load
+    precision_for(job.runtime.precision, device.type, "score")  # a refusal (int8 on CUDA) before the models load
     model_paths = [Path(path) for path in job.model_paths]
     bundles = [load_model(path, device) for path in model_paths]
     check_ensemble(job.settings.ensemble, bundles, model_paths)
@@ -48,11 +48,8 @@ def score_job(job: ScoreJob, reporter, placement: Placement) -> None:
         reporter.say(choice.line)
     settings = dataclasses.replace(job.settings, precision=choice.precision)
     warn_if_emulated(reporter, settings.precision, device)
-    if settings.precision == "int8":
-        from rescorer.models.quantization import quantize_int8
-
-        for bundle in bundles:
-            quantize_int8(bundle.model)
+    for bundle in bundles:
+        quantized(bundle.model, settings.precision)
     shown = settings.with_token_budget(default_token_budget(device))
     shown = shown.with_host_workers(default_host_workers(device.type))
     reporter.signature("score", model=",".join(f"{name}({bundle.config.arch})" for name, bundle in zip(names, bundles)),
@@ -70,14 +67,14 @@ def scoring_precision(job: ScoreJob, device, bundles: list, names: list):
     'auto' takes the precision the interrupted run recorded with its units, unchecked: the
     units it finished were scored in it, and the rest are scored alike (a new check could
     decide otherwise on another machine, and the resume would then be refused)."""
-    from rescorer.runtime.device import resolve_precision
+    from rescorer.models.precision import precision_for
     from rescorer.scoring.precision_check import PrecisionChoice, choose_precision, table_sample
     from rescorer.scoring.units import recorded_precision
 
     if job.runtime.precision == "auto" and job.settings.resume:
         recorded = recorded_precision(job.output)
         if recorded is not None and recorded != "auto":
-            recorded = resolve_precision(recorded, device)  # refuses a name it does not know, int8 on CUDA
+            recorded = precision_for(recorded, device.type, "score")  # refuses a name it does not know, int8 on CUDA
             return PrecisionChoice(recorded, f"precision auto: {recorded}, as the interrupted run chose for "
                                              f"the units it finished (no check)")
     return choose_precision(job.runtime.precision, device, list(zip(names, bundles)),

@@ -20,7 +20,8 @@ import torch
 
 from rescorer.data.lm_corpus import ngram_stream
 from rescorer.models.lm_files import LmBundle, load_lm
-from rescorer.runtime.device import autocast, resolve_device, resolve_precision
+from rescorer.models.precision import autocast, precision_for
+from rescorer.runtime.device import resolve_device
 
 __all__ = ["Sentence", "word_log_probs", "sentence_log_probs", "InProcessLmScorer"]
 
@@ -67,9 +68,7 @@ class InProcessLmScorer:
 
     def __init__(self, device: str = "auto", precision: str = "auto", batch_ngrams: int = DEFAULT_BATCH_NGRAMS):
         self.device = resolve_device(device)
-        self.precision = resolve_precision(precision, self.device)
-        if self.precision == "int8":  # the CSLM has no int8 path: it scores in fp32 on the CPU
-            self.precision = "fp32"
+        self.precision = precision_for(precision, self.device.type, "score-lm")
         self.batch_ngrams = batch_ngrams
         self._bundles: dict[Path, LmBundle] = {}
 

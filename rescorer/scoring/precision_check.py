@@ -13,7 +13,7 @@ MIN_SAMPLE_PAIRS pairs (a small table or n-best list) is not checked: auto stays
 Every line gives the number of pairs the decision rests on. A CPU without native bf16
 scores in fp32 unchecked (bf16 is emulated there, and slower); an explicit fp32, bf16 or int8 is
 never checked. Training, the CSLM and `translate` resolve 'auto' by device alone
-(rescorer.runtime.device.resolve_precision).
+(rescorer.models.precision.precision_for).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from rescorer.data.phrase_encoding import encode_phrases
 from rescorer.errors import RescorerError
 from rescorer.models.model_files import ModelBundle
 from rescorer.runtime.cpu_features import BF16_FLAGS, CpuFeatures, cpu_features
-from rescorer.runtime.device import resolve_precision
+from rescorer.models.precision import precision_for
 from rescorer.scoring.batch_scoring import score_encoded
 
 __all__ = ["SAMPLE_PAIRS", "MIN_SAMPLE_PAIRS", "MAX_MEAN_DELTA", "MIN_BEST_KEPT", "Bf16Check", "PrecisionChoice",
@@ -154,7 +154,7 @@ def choose_precision(asked: str, device, models: Sequence[tuple[str, ModelBundle
     """The precision to score `models` in: `asked` itself unless it is 'auto', which is bf16 only
     where the device has native bf16 and every model passes the check on `sample()` (called only
     then; NoSample gives fp32). `features` defaults to this machine's /proc/cpuinfo."""
-    resolved = resolve_precision(asked, device)  # refuses unknown names and int8 on CUDA
+    resolved = precision_for(asked, device.type, "score")  # refuses unknown names and int8 on CUDA
     if asked != "auto":
         return PrecisionChoice(resolved)
     if features is _UNREAD:

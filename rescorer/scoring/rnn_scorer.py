@@ -13,7 +13,8 @@ import torch
 
 from rescorer.data.text_encoding import SideEncoding
 from rescorer.models.model_files import ModelBundle, load_model
-from rescorer.runtime.device import resolve_device, resolve_precision
+from rescorer.models.precision import precision_for, quantized
+from rescorer.runtime.device import resolve_device
 from rescorer.scoring.batch_scoring import score_pairs
 from rescorer.scoring.precision_check import SAMPLE_PAIRS, choose_precision, table_sample
 from rescorer.scoring.settings import ScoreSettings
@@ -32,7 +33,7 @@ class InProcessScorer:
     def __init__(self, device: str = "auto", precision: str = "auto", threads: Optional[int] = None):
         self.device = resolve_device(device)
         self.asked = precision
-        self.precision = resolve_precision(precision, self.device)  # until a check decides 'auto' (below)
+        self.precision = precision_for(precision, self.device.type, "score")  # until a check decides 'auto' (below)
         if threads is not None:
             torch.set_num_threads(threads)
         self._bundles: dict[Path, ModelBundle] = {}
@@ -61,10 +62,7 @@ class InProcessScorer:
         key = Path(model_path).resolve()
         if key not in self._bundles:
             bundle = load_model(Path(model_path), self.device)
-            if self.precision == "int8":
-                from rescorer.models.quantization import quantize_int8
-
-                quantize_int8(bundle.model)
+            quantized(bundle.model, self.precision)
             self._bundles[key] = bundle
         return self._bundles[key]
 

@@ -20,7 +20,7 @@ import numpy as np
 import torch
 
 from rescorer.errors import RescorerError
-from rescorer.runtime.device import autocast
+from rescorer.models.precision import autocast
 from rescorer.runtime.distributed import Ranks
 from rescorer.training.trainer import Trainer, batch_tensors, log_likelihood, pair_log_probs
 

@@ -19,8 +19,8 @@ from rescorer.models.settings import MODEL_OPTION_KEYS, ModelSettings
 from rescorer.records import SettingError, option_name, signature_items
 from rescorer.runtime.placement import Placement, warn_if_emulated
 from rescorer.runtime.settings import RuntimeSettings
-from rescorer.training.sentence_recipe import sentence_settings
-from rescorer.training.settings import NO_SUBWORDS, SUBWORD_SIZE, TrainSettings
+from rescorer.training.recipes import SENTENCE_RECIPE, SUBWORD_SIZE, apply_recipe
+from rescorer.training.settings import NO_SUBWORDS, TrainSettings
 from rescorer.training.stop_reasons import updates_made
 
 __all__ = ["TrainJob", "train_job", "training_source", "require_rereadable", "TrainingProgress",
@@ -39,6 +39,9 @@ class TrainJob:
     explicit: frozenset = frozenset()  # names given on the command line: under --resume the others
     reject: Optional[RejectSink] = None  # are the checkpoint's
     resume_hint: str = ""  # how to continue after an interrupt ("": `rescore train SOURCE -o MODEL --resume`)
+    # what the model is trained for (rescorer.models.precision): `rescore run` trains the model it
+    # then scores, so its --precision int8 trains in fp32
+    precision_use: str = "train"
 
 
 def require_rereadable(path: Path) -> None:
@@ -54,7 +57,7 @@ def training_source(phrase_table: Optional[Path], parallel: Optional[tuple], set
                     explicit: frozenset) -> tuple[PairSource, TrainSettings]:
     """What `rescore train` reads, the table or the parallel corpus, and the settings for it: a
     corpus refuses the settings it cannot take and trains with the sentence recipe
-    (rescorer.training.sentence_recipe) where not told otherwise; a table refuses the subword
+    (rescorer.training.recipes.SENTENCE_RECIPE) where not told otherwise; a table refuses the subword
     settings."""
     from rescorer.data.pair_sources import ParallelCorpusPairs, PhraseTablePairs
 
@@ -86,7 +89,7 @@ def training_source(phrase_table: Optional[Path], parallel: Optional[tuple], set
     for path in parallel:
         require_rereadable(path)
     if not settings.resume:  # resumed, they are the checkpoint's (rescorer.training.resume checks them)
-        settings = sentence_settings(settings, explicit)
+        settings = apply_recipe(SENTENCE_RECIPE, settings, explicit)
         check_subword_settings(settings, explicit)
     return ParallelCorpusPairs(*parallel), settings
 
@@ -121,7 +124,7 @@ def resumed(job: TrainJob) -> tuple[TrainSettings, dict, Optional[dict]]:
 
 def train_job(job: TrainJob, reporter, placement: Placement) -> None:
     """Train on the job's source; the settings line shows what is really used."""
-    from rescorer.runtime.device import resolve_precision
+    from rescorer.models.precision import precision_for
     from rescorer.training.distributed_trainer import check_batch_size
     from rescorer.training.pipeline import TrainingRun, train_on_table
 
@@ -130,9 +133,7 @@ def train_job(job: TrainJob, reporter, placement: Placement) -> None:
     ranks, device = placement.ranks, placement.device
     if ranks.is_distributed and settings.batch_size is not None:
         check_batch_size(settings.batch_size, ranks)
-    precision = resolve_precision(job.runtime.precision, device)
-    if precision == "int8":  # `rescore run --precision int8`: int8 scores a model trained in fp32
-        precision = "fp32"
+    precision = precision_for(job.runtime.precision, device.type, job.precision_use)
     warn_if_emulated(reporter, precision, device)
     shown = signature_items(settings.resolved(model.width()))
     if settings.subwords == NO_SUBWORDS:  # a model of words has no pieces to count

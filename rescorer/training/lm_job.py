@@ -16,7 +16,8 @@ from rescorer.records import SettingError, option_name, signature_items
 from rescorer.runtime.placement import Placement, warn_if_emulated
 from rescorer.runtime.settings import RuntimeSettings
 from rescorer.training.job import TrainingProgress, kept_for_more_training, resume_hint
-from rescorer.training.lm_settings import LM_TRAIN_DEFAULTS, LmSettings
+from rescorer.training.lm_settings import LmSettings
+from rescorer.training.recipes import LM_RECIPE, apply_recipe
 from rescorer.training.settings import TrainSettings
 from rescorer.training.stop_reasons import updates_made
 
@@ -60,16 +61,13 @@ class LmCorpusSource:
 
 def lm_train_settings(settings: TrainSettings, explicit: frozenset) -> TrainSettings:
     """The training settings of an LM: those it cannot take refused in one line, the LM's own
-    defaults (LM_TRAIN_DEFAULTS) where none was given."""
+    recipe (LM_RECIPE) where none was given."""
     given = [name for name in NOT_FOR_LM if name in explicit]
     if given:
         shown = ", ".join(option_name(TrainSettings, name) for name in given)
         raise SettingError(f"{shown}: not for a language model (--lm): it is trained on one tokenized "
                            f"text, on random n-grams of its sentences; drop {'them' if len(given) > 1 else 'it'}")
-    defaults = {key: value for key, value in LM_TRAIN_DEFAULTS.items() if key not in explicit}
-    if settings.optimizer != "adam":  # the measured rate is Adam's: Adadelta keeps its own
-        defaults.pop("learning_rate", None)
-    return dataclasses.replace(settings, **defaults)
+    return apply_recipe(LM_RECIPE, settings, explicit)
 
 
 def _resumed(job: LmTrainJob) -> tuple[str, TrainSettings, LmSettings, float, dict]:
@@ -99,7 +97,7 @@ def _resumed(job: LmTrainJob) -> tuple[str, TrainSettings, LmSettings, float, di
 def train_lm_job(job: LmTrainJob, reporter, placement: Placement) -> None:
     """Train the CSLM; the settings line shows what is really used."""
     from rescorer.models.ngram_lm import LM_PRESETS
-    from rescorer.runtime.device import resolve_precision
+    from rescorer.models.precision import precision_for
     from rescorer.training.lm_pipeline import train_lm
     from rescorer.training.pipeline import TrainingRun
 
@@ -109,17 +107,18 @@ def train_lm_job(job: LmTrainJob, reporter, placement: Placement) -> None:
     if settings.resume:
         preset, settings, lm_settings, dropout, payload = _resumed(job)
     device = placement.device
-    precision = resolve_precision(job.runtime.precision, device)
+    precision = precision_for(job.runtime.precision, device.type, "train")
     warn_if_emulated(reporter, precision, device)
     sizes = LM_PRESETS[preset]
-    shown = {key: value for key, value in signature_items(settings.resolved()).items() if key not in NOT_FOR_LM}
+    resolved = settings.resolved()
+    shown = {key: value for key, value in signature_items(resolved).items() if key not in NOT_FOR_LM}
     if settings.shortlist_size is None and not settings.resume:  # the preset's (resumed: the checkpoint's)
         shown["shortlist_size"] = str(sizes["shortlist_size"])
     reporter.signature("train-lm", preset=preset, order=lm_settings.order, embedding_size=sizes["embedding_size"],
                        hidden_sizes="x".join(map(str, sizes["hidden_sizes"])), dropout=dropout, **shown,
                        log_z_penalty=lm_settings.log_z_penalty, device=device.type, precision=precision)
     started = time.perf_counter()
-    progress = TrainingProgress(reporter, "corpus", settings.resolved(), device.type)
+    progress = TrainingProgress(reporter, "corpus", resolved, device.type)
 
     def on_ready(valid_ngrams: int) -> None:  # the speed estimate counts n-grams, not sentences
         progress.settings = dataclasses.replace(progress.settings, valid_pairs=max(valid_ngrams, 1))

@@ -23,7 +23,7 @@ import torch
 from rescorer.data.lm_corpus import NgramStream
 from rescorer.errors import RescorerError
 from rescorer.models.lm_files import LmBundle, save_lm
-from rescorer.runtime.device import autocast
+from rescorer.models.precision import autocast
 from rescorer.training.averaging import BestCheckpoints
 from rescorer.training.budget import update_limit
 from rescorer.training.lm_settings import LmSettings

@@ -27,8 +27,9 @@ from rescorer.models.model_files import ModelBundle, bundle_from_payload, read_m
 from rescorer.runtime.distributed import SINGLE, Ranks
 from rescorer.runtime.progress import Progress, no_progress
 from rescorer.training.honest_heldout import find_honest_heldout
+from rescorer.training.recipes import SUBWORD_SIZE
 from rescorer.training.resume import check_resume, recorded_training
-from rescorer.training.settings import LOWEST_PAIR_COUNT, NO_SUBWORDS, SUBWORD_SIZE
+from rescorer.training.settings import LOWEST_PAIR_COUNT, NO_SUBWORDS
 from rescorer.training.trainer import Trainer, TrainSettings, TrainState, unigram_perplexity
 
 

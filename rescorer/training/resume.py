@@ -20,7 +20,8 @@ from typing import Iterable, Optional
 from rescorer.errors import RescorerError
 from rescorer.models.settings import MODEL_OPTION_KEYS
 from rescorer.records import MAY_CHANGE, MUST_MATCH, from_stored, settings_of
-from rescorer.training.settings import NO_SUBWORDS, SUBWORD_SIZE, TRAIN_SETTINGS_FORMAT, TrainSettings, resolve_defaults
+from rescorer.training.recipes import SUBWORD_SIZE, resolve_defaults
+from rescorer.training.settings import NO_SUBWORDS, TRAIN_SETTINGS_FORMAT, TrainSettings
 
 __all__ = ["CHANGEABLE_SETTINGS", "recorded_training", "resumed_settings", "resumed_model_options",
            "effective_settings", "resume_differences", "check_resume"]

@@ -15,24 +15,14 @@ from rescorer.records import (COUNT, DIRECTORY_TO_WRITE, EXISTING_FILE, EXISTING
                               NONNEGATIVE_FLOAT, PROBABILITY_BELOW_ONE, Kind, POSITIVE_FLOAT, POSITIVE_INT, SettingError, check_record,
                               choice, setting, stored)
 from rescorer.training.budget import DEFAULT_MAX_EPOCHS
-from rescorer.training.sentence_recipe import SENTENCE_TRAINING_RECIPE, parallel_default
+from rescorer.training.recipes import (DEFAULT_BATCH_TOKENS, LM_RECIPE, SENTENCE_RECIPE, SUBWORD_SIZE,
+                                       TOKEN_BATCH_SAMPLED_WORDS, recipe_default, resolve_defaults)
 
-__all__ = ["TrainSettings", "resolve_defaults", "token_batch_learning_rate", "DEFAULT_BATCH_TOKENS", "OPTIMIZERS",
-           "PAIR_WEIGHTS", "LOWEST_PAIR_COUNT", "TRAIN_SETTINGS_FORMAT", "LR_SCHEDULES", "schedule_share", "SUBWORDS",
-           "NO_SUBWORDS", "SUBWORD_SIZE"]
+__all__ = ["TrainSettings", "OPTIMIZERS", "PAIR_WEIGHTS", "LOWEST_PAIR_COUNT", "TRAIN_SETTINGS_FORMAT", "LR_SCHEDULES",
+           "schedule_share", "SUBWORDS", "NO_SUBWORDS"]
 
 OPTIMIZERS = ("adadelta", "adam")
 LR_SCHEDULES = ("constant", "inverse-sqrt")
-DEFAULT_BATCH_TOKENS = 3000  # benchmarks/time_to_quality.py: the shortest time to a good model
-# With token batches, Adam's defaults are those the same benchmark chose; with the paper's random
-# pairs every default stays what it was (Adadelta at 1.0, Adam at 1e-3, no warm-up, full softmax).
-TOKEN_BATCH_ADAM = {"learning_rate": 6e-3, "warmup_updates": 100}
-# The width (rescorer.models.model_width) that rate was chosen at: every architecture's `small`.
-# A wider model takes it times TUNED_WIDTH / width (benchmarks/preset_stability.py, issue 33: at
-# 6e-3 the paper's cho2014, 1000 wide, diverged after the warm-up, held-out perplexity 5e5 at
-# update 100 against a unigram model's 193); a narrower one keeps it.
-TOKEN_BATCH_ADAM_TUNED_WIDTH = 256
-TOKEN_BATCH_SAMPLED_WORDS = 2048
 PAIR_WEIGHTS = ("unique", "count", "log-count")
 # The c(pair) a weighting refuses at or below (naming the table line), and why: log-count weighs a
 # pair 1 + ln c(pair), which is not positive for c <= 1/e. (Every weighting refuses c <= 0.)
@@ -43,42 +33,19 @@ LOWEST_PAIR_COUNT = {"log-count": (math.exp(-1), " (1/e): --pair-weights log-cou
 # table's models keep words).
 NO_SUBWORDS = "none"
 SUBWORDS = (NO_SUBWORDS, *SUBWORD_KINDS)
-# Pieces per side unless --subword-size says: at most this many, fewer where the corpus allows no
-# more (a size given is learned exactly, or refused).
-SUBWORD_SIZE = 8000
 # A checkpoint's stored training settings: 2, field names in {"format", "fields"}; before it (no
 # format), `options` held the raw command-line options and `settings` the resolved ones.
 TRAIN_SETTINGS_FORMAT = 2
 
 
-def token_batch_learning_rate(model_width: Optional[int] = None) -> float:
-    """Adam's default peak rate with token batches for a model `model_width` wide (None: as wide
-    as `small`): 6e-3, scaled down by width above TOKEN_BATCH_ADAM_TUNED_WIDTH."""
-    rate = TOKEN_BATCH_ADAM["learning_rate"]
-    if model_width is None or model_width <= TOKEN_BATCH_ADAM_TUNED_WIDTH:
-        return rate
-    return rate * TOKEN_BATCH_ADAM_TUNED_WIDTH / model_width
+def parallel_default(name: str) -> str:
+    """How a help text says the sentence recipe's value of `name`: '0.1 with --parallel'."""
+    return recipe_default(SENTENCE_RECIPE, name)
 
 
-def resolve_defaults(settings: dict, model_width: Optional[int] = None) -> dict:
-    """The settings with those left None filled in, as training uses them: by the optimizer, the
-    batches and the model's width (see TOKEN_BATCH_ADAM; None: `small`'s). A checkpoint records
-    the filled-in values."""
-    values = dict(settings)
-    if values.get("subword_size") is None:
-        values["subword_size"] = SUBWORD_SIZE
-    if values.get("batch_tokens") is None and values.get("batch_size") is None:
-        values["batch_tokens"] = DEFAULT_BATCH_TOKENS
-    token_adam = values.get("optimizer") == "adam" and values.get("batch_tokens") is not None
-    if values.get("learning_rate") is None:
-        values["learning_rate"] = (token_batch_learning_rate(model_width) if token_adam else
-                                   {"adadelta": 1.0, "adam": 1e-3}.get(values.get("optimizer")))
-    if values.get("warmup_updates") is None:
-        values["warmup_updates"] = TOKEN_BATCH_ADAM["warmup_updates"] if token_adam else 0
-    if values.get("sampled_softmax") is None:  # label smoothing needs the whole softmax
-        values["sampled_softmax"] = (TOKEN_BATCH_SAMPLED_WORDS if values.get("batch_tokens") is not None
-                                     and not values.get("label_smoothing") else 0)
-    return values
+def lm_default(name: str) -> str:
+    """How a help text says the LM recipe's value of `name`: '6 with --lm'."""
+    return recipe_default(LM_RECIPE, name)
 
 
 def schedule_share(update: int, warmup_updates: int, schedule: str) -> float:
@@ -136,12 +103,12 @@ class TrainSettings:
     # tokens per length-sorted batch (batch_schedule); None: DEFAULT_BATCH_TOKENS unless batch_size
     batch_tokens: Optional[int] = setting(
         None, POSITIVE_INT, "Batches of same-length pairs holding about this many tokens, every pair once "
-                            "per epoch [default: 3000, unless --batch-size; "
+                            f"per epoch [default: {DEFAULT_BATCH_TOKENS}, unless --batch-size; "
                             f"{parallel_default('batch_tokens')}].",
         option="--batch-tokens", show_default=False)
     batch_size: Optional[int] = setting(  # random pairs per update (the paper: 64)
         None, POSITIVE_INT, "Instead of --batch-tokens: this many random pairs per update (Cho et al.: 64); with --lm, random "
-                            "n-grams [default: 1024].",
+                            f"n-grams [default: {LM_RECIPE.training['batch_size']}].",
         option="--batch-size", show_default=False)
     optimizer: str = setting("adam", choice(*OPTIMIZERS), "Cho et al.: adadelta.", option="--optimizer")
     # None, for these three: the default of the optimizer and batches (resolve_defaults)
@@ -149,13 +116,13 @@ class TrainSettings:
         None, POSITIVE_FLOAT, "[default: 1.0 for Adadelta; for Adam 6e-3 with --batch-tokens, times 256 / the "
                               "model's width where it is wider (the hidden size; a Transformer's embedding "
                               "size): about 1.5e-3 for the recurrent paper presets, 3e-3 for the Transformer's; "
-                              "1e-3 with --batch-size, 5e-3 with --lm; with --parallel and Adam "
-                              f"{SENTENCE_TRAINING_RECIPE['learning_rate']:g}]", option="--learning-rate",
+                              f"1e-3 with --batch-size, {lm_default('learning_rate')}; with --parallel and Adam "
+                              f"{SENTENCE_RECIPE.training['learning_rate']:g}]", option="--learning-rate",
         show_default=False)
     warmup_updates: Optional[int] = setting(
         None, COUNT, "Raise the learning rate linearly over the first N updates [default: 100 for Adam "
                      "with --batch-tokens, else 0; with --parallel and Adam "
-                     f"{SENTENCE_TRAINING_RECIPE['warmup_updates']}].", option="--warmup-updates", show_default=False)
+                     f"{SENTENCE_RECIPE.training['warmup_updates']}].", option="--warmup-updates", show_default=False)
     lr_schedule: str = setting("constant", choice(*LR_SCHEDULES),
                                "After the warm-up: keep the learning rate (constant), or multiply it by "
                                "sqrt(warm-up updates / update) (inverse-sqrt; needs --warmup-updates > 0). "
@@ -163,7 +130,7 @@ class TrainSettings:
                                f"and a warm-up].", option="--lr-schedule", show_default=False)
     sampled_softmax: Optional[int] = setting(
         None, COUNT, "Train the softmax on N sampled words and the gold one instead of the whole shortlist; "
-                     "0: the whole one [default: 2048 with --batch-tokens, else 0]. Perplexity and scores "
+                     f"0: the whole one [default: {TOKEN_BATCH_SAMPLED_WORDS} with --batch-tokens, else 0]. Perplexity and scores "
                      "always use the whole softmax.", option="--sampled-softmax", show_default=False)
     # Szegedy et al. (2016); 0.1 in fairseq's small-data recipe, 0.2 in Sennrich & Zhang (2019).
     # Defined on the whole softmax only: with it, --sampled-softmax defaults to 0 and is refused.
@@ -178,14 +145,14 @@ class TrainSettings:
                                   "Weight decay W: with Adam decoupled (AdamW: each update multiplies every "
                                   "weight by 1 - lr * W); with Adadelta W * weight added to the gradient "
                                   "[default: 0; with --parallel and Adam "
-                                  f"{SENTENCE_TRAINING_RECIPE['weight_decay']:g}].",
+                                  f"{SENTENCE_RECIPE.training['weight_decay']:g}].",
                                   option="--weight-decay", show_default=False)
     clip_norm: float = setting(1.0, POSITIVE_FLOAT, "Gradient norm clipping.", option="--clip-norm")
     # The learning rate decays on plateau, as Schwenk's CSLM toolkit and most small-data recipes
     # do: a validation without a new best multiplies it by this (1: constant after warm-up).
     lr_decay: float = setting(1.0, Kind("float", minimum=0, min_open=True, maximum=1),
                               "On a validation without improvement, multiply the learning rate by this "
-                              "(0.5: halve it); 1: keep it [default: 1; 0.5 with --lm].", option="--lr-decay",
+                              f"(0.5: halve it); 1: keep it [default: 1; {lm_default('lr_decay')}].", option="--lr-decay",
                               show_default=False)
     max_updates: Optional[int] = setting(  # None: only the epoch bound
         None, POSITIVE_INT, "Stop after this many updates (also bounded by --max-epochs).",
@@ -199,7 +166,7 @@ class TrainSettings:
                                            option="--max-time", show_default=False, resume=MAY_CHANGE,
                                            legacy_names=("max_time",))
     valid_pairs: int = setting(2000, POSITIVE_INT, "Held-out pairs for validation perplexity (with --lm: sentences, "
-                                                   "default 1000). A phrase table's summary also gives the perplexity "
+                                                   f"default {LM_RECIPE.training['valid_pairs']}). A phrase table's summary also gives the perplexity "
                                                    "of the held-out pairs that no training pair contains (honest); "
                                                    "early stopping goes by all of them.",
                                option="--valid-pairs")
@@ -214,9 +181,9 @@ class TrainSettings:
     valid_tgt: Optional[Path] = setting(None, EXISTING_FILE, "The target side of --valid-src, line for line.",
                                         option="--valid-tgt", show_default=False)
     valid_every: int = setting(250, POSITIVE_INT, "Updates between validations (held-out perplexity, early "
-                               "stopping, the kept best model) [with --lm: 400].", option="--valid-every", resume=MAY_CHANGE)
+                               f"stopping, the kept best model) [{lm_default('valid_every')}].", option="--valid-every", resume=MAY_CHANGE)
     patience: int = setting(4, POSITIVE_INT, "Validations without improvement before stopping early [default: 4; "
-                                             f"6 with --lm; {parallel_default('patience')}].",
+                                             f"{lm_default('patience')}; {parallel_default('patience')}].",
                             option="--patience", resume=MAY_CHANGE, show_default=False)
     # Vaswani et al. (2017) average the last 5 checkpoints; here the N best validated ones, so
     # that a run stopped late by --patience averages no worse weights than its best.

@@ -29,7 +29,7 @@ from rescorer.data.vocabulary import EOS_ID
 from rescorer.errors import RescorerError
 from rescorer.models.model_files import ModelBundle, save_model
 from rescorer.models.settings import model_width
-from rescorer.runtime.device import autocast
+from rescorer.models.precision import autocast
 from rescorer.runtime.failure_reports import SIGNAL_NAMES, Interrupted, ending
 from rescorer.runtime.safe_points import HeldInterrupts
 from rescorer.training.averaging import BestCheckpoints
@@ -142,15 +142,15 @@ def pair_weights(cache: PairCache, kind: str) -> Optional[np.ndarray]:
 
 
 def make_optimizer(model: torch.nn.Module, settings: TrainSettings) -> torch.optim.Optimizer:
-    """The optimizer of the settings; --weight-decay W is decoupled for Adam (AdamW, Loshchilov &
+    """The optimizer of the settings, resolved (TrainSettings.resolved); --weight-decay W is decoupled for Adam (AdamW, Loshchilov &
     Hutter 2019: each step multiplies every weight by 1 - lr * W), and for Adadelta torch's
     weight_decay (W * weight added to the gradient)."""
     decay = settings.weight_decay
     if settings.optimizer == "adadelta":
-        return torch.optim.Adadelta(model.parameters(), lr=settings.resolved().learning_rate,
+        return torch.optim.Adadelta(model.parameters(), lr=settings.learning_rate,
                                     rho=0.95, eps=1e-6, weight_decay=decay)
     if settings.optimizer == "adam":
-        return fused_adam(list(model.parameters()), settings.resolved().learning_rate, decay)
+        return fused_adam(list(model.parameters()), settings.learning_rate, decay)
     raise RescorerError(f"unknown optimizer {settings.optimizer!r}; valid: {', '.join(OPTIMIZERS)}")
 
 

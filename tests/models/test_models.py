@@ -8,7 +8,7 @@ import torch
 
 from rescorer.data.vocabulary import EOS_ID, PAD_ID
 from rescorer.models import ModelSettings, build_model
-from rescorer.runtime.device import autocast
+from rescorer.models.precision import autocast
 from rescorer.scoring.batch_scoring import score_encoded
 from tests.equations import randomize
 

@@ -11,7 +11,7 @@ from torch import nn
 
 from rescorer.errors import RescorerError
 from rescorer.models.quantization import is_quantized, quantize_int8
-from rescorer.runtime.device import resolve_precision
+from rescorer.models.precision import precision_for
 from rescorer.scoring.batch_scoring import score_encoded
 from tests.helpers import rescore
 from tests.models.test_models import IDS, VARIANTS, make
@@ -55,7 +55,7 @@ def test_quantizing_twice_changes_nothing():
 
 def test_int8_is_refused_on_cuda_in_one_line():
     with pytest.raises(RescorerError, match="CPU only"):
-        resolve_precision("int8", torch.device("cuda"))
+        precision_for("int8", "cuda", "score")
 
 
 def test_missing_torchao_is_one_line(monkeypatch):

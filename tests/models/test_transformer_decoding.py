@@ -14,7 +14,7 @@ from torch import nn
 from rescorer.data.vocabulary import PAD_ID
 from rescorer.models.embeddings import previous_word_embeddings
 from rescorer.models.transformer import causal_mask
-from rescorer.runtime.device import autocast
+from rescorer.models.precision import autocast
 from tests.models.test_models import TGT_VOCAB, batch, decode_gold, make
 
 SETTINGS = [{}, {"tied_embeddings": False, "encoder_layers": 1, "decoder_layers": 3, "attention_heads": 4},

@@ -12,7 +12,7 @@ from rescorer.errors import RescorerError
 from rescorer.io.file_names import checkpoint_path_for
 from rescorer.models.model_files import read_model_file
 from rescorer.training.pipeline import train_on_table
-from rescorer.training.settings import SUBWORD_SIZE
+from rescorer.training.recipes import SUBWORD_SIZE
 from rescorer.training.trainer import (PairSplit, TrainSettings, evaluate_perplexity, heldout_mask,
                                        unigram_perplexity)
 from tests.helpers import gz_lines, rescore

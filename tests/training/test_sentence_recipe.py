@@ -1,4 +1,4 @@
-"""The sentence recipe (rescorer.training.sentence_recipe) as `rescore train --parallel`'s
+"""The sentence recipe (rescorer.training.recipes.SENTENCE_RECIPE) as `rescore train --parallel`'s
 defaults: what a run records when told nothing, each option given winning over it, a phrase
 table's training untouched, and the default subword size fitted to a corpus too small for it."""
 
@@ -9,8 +9,10 @@ from rescorer.models.model_files import read_model_file
 from rescorer.records import SettingError
 from rescorer.training.job import training_source
 from rescorer.training.resume import recorded_training
-from rescorer.training.sentence_recipe import SENTENCE_MODEL_RECIPE, SENTENCE_TRAINING_RECIPE
-from rescorer.training.settings import SUBWORD_SIZE, TrainSettings
+from rescorer.training.recipes import SENTENCE_RECIPE, SUBWORD_SIZE
+from rescorer.training.settings import TrainSettings
+
+SENTENCE_MODEL_RECIPE, SENTENCE_TRAINING_RECIPE = SENTENCE_RECIPE.model, SENTENCE_RECIPE.training
 from tests.helpers import EXAMPLE_TABLE, SHARED, first_lines, rescore
 
 CORPUS = SHARED / "data" / "bible-en-fr" / "corpus"

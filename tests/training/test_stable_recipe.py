@@ -13,7 +13,8 @@ from rescorer.models import ModelSettings, architecture_names
 from rescorer.models.model_files import read_model_file
 from rescorer.training.pipeline import train_on_table
 from rescorer.training.resume import resume_differences
-from rescorer.training.settings import TrainSettings, token_batch_learning_rate
+from rescorer.training.recipes import token_batch_learning_rate
+from rescorer.training.settings import TrainSettings
 from rescorer.training.trainer import unigram_perplexity
 from tests.helpers import invoke
 from tests.training.trainers import preset_trainer
