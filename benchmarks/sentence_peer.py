@@ -141,16 +141,16 @@ class RescorerSide:
     def __init__(self, corpus: Corpus, recipe: Recipe, preset: str, work: Path):
         from rescorer.data.pair_sources import ParallelCorpusPairs
         from rescorer.models.settings import ModelSettings
-        from rescorer.training.pipeline import encode_table
+        from rescorer.training.pipeline import PairEncoding, encode_table
 
         self.recipe, self.work, self.sides = recipe, work, corpus.sides
         self.src_vocab, self.tgt_vocab = corpus.sides.source.vocabulary(), corpus.sides.target.vocabulary()
         self.model_settings = ModelSettings.make(arch="transformer", preset=preset, dropout=recipe.dropout)
         self.config = self.model_settings.config(len(self.src_vocab), len(self.tgt_vocab))
         self.settings = train_settings(recipe)
-        self.cache = encode_table(ParallelCorpusPairs(*corpus.train_text, utf8_only=True), self.src_vocab,
-                                  self.tgt_vocab, work / "rescorer.cache", max_pair_length=MAX_WORDS,
-                                  subwords=corpus.sides)
+        self.cache = encode_table(ParallelCorpusPairs(*corpus.train_text, utf8_only=True),
+                                  PairEncoding(self.src_vocab, self.tgt_vocab, max_pair_length=MAX_WORDS,
+                                               subwords=corpus.sides), work / "rescorer.cache")
         if self.cache.num_pairs != corpus.pairs:
             raise RuntimeError(f"rescorer's cache holds {self.cache.num_pairs} pairs, the corpus {corpus.pairs}")
         self.trainer = None

@@ -172,11 +172,11 @@ def run_arm(args) -> int:
 
 # -- the parent: cache once, arms at once, the report ----------------------------------------
 def prepare_cache(args) -> None:
-    from rescorer.training.pipeline import build_vocabularies, encode_table
+    from rescorer.training.pipeline import PairEncoding, build_vocabularies, encode_table
 
     vocabularies = build_vocabularies(args.table, 15000)
-    encode_table(args.table, vocabularies.src_vocab, vocabularies.tgt_vocab, args.out_dir / "pairs.cache",
-                 max_pair_length=50)
+    encode_table(args.table, PairEncoding(vocabularies.src_vocab, vocabularies.tgt_vocab, max_pair_length=50),
+                 args.out_dir / "pairs.cache")
 
 
 def read_curve(path: Path) -> tuple[dict, list]:

@@ -1,6 +1,8 @@
-"""How much batching buys `rescore translate`: sentences/s of batched beam search against beam
-search one sentence at a time (rescorer.models.search), on the same model and sentences,
-alternated in one run so that machine noise hits both alike. The outputs are checked equal.
+"""How much batching buys `rescore translate`: sentences/s of the beam search over batches of
+sentences against the same search one sentence at a time (rescorer.models.search), on the same
+model and sentences, alternated in one run so that machine noise hits both alike. The outputs
+are checked equal. With --batch-size 1 it measured the merge of the two searches (issue 46):
+translation_speed_one_source.tsv.
 
     OMP_NUM_THREADS=1 python3 benchmarks/translation_speed.py MODEL SOURCES [--sentences 100] [--beam 5]
 """

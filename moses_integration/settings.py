@@ -1,5 +1,5 @@
-"""What the user chooses for `moses tune`, `moses rerank` and `moses ablation`: one settings
-record each (rescorer.records), every setting declared once as a field with its kind, default,
+"""What the user chooses for each `moses` command (add-feature, tune, evaluate, rescore-nbest,
+rerank, ablation): one settings record each (rescorer.records), every setting declared once as a field with its kind, default,
 help and option spelling; the command line makes its options from these fields. Settings that
 several commands take are declared on DataSets and DecodingSettings and taken from there with
 `like`, so each command's record keeps its own (--help) order. The library's per-run configs
@@ -17,8 +17,9 @@ from rescorer.records import (ANY_PATH, EXISTING_FILE, FLAG, INT, POSITIVE_INT, 
                               check_record, choice, like, setting)
 from rescorer.runtime.settings import RuntimeSettings
 
-__all__ = ["DataSets", "DecodingSettings", "TuningSettings", "RerankSettings", "AblationSettings",
-           "OPTIMIZER_NAMES", "OPTIMIZER_PROGRAMS", "INITIAL_WEIGHT_HELP"]
+__all__ = ["DataSets", "DecodingSettings", "TuningSettings", "RerankSettings", "AblationSettings", "AddFeatureSettings",
+           "EvaluationSettings", "NbestFeatureSettings", "PreflightSettings", "NBEST_MODES", "OPTIMIZER_NAMES", "OPTIMIZER_PROGRAMS",
+           "INITIAL_WEIGHT_HELP"]
 
 # Moses' optimizers of log-linear weights, by the name users know, and the program that runs
 # each (mert-moses.pl --batch-mira runs kbmira, which `moses rerank` runs itself).
@@ -40,6 +41,9 @@ TUNER_HELP = ("Who extracts and tunes: Moses' extractor and mert/kbmira, or this
               "(mert only; no Moses install needed when --dev-nbest and --test-nbest are given); auto: Moses' "
               "programs when they are found, else numpy.")
 RERANKING_OPTIMIZER_HELP = "Moses' optimizer of the reranking weights: mert, or batch MIRA (kbmira)."
+# How rescore-nbest scores a hypothesis: as a whole sentence (a sentence model), as the sum over
+# its segmentation's phrase pairs (a phrase model), or as the model's kind says (auto).
+NBEST_MODES = ("auto", "sentence", "phrase")
 NBEST_SIZE_HELP = "Hypotheses per sentence in each n-best list the decoder writes (Moses' -n-best-list FILE N distinct)."
 
 
@@ -86,6 +90,24 @@ class DecodingSettings:
         option="--moses-dir", show_default=False)
     threads: int = setting(4, POSITIVE_INT, "Threads of the decoder and of the optimizer's random restarts.",
                            option="--threads")
+
+
+@dataclass(frozen=True)
+class PreflightSettings:
+    """`moses preflight`: what a long run would fail on, checked in seconds."""
+
+    ini_path: Optional[Path] = setting(None, ANY_PATH)  # the MOSES_INI argument
+    dev: Optional[tuple] = like(DataSets, "dev")
+    dev_refs: tuple = like(DataSets, "dev_refs")
+    test: Optional[tuple] = like(DataSets, "test")
+    test_refs: tuple = like(DataSets, "test_refs")
+    check_install: bool = setting(True, FLAG, "Also check the Moses installation.",
+                                  option="--check-install/--no-check-install")
+    base_dir: Path = like(DecodingSettings, "base_dir")
+    moses_dir: Optional[Path] = like(DecodingSettings, "moses_dir")
+
+    def __post_init__(self) -> None:
+        check_record(self)
 
 
 @dataclass(frozen=True)
@@ -251,3 +273,86 @@ class AblationSettings:
             raise SettingError("give exactly one of --rescored-table and --model")
         if self.rerank_systems and not self.rerank_models:
             raise SettingError("--rerank-system needs --rerank-model")
+
+
+@dataclass(frozen=True)
+class AddFeatureSettings:
+    """`moses add-feature`: the rescored table's new columns, or a NeuralLM feature, put into a
+    moses.ini (-o and --force are the command's: where it writes)."""
+
+    ini_path: Optional[Path] = setting(None, EXISTING_FILE)  # the MOSES_INI argument
+    table_path: Optional[Path] = setting(None, EXISTING_FILE, "The rescored phrase table (text, from `rescore "
+                                         "score`).", option="--table", show_default=False)
+    nplm_path: Optional[Path] = setting(
+        None, EXISTING_FILE, "Instead of --table: an NPLM language model (`rescore export-nplm`), added as Moses' "
+        "NeuralLM feature (a Moses built --with-nplm loads it) with weight 0.1 unless --initial-weight.",
+        option="--nplm", show_default=False)
+    feature: Optional[str] = setting(
+        None, TEXT, "With --table: the phrase table's feature name if there are several; with --nplm: the new "
+        "feature's name [default: NeuralLM0].", option="--feature", show_default=False)
+    initial_weight: Optional[float] = like(AblationSettings, "initial_weight", help=INITIAL_WEIGHT_HELP)
+    new_columns: Optional[tuple] = like(AblationSettings, "new_columns")
+    base_dir: Path = like(DecodingSettings, "base_dir")
+    moses_dir: Optional[Path] = like(DecodingSettings, "moses_dir")
+    threads: int = like(DecodingSettings, "threads")
+
+    def __post_init__(self) -> None:
+        check_record(self)
+        if (self.table_path is None) == (self.nplm_path is None):
+            raise SettingError("give either --table (a rescored phrase table) or --nplm (an NPLM model), "
+                               "not both and not neither")
+        if self.nplm_path is not None and self.new_columns is not None:
+            raise SettingError("--new-columns names a rescored table's columns; it does not go with --nplm")
+
+
+@dataclass(frozen=True)
+class EvaluationSettings:
+    """`moses evaluate`: decode the test set with tuned systems, score and test them."""
+
+    systems: tuple = setting((), MORE_NAMES, "A tuned system; repeat; the first is the baseline.", option="--system",
+                             metavar="NAME=MOSES_INI", required=True, show_default=False)
+    test: Optional[tuple] = like(DataSets, "test", required=True)
+    test_refs: tuple = like(DataSets, "test_refs")
+    out_dir: Optional[Path] = setting(
+        None, ANY_PATH, "Where each system's translation of the test set (NAME.hyp) and its decoder log go.",
+        option="--out-dir", required=True, show_default=False)
+    detokenize_lang: Optional[str] = like(DecodingSettings, "detokenize_lang")
+    test_type: str = like(DecodingSettings, "test_type")
+    decoder_flags: tuple = like(DecodingSettings, "decoder_flags")
+    base_dir: Path = like(DecodingSettings, "base_dir")
+    moses_dir: Optional[Path] = like(DecodingSettings, "moses_dir")
+    threads: int = like(DecodingSettings, "threads")
+
+    def __post_init__(self) -> None:
+        check_record(self)
+
+
+@dataclass(frozen=True)
+class NbestFeatureSettings:
+    """`moses rescore-nbest`: the models' log p added as features to every line of an n-best list
+    (-o and --force are the command's: where it writes)."""
+
+    input_path: Optional[Path] = setting(
+        None, EXISTING_FILE, "The decoder's input (tokenized, one sentence per line, gzip allowed); line i is "
+        "sentence id i.", option="--input", required=True, show_default=False)
+    model: Optional[Path] = setting(
+        None, EXISTING_FILE, "The model whose log p becomes the feature: a sentence model (rescore train "
+        "--parallel), or a phrase-table model with --mode phrase.", option="--model", show_default=False)
+    lms: tuple = like(RerankSettings, "lms")
+    feature_name: str = setting("RNN0", TEXT, "The --model feature's name in the list (NAME= value), as Moses' "
+                                "extractor and mert read it.", option="--feature-name")
+    mode: str = setting("auto", choice(*NBEST_MODES), "phrase: sum over the segmentation's phrase pairs.",
+                        option="--mode")
+    per_word: bool = setting(False, FLAG, "With --lm: also add each feature's log p per word of the side its model "
+                             "predicts (NAMEPerWord=).", option="--per-word/--no-per-word")
+    device: str = like(RuntimeSettings, "device")
+    precision: str = like(RuntimeSettings, "precision")
+
+    def __post_init__(self) -> None:
+        check_record(self)
+        if self.model is None and not self.lms:
+            raise SettingError("give the model whose log p becomes a feature: --model, --lm or both")
+        if self.lms and self.mode == "phrase":
+            raise SettingError("--lm scores whole hypotheses: --mode phrase applies to --model alone")
+        if self.per_word and not self.lms:
+            raise SettingError("--per-word applies with --lm (a sentence model's per-word form: moses rerank)")

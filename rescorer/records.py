@@ -103,7 +103,7 @@ class Setting:
 
     kind: Kind
     help: Optional[str] = None
-    option: Optional[str] = None  # "--max-time", "--x/--no-x"; None: the field is no option
+    option: Optional[str] = None  # "--max-time", "--x/--no-x", "-k --top"; None: the field is no option
     show_default: bool = True
     resume: str = MUST_MATCH
     signature: bool = True  # shown in the settings signature
@@ -144,7 +144,7 @@ def settings_of(record) -> Iterator[tuple[dataclasses.Field, Setting]]:
 
 
 def _shown_name(field: dataclasses.Field, declared: Setting) -> str:
-    return declared.option.split("/")[0] if declared.option else field.name.replace("_", "-")
+    return declared.option.split("/")[0].split()[-1] if declared.option else field.name.replace("_", "-")
 
 
 def option_name(record, name: str) -> str:

@@ -43,7 +43,7 @@ import json
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Optional, Sequence
+from typing import Callable, Optional
 
 from rescorer.counts import counted
 from rescorer.io.atomic_output import write_atomically
@@ -271,7 +271,7 @@ def _run_replicate(spec: SystemSpec, replicate: int, plan: _Plan, config: Ablati
         ini_path=start_ini, dev_src=config.dev.src_path, dev_ref=config.dev.ref_path,
         dev_extra_refs=config.dev.extra_refs,
         work_dir=rep_dir / "mert", base_dir=config.base_dir, threads=config.threads,
-        nbest=config.nbest, seed=config.seed + replicate, batch_mira=config.batch_mira,
+        nbest_size=config.nbest_size, seed=config.seed + replicate, optimizer=config.optimizer,
         max_iterations=config.max_iterations, extra_args=config.mert_extra_args,
         decoder_flags=config.decoder_flags)
     tuned = tune(moses, tuning, progress=lambda i, b: report(
@@ -351,7 +351,7 @@ def run_ablation(config: AblationConfig, moses: MosesInstall,
     tested_bleu = {name: score(hyps, tested_refs, name, config.detokenize_lang).bleu for name, hyps in concatenated}
     summary = summarize(results, p_values, per_replicate, tested_bleu)
     write_tables(summary, results, config.out_dir)
-    if config.plot_curves:
+    if config.plot:
         from .score_plots import plot_mert_curves
 
         plot_mert_curves(results, config.out_dir / "mert-curves.png")

@@ -41,9 +41,9 @@ class AblationConfig:
     new_columns: Optional[Sequence[str]] = None  # names of the new columns; None: inferred
     replicates: int = 3
     threads: int = 4
-    nbest: int = 100
+    nbest_size: int = 100
     seed: int = 1
-    batch_mira: bool = False
+    optimizer: str = "mert"  # or "batch-mira" (moses_integration.settings.OPTIMIZER_NAMES)
     initial_weight: Optional[float] = None  # None: scaled to the table (tables/starting_weights.py)
     warm_start: bool = True
     decoder_flags: Sequence[str] = field(default_factory=tuple)
@@ -54,7 +54,7 @@ class AblationConfig:
     max_iterations: Optional[int] = None
     systems: Optional[Sequence[str]] = None
     mert_extra_args: Sequence[str] = field(default_factory=tuple)
-    plot_curves: bool = True
+    plot: bool = True
     rerank: Optional[RerankRows] = None  # reranked rows (+rerank, +RNN+rerank) when given
     lm_rerank: Optional[RerankRows] = None  # the CSLM's reranked rows (+CSLM, +CSLM+RNN, +CSLM+RNN+WP)
     nplm: Optional[Path] = None  # the CSLM's NPLM export: the decoding rows (+CSLM(dec), ...) when given

@@ -36,7 +36,7 @@ def rerank_replicate(spec: SystemSpec, replicate: int, config: AblationConfig, s
     seed = config.seed + replicate
     rerank = RerankConfig(dev_nbest=None, dev=sets[0], test_nbest=None, test=sets[1],
                           ini_path=rep_dir / "mert" / "moses.ini", out_dir=work,
-                          nbest_size=config.nbest, base_dir=config.base_dir, threads=config.threads,
+                          nbest_size=config.nbest_size, base_dir=config.base_dir, threads=config.threads,
                           decoder_flags=config.decoder_flags, optimizer=rows.optimizer, seeds=(seed,),
                           test_type=config.test_type, num_samples=config.num_samples,
                           detokenize_lang=config.detokenize_lang, new_features=rows.new_features,

@@ -54,9 +54,9 @@ class TuningConfig:
     work_dir: Path
     base_dir: Path
     threads: int = 4
-    nbest: int = 100
+    nbest_size: int = 100
     seed: Optional[int] = None
-    batch_mira: bool = False
+    optimizer: str = "mert"  # or "batch-mira" (moses_integration.settings.OPTIMIZER_NAMES)
     resume: bool = True
     max_iterations: Optional[int] = None
     extra_args: Sequence[str] = field(default_factory=tuple)
@@ -166,18 +166,18 @@ def build_mert_argv(moses: MosesInstall, config: TuningConfig, ini_for_run: Path
         # drawn before the pool starts and their results read in order, mert.cpp); batch MIRA
         # ignores it.
         f"--threads={config.threads}",
-        f"--nbest={config.nbest}",
+        f"--nbest={config.nbest_size}",
     ]
     # --predictable-seeds would seed every replicate alike (seed = 1000 * iteration), so a
     # replicate's seed goes straight to the optimizer: mert and kbmira both take `-r SEED`.
     # The trailing space matters: mert-moses.pl appends "--sctype BLEU" to mertmertargs
     # without a separator ("$mertargs $mertmertargs" . "$sctype ..."), see its source.
     if config.seed is not None:
-        if config.batch_mira:
+        if config.optimizer == "batch-mira":
             argv.append(f"--batch-mira-args=-r {config.seed} ")
         else:
             argv.append(f"--mertmertargs=-r {config.seed} ")
-    if config.batch_mira:
+    if config.optimizer == "batch-mira":
         # MIRA's dev BLEU does not climb steadily, so its last iteration is not its best:
         # mert-moses.pl then keeps the iteration whose 1-best scored highest on dev.
         argv += ["--batch-mira", "--return-best-dev"]
@@ -250,8 +250,8 @@ def tuning_step(config: TuningConfig) -> Step:
                 {"ini": fingerprint(ini), "ini's files": ini_files(ini, config.base_dir),
                  "dev source": fingerprint(config.base_dir / config.dev_src),
                  "dev references": files_of(config.base_dir / path for path in (config.dev_ref, *config.dev_extra_refs))},
-                {"optimizer": "batch-mira" if config.batch_mira else "mert", "seed": config.seed,
-                 "nbest": config.nbest, "max_iterations": config.max_iterations,
+                {"optimizer": config.optimizer, "seed": config.seed,
+                 "nbest": config.nbest_size, "max_iterations": config.max_iterations,
                  "extra_args": list(config.extra_args), "decoder_flags": list(config.decoder_flags)})
 
 

@@ -15,6 +15,7 @@ from typing import Optional, Sequence
 
 import torch
 
+from rescorer.analysis.settings import GenerateSettings
 from rescorer.analysis.top_targets import SourceGroup
 from rescorer.errors import RescorerError
 from rescorer.models.model_files import ModelBundle
@@ -56,11 +57,11 @@ def sample_generator(seed: int, source: str, device: torch.device) -> torch.Gene
     return generator
 
 
-def generate(bundle: ModelBundle, sources: Sequence[str], beam_size: int, num_samples: int,
-             max_length: int, temperature: float = 1.0, seed: int = 1,
-             groups: Optional[dict[str, SourceGroup]] = None, table_top: int = 5) -> list[Generated]:
-    """Beam search (beam_size > 0) and sampling (num_samples > 0) for each source; `groups`
-    (source -> its phrase-table targets, RNN-scored) adds the table's `table_top` targets."""
+def generate(bundle: ModelBundle, sources: Sequence[str], settings: GenerateSettings,
+             groups: Optional[dict[str, SourceGroup]] = None) -> list[Generated]:
+    """Beam search (settings.beam > 0) and sampling (settings.samples > 0) for each source;
+    `groups` (source -> its phrase-table targets, RNN-scored) adds the table's top targets."""
+    beam_size, num_samples, max_length = settings.beam, settings.samples, settings.max_length
     model = bundle.model
     device = next(model.parameters()).device
     results = []
@@ -78,8 +79,8 @@ def generate(bundle: ModelBundle, sources: Sequence[str], beam_size: int, num_sa
             item.beam = [Proposal(_words(bundle, h), h.log_p, 1, _in(known, _words(bundle, h))) for h in found]
             item.forced_ends += sum(h.forced_end for h in found)
         if num_samples:
-            drawn = sample(model, src_ids, num_samples, max_length, temperature,
-                           sample_generator(seed, source, device))
+            drawn = sample(model, src_ids, num_samples, max_length, settings.temperature,
+                           sample_generator(settings.seed, source, device))
             counts = Counter(_words(bundle, h) for h in drawn)
             best = {}
             for hypothesis in drawn:
@@ -89,7 +90,7 @@ def generate(bundle: ModelBundle, sources: Sequence[str], beam_size: int, num_sa
             item.num_samples = len(drawn)
             item.forced_ends += sum(h.forced_end for h in drawn)
         if group is not None:
-            order = group.ranked("table")[:table_top]
+            order = group.ranked("table")[:settings.top]
             item.table = [Proposal(group.targets[i], group.rnn[i], 1, True) for i in order]
             item.table_log_p = {group.targets[i]: group.direct[i] for i in order}
         results.append(item)

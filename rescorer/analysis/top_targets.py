@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Sequence
 
+from rescorer.analysis.settings import PICKS
 from rescorer.counts import counted
 from rescorer.data.directions import oriented
 from rescorer.errors import PhraseTableFormatError, RescorerError
@@ -31,7 +32,6 @@ __all__ = ["DIRECT_COLUMN", "PICKS", "SourceChoice", "SourceGroup", "read_source
            "read_sources_file", "score_groups", "top_targets_rows"]
 
 DIRECT_COLUMN = 2  # φ(e|f) in Moses' naming: p(target | source), the table's third score
-PICKS = ("frequent", "rare", "random")
 
 
 @dataclass(frozen=True)

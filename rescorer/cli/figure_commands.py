@@ -9,10 +9,12 @@ from pathlib import Path
 
 import click
 
-from rescorer.cli.analysis_runs import load_model_on, run_paths
 from rescorer.analysis.figures import ATTENTION_PANEL_INCHES
+from rescorer.analysis.settings import EmbeddingMapSettings, PhraseMapSettings
 from rescorer.analysis.tsne_maps import MAP_INCHES
-from rescorer.cli.options import EXISTING_FILE, PICKS, device_option, figure_options, map_options
+from rescorer.cli.analysis_runs import load_model_on, run_paths
+from rescorer.cli.options import EXISTING_FILE, device_option, figure_options
+from rescorer.cli.record_options import record_from, record_options
 from rescorer.cli.reporting import say
 from rescorer.counts import counted
 from rescorer.runtime.failure_reports import reports_errors
@@ -33,47 +35,35 @@ def _drawn(drawn: dict) -> str:
 
 @click.command("plot-embeddings")
 @click.argument("model_path", metavar="MODEL", type=EXISTING_FILE)
-@click.option("--side", type=click.Choice(["source", "target"]), default="source", show_default=True,
-              help="Whose embeddings: the encoder's source words or the decoder's target words.")
-@click.option("--words", type=click.IntRange(5), default=500, show_default=True,
-              help="The most frequent words of the shortlist.")
+@record_options(EmbeddingMapSettings, only=("side", "words"))
 @figure_options(MAP_SIZE)
-@map_options
-@device_option
+@record_options(EmbeddingMapSettings, only=("seed", "zooms", "device"))
 @reports_errors
-def plot_embeddings_command(model_path: Path, side: str, words: int, output: Path, dpi: int, force: bool,
-                            seed: int, zooms: int, device: str) -> None:
+def plot_embeddings_command(model_path: Path, output: Path, dpi: int, force: bool, **options) -> None:
     """The paper's Figure 4: a t-SNE map of the word embeddings, with zoomed dense regions."""
     from rescorer.analysis.figures import check_figure_path
     from rescorer.analysis.representations import word_embeddings
     from rescorer.analysis.tsne_maps import plot_map, project_2d
 
+    s = record_from(EmbeddingMapSettings, options)
     with run_paths([("model", model_path)], output, "figure", force):
         check_figure_path(output)
-        bundle = load_model_on(model_path, device)
-        labels, vectors = word_embeddings(bundle, side, words)
-        title = (f"{side.capitalize()} word embeddings of {model_path.name} ({bundle.config.arch}, "
+        bundle = load_model_on(model_path, s.device)
+        labels, vectors = word_embeddings(bundle, s.side, s.words)
+        title = (f"{s.side.capitalize()} word embeddings of {model_path.name} ({bundle.config.arch}, "
                  f"E={vectors.shape[1]}): t-SNE of the {len(labels)} most frequent words")
-        drawn = plot_map(project_2d(vectors, seed), labels, title, output, dpi, force, zooms)
+        drawn = plot_map(project_2d(vectors, s.seed), labels, title, output, dpi, force, s.zooms)
     say(f"wrote {output}: {_drawn(drawn)}, {counted(len(labels), 'word')}")
 
 
 @click.command("plot-phrases")
 @click.argument("model_path", metavar="MODEL", type=EXISTING_FILE)
 @click.argument("table_path", metavar="TABLE", type=EXISTING_FILE)
-@click.option("--phrases", type=click.IntRange(5), default=1000, show_default=True,
-              help="Source phrases to map (the paper: 5000).")
-@click.option("--min-words", type=click.IntRange(1), default=4, show_default=True,
-              help="Map only source phrases of at least this many words (the paper: 4).")
-@click.option("--pick", type=click.Choice(PICKS), default="random", show_default=True,
-              help="Which sources of TABLE: a seeded random choice (the paper), the most frequent "
-                   "or the rarest.")
+@record_options(PhraseMapSettings, only=("phrases", "min_words", "pick"))
 @figure_options(MAP_SIZE)
-@map_options
-@device_option
+@record_options(PhraseMapSettings, only=("seed", "zooms", "device"))
 @reports_errors
-def plot_phrases_command(model_path: Path, table_path: Path, phrases: int, min_words: int, pick: str,
-                         output: Path, dpi: int, force: bool, seed: int, zooms: int, device: str) -> None:
+def plot_phrases_command(model_path: Path, table_path: Path, output: Path, dpi: int, force: bool, **options) -> None:
     """The paper's Figure 5: a t-SNE map of the encoder's summary of source phrases (c, or the
     mean annotation for attention models), with zoomed dense regions."""
     from rescorer.analysis.figures import check_figure_path
@@ -81,19 +71,20 @@ def plot_phrases_command(model_path: Path, table_path: Path, phrases: int, min_w
     from rescorer.analysis.top_targets import SourceChoice, read_source_groups
     from rescorer.analysis.tsne_maps import plot_map, project_2d
 
+    s = record_from(PhraseMapSettings, options)
     with run_paths([("model", model_path), ("phrase table", table_path)], output, "figure", force):
         check_figure_path(output)
-        bundle = load_model_on(model_path, device)
-        groups = read_source_groups(table_path, SourceChoice(phrases, min_words, 1, pick, seed))
+        bundle = load_model_on(model_path, s.device)
+        groups = read_source_groups(table_path, SourceChoice(s.phrases, s.min_words, 1, s.pick, s.seed))
         if len(groups) < 5:
-            raise click.ClickException(f"{table_path}: {len(groups)} source phrases of {min_words} or more "
+            raise click.ClickException(f"{table_path}: {len(groups)} source phrases of {s.min_words} or more "
                                        f"words; a map needs 5 (lower --min-words)")
         labels = [group.source for group in sorted(groups, key=lambda g: -g.frequency)]
         vectors = phrase_summaries(bundle, labels)
         what = "c" if bundle.config.arch == "cho2014" else "mean annotation"
         title = (f"Phrase representations ({what}, {vectors.shape[1]} dimensions) of {model_path.name}: "
-                 f"t-SNE of {len(labels)} {pick} source phrases of {min_words}+ words")
-        drawn = plot_map(project_2d(vectors, seed), labels, title, output, dpi, force, zooms, per_zoom=15)
+                 f"t-SNE of {len(labels)} {s.pick} source phrases of {s.min_words}+ words")
+        drawn = plot_map(project_2d(vectors, s.seed), labels, title, output, dpi, force, s.zooms, per_zoom=15)
     say(f"wrote {output}: {_drawn(drawn)}, {counted(len(labels), 'phrase')}")
 
 

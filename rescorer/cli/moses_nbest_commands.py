@@ -9,9 +9,9 @@ import click
 
 from moses_integration.ini.moses_install import find_moses
 from rescorer.cli.moses_runs import model_placement, working_in
-from moses_integration.settings import OPTIMIZER_PROGRAMS, RerankSettings
-from rescorer.cli.options import (EXISTING_FILE, device_option, force_option, model_option,
-                                  output_option, parallel_set, precision_option)
+from moses_integration.settings import OPTIMIZER_PROGRAMS, NbestFeatureSettings, RerankSettings
+from rescorer.cli.options import (EXISTING_FILE, force_option,
+                                  output_option, parallel_set)
 from rescorer.cli.record_options import record_from, record_options
 from rescorer.cli.reporting import bar, say, signature
 from rescorer.io.path_checks import RunPaths, Target
@@ -22,27 +22,12 @@ __all__ = ["NBEST_COMMANDS"]
 
 @click.command("rescore-nbest")
 @click.argument("nbest_path", metavar="NBEST", type=EXISTING_FILE)
-@click.option("--input", "input_path", type=EXISTING_FILE, required=True,
-              help="The decoder's input (tokenized, one sentence per line, gzip allowed); line i is "
-                   "sentence id i.")
-@model_option("The model whose log p becomes the feature: a sentence model (rescore train --parallel), "
-              "or a phrase-table model with --mode phrase.", required=False)
-@record_options(RerankSettings, only=("lms",))
+@record_options(NbestFeatureSettings, only=("input_path", "model", "lms"))
 @output_option("Output n-best list (gzipped if it ends in .gz; '-': stdout).", required=True)
-@click.option("--feature-name", default="RNN0", show_default=True,
-              help="The --model feature's name in the list (NAME= value), as Moses' extractor and mert read it.")
-@click.option("--mode", type=click.Choice(["auto", "sentence", "phrase"]), default="auto",
-              show_default=True, help="phrase: sum over the segmentation's phrase pairs.")
-@click.option("--per-word/--no-per-word", "per_word", default=False, show_default=True,
-              help="With --lm: also add each feature's log p per word of the side its model predicts "
-                   "(NAMEPerWord=).")
-@device_option
-@precision_option
+@record_options(NbestFeatureSettings, only=("feature_name", "mode", "per_word", "device", "precision"))
 @force_option("Overwrite the output.")
 @reports_errors
-def rescore_nbest_command(nbest_path: Path, input_path: Path, model: Path, lms: tuple, output: Path,
-                          feature_name: str, mode: str, per_word: bool, device: str, precision: str,
-                          force: bool) -> None:
+def rescore_nbest_command(nbest_path: Path, output: Path, force: bool, **options) -> None:
     """Add the RNN log-probability (--model) and the CSLM's (--lm) as features to every line of a
     Moses n-best list."""
     from moses_integration.nbest.language_check import sentence_model_checks
@@ -50,19 +35,15 @@ def rescore_nbest_command(nbest_path: Path, input_path: Path, model: Path, lms: 
     from moses_integration.scorer import pair_scorer
     from rescorer.cli.moses_runs import rnn_scorer
 
-    if model is None and not lms:
-        raise click.UsageError("give the model whose log p becomes a feature: --model, --lm or both")
-    if lms and mode == "phrase":
-        raise click.UsageError("--lm scores whole hypotheses: --mode phrase applies to --model alone")
-    if per_word and not lms:
-        raise click.UsageError("--per-word applies with --lm (a sentence model's per-word form: moses rerank)")
-    reads = [("n-best list", nbest_path), ("source", input_path), ("model", model),
+    settings = record_from(NbestFeatureSettings, options)
+    model, lms = settings.model, settings.lms
+    reads = [("n-best list", nbest_path), ("source", settings.input_path), ("model", model),
              *(("language model", lm) for lm in lms)]
-    names = ([feature_name] if model is not None else []) + lm_feature_names(len(lms))
-    features = [added for name in names for added in ([name, name + "PerWord"] if per_word else [name])]
-    signature("moses rescore-nbest", nbest=nbest_path, input=input_path,
+    names = ([settings.feature_name] if model is not None else []) + lm_feature_names(len(lms))
+    features = [added for name in names for added in ([name, name + "PerWord"] if settings.per_word else [name])]
+    signature("moses rescore-nbest", nbest=nbest_path, input=settings.input_path,
               models=",".join(str(path) for path in (model, *lms) if path is not None), features=",".join(features),
-              mode=mode, **model_placement(device, precision))
+              mode=settings.mode, **model_placement(settings.device, settings.precision))
 
     def lines_bar(total: int):
         return bar(total=total, desc="scoring the n-best list", unit=" lines", unit_scale=True)
@@ -71,29 +52,30 @@ def rescore_nbest_command(nbest_path: Path, input_path: Path, model: Path, lms: 
         if not lms:
             from moses_integration.nbest.rnn_features import rescore_nbest
 
-            scorer = rnn_scorer(device, precision)
-            scored = rescore_nbest(nbest_path, output, input_path, pair_scorer(scorer, model), feature_name, mode,
-                                   force=force, checks=sentence_model_checks(scorer, model), bar=lines_bar)
+            scorer = rnn_scorer(settings.device, settings.precision)
+            scored = rescore_nbest(nbest_path, output, settings.input_path, pair_scorer(scorer, model),
+                                   settings.feature_name, settings.mode, force=force,
+                                   checks=sentence_model_checks(scorer, model), bar=lines_bar)
         else:
-            scored = _with_lm_features(nbest_path, input_path, model, lms, output, feature_name, per_word,
-                                       device, precision, force, lines_bar)
+            scored = _with_lm_features(nbest_path, output, settings, force, lines_bar)
     say(scored.report(output))
 
 
-def _with_lm_features(nbest_path: Path, input_path: Path, model, lms: tuple, output: Path, feature_name: str,
-                      per_word: bool, device: str, precision: str, force: bool, lines_bar):
+def _with_lm_features(nbest_path: Path, output: Path, settings: NbestFeatureSettings, force: bool, lines_bar):
     """Every feature of one pass over the list: --model's whole-hypothesis log p, then each CSLM's."""
     from moses_integration.nbest.rnn_features import add_sentence_features
     from moses_integration.nbest.sentence_models import lm_feature_names, lm_sentence_model, rnn_sentence_model
     from rescorer.cli.moses_runs import lm_scorer, rnn_scorer
 
     models = []
-    if model is not None:
-        models.append(rnn_sentence_model(feature_name, rnn_scorer(device, precision), model))
-    language_models = lm_scorer(device, precision)
-    models += [lm_sentence_model(name, language_models, Path(lm)) for name, lm in zip(lm_feature_names(len(lms)), lms)]
-    return add_sentence_features(nbest_path, output, input_path, models, per_word=per_word, force=force,
-                                 bar=lines_bar)
+    if settings.model is not None:
+        models.append(rnn_sentence_model(settings.feature_name, rnn_scorer(settings.device, settings.precision),
+                                         settings.model))
+    language_models = lm_scorer(settings.device, settings.precision)
+    models += [lm_sentence_model(name, language_models, Path(lm))
+               for name, lm in zip(lm_feature_names(len(settings.lms)), settings.lms)]
+    return add_sentence_features(nbest_path, output, settings.input_path, models, per_word=settings.per_word,
+                                 force=force, bar=lines_bar)
 
 
 @click.command("rerank")

@@ -12,11 +12,12 @@ from moses_integration.ini.moses_ini import MosesIni
 from moses_integration.ini.moses_install import find_moses
 from moses_integration.settings import OPTIMIZER_PROGRAMS, AblationSettings
 from rescorer.cli.moses_runs import model_placement, working_in
-from rescorer.cli.options import (ANY_PATH, EXISTING_FILE, SCORE_COLUMN, column_index, force_option,
+from rescorer.cli.options import (ANY_PATH, EXISTING_FILE, SCORE_COLUMN, force_option,
                                   output_option, parallel_set, seed_option)
 from rescorer.cli.record_options import record_from, record_options
 from rescorer.cli.reporting import say, signature
 from rescorer.io.path_checks import RunPaths, Target
+from rescorer.io.score_format import column_index
 from rescorer.runtime.failure_reports import reports_errors
 
 __all__ = ["STUDY_COMMANDS"]
@@ -111,11 +112,11 @@ def ablation_config(settings: AblationSettings, rescored_table: Path, new_column
         dev=parallel_set("dev", settings.dev, settings.dev_refs),
         test=parallel_set("test", settings.test, settings.test_refs), out_dir=settings.out_dir.resolve(),
         base_dir=settings.base_dir, feature=settings.feature, new_columns=new_columns,
-        replicates=settings.replicates, threads=settings.threads, nbest=settings.nbest_size, seed=settings.seed,
-        batch_mira=settings.optimizer == "batch-mira", initial_weight=settings.initial_weight,
+        replicates=settings.replicates, threads=settings.threads, nbest_size=settings.nbest_size, seed=settings.seed,
+        optimizer=settings.optimizer, initial_weight=settings.initial_weight,
         warm_start=settings.warm_start, decoder_flags=settings.decoder_flags, filter_test=settings.filter_test,
         test_type=settings.test_type, detokenize_lang=settings.detokenize_lang,
-        max_iterations=settings.max_iterations, systems=list(settings.systems) or None, plot_curves=settings.plot,
+        max_iterations=settings.max_iterations, systems=list(settings.systems) or None, plot=settings.plot,
         nplm=None if settings.nplm_path is None else settings.nplm_path.resolve())
 
 

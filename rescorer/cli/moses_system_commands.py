@@ -5,18 +5,14 @@ record, calls moses_integration and reports."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import click
 
 from moses_integration.ini.moses_install import find_moses
 from moses_integration.preflight import run_preflight
 from rescorer.cli.moses_runs import working_in
-from moses_integration.settings import TuningSettings
-from rescorer.cli.options import (ANY_PATH, EXISTING_FILE, base_dir_option, decoder_flags_option,
-                                  detokenize_option, dev_option, feature_option, force_option, initial_weight_option,
-                                  moses_dir_option, moses_install_options, new_columns_option, output_option,
-                                  parallel_set, test_option, test_type_option)
+from moses_integration.settings import AddFeatureSettings, EvaluationSettings, PreflightSettings, TuningSettings
+from rescorer.cli.options import ANY_PATH, EXISTING_FILE, force_option, output_option, parallel_set
 from rescorer.cli.record_options import record_from, record_options
 from rescorer.cli.reporting import say, signature
 from rescorer.io.path_checks import RunPaths, Target
@@ -27,67 +23,48 @@ __all__ = ["SYSTEM_COMMANDS"]
 
 @click.command("add-feature")
 @click.argument("ini_path", metavar="MOSES_INI", type=EXISTING_FILE)
-@click.option("--table", "table_path", type=EXISTING_FILE, default=None,
-              help="The rescored phrase table (text, from `rescore score`).")
-@click.option("--nplm", "nplm_path", type=EXISTING_FILE, default=None,
-              help="Instead of --table: an NPLM language model (`rescore export-nplm`), added as Moses' "
-                   "NeuralLM feature (a Moses built --with-nplm loads it) with weight 0.1 unless "
-                   "--initial-weight.")
+@record_options(AddFeatureSettings, only=("table_path", "nplm_path"))
 @output_option("moses.ini to write.", type=ANY_PATH, required=True)
-@feature_option("With --table: the phrase table's feature name if there are several; with --nplm: the new "
-                "feature's name [default: NeuralLM0].")
-@initial_weight_option
-@new_columns_option
+@record_options(AddFeatureSettings, only=("feature", "initial_weight", "new_columns"))
 @force_option("Overwrite the output.")
-@moses_install_options
+@record_options(AddFeatureSettings, only=("base_dir", "moses_dir", "threads"))
 @reports_errors
-def add_feature(ini_path: Path, table_path: Optional[Path], nplm_path: Optional[Path], output: Path,
-                feature: Optional[str], initial_weight: Optional[float], new_columns: Optional[tuple], force: bool,
-                base_dir: Path, moses_dir: Optional[Path], threads: int) -> None:
+def add_feature(output: Path, force: bool, **options) -> None:
     """Point MOSES_INI's phrase table at the rescored table and add the new columns' weights, or
     (--nplm) add a NeuralLM feature line and its weight.
 
     Nothing else in the file changes. A PhraseDictionaryCompact table is re-binarized."""
-    if (table_path is None) == (nplm_path is None):
-        raise click.UsageError("give either --table (a rescored phrase table) or --nplm (an NPLM model), "
-                               "not both and not neither")
-    if nplm_path is not None:
-        if new_columns is not None:
-            raise click.UsageError("--new-columns names a rescored table's columns; it does not go with --nplm")
+    settings = record_from(AddFeatureSettings, options)
+    if settings.nplm_path is not None:
         from moses_integration.ini.neural_lm import NeuralLmJob, add_neural_lm
 
-        job = NeuralLmJob(ini_path=ini_path, nplm_path=nplm_path, out_path=output, base_dir=base_dir,
-                          name=feature, initial_weight=initial_weight)
-        with RunPaths([("moses.ini", ini_path), ("NPLM model", nplm_path)],
+        job = NeuralLmJob(ini_path=settings.ini_path, nplm_path=settings.nplm_path, out_path=output,
+                          base_dir=settings.base_dir, name=settings.feature, initial_weight=settings.initial_weight)
+        with RunPaths([("moses.ini", settings.ini_path), ("NPLM model", settings.nplm_path)],
                       [Target(output, "moses.ini output")], force=force):
             say(add_neural_lm(job))
         return
     from moses_integration.tables.new_columns import AddFeatureJob
     from moses_integration.tables.new_columns import add_feature as add_columns
 
-    job = AddFeatureJob(ini_path=ini_path, table_path=table_path, out_path=output, base_dir=base_dir,
-                        feature=feature, initial_weight=initial_weight, new_columns=new_columns,
-                        moses_dir=moses_dir, threads=threads)
-    with RunPaths([("moses.ini", ini_path), ("rescored table", table_path)],
+    job = AddFeatureJob(ini_path=settings.ini_path, table_path=settings.table_path, out_path=output,
+                        base_dir=settings.base_dir, feature=settings.feature, initial_weight=settings.initial_weight,
+                        new_columns=settings.new_columns, moses_dir=settings.moses_dir, threads=settings.threads)
+    with RunPaths([("moses.ini", settings.ini_path), ("rescored table", settings.table_path)],
                   [Target(output, "moses.ini output")], force=force):
         say(add_columns(job).summary())
 
 
 @click.command("preflight")
 @click.argument("ini_path", metavar="MOSES_INI", type=ANY_PATH)
-@dev_option(required=False)
-@test_option(required=False)
-@click.option("--check-install/--no-check-install", default=True, show_default=True,
-              help="Also check the Moses installation.")
-@base_dir_option
-@moses_dir_option
+@record_options(PreflightSettings)
 @reports_errors
-def preflight(ini_path: Path, dev, dev_refs, test, test_refs, check_install: bool, base_dir: Path,
-              moses_dir: Optional[Path]) -> None:
+def preflight(**options) -> None:
     """Check in seconds what would fail a long run; one line per problem, exit 1 if any."""
-    data = [data_set for data_set in (parallel_set("dev", dev, dev_refs), parallel_set("test", test, test_refs))
-            if data_set is not None]
-    problems = run_preflight(ini_path, base_dir, moses_dir, data, check_install)
+    settings = record_from(PreflightSettings, options)
+    data = [data_set for data_set in (parallel_set("dev", settings.dev, settings.dev_refs),
+                                      parallel_set("test", settings.test, settings.test_refs)) if data_set is not None]
+    problems = run_preflight(settings.ini_path, settings.base_dir, settings.moses_dir, data, settings.check_install)
     for problem in problems:
         say(f"FAIL {problem}")
     if problems:
@@ -129,7 +106,7 @@ def tuning_config(settings: TuningSettings, dev_set):
     return TuningConfig(ini_path=settings.ini_path.resolve(), dev_src=dev_set.src_path,
                         dev_ref=dev_set.ref_path, dev_extra_refs=dev_set.extra_refs,
                         work_dir=settings.work_dir, base_dir=settings.base_dir, threads=settings.threads,
-                        nbest=settings.nbest_size, seed=settings.seed, batch_mira=settings.optimizer == "batch-mira",
+                        nbest_size=settings.nbest_size, seed=settings.seed, optimizer=settings.optimizer,
                         resume=settings.resume, max_iterations=settings.max_iterations,
                         decoder_flags=settings.decoder_flags)
 
@@ -146,29 +123,23 @@ def named_systems(items) -> list[tuple[str, Path]]:
 
 
 @click.command("evaluate")
-@click.option("--system", "systems", multiple=True, required=True, metavar="NAME=MOSES_INI",
-              help="A tuned system; repeat; the first is the baseline.")
-@test_option()
-@click.option("--out-dir", type=ANY_PATH, required=True,
-              help="Where each system's translation of the test set (NAME.hyp) and its decoder log go.")
-@detokenize_option
-@test_type_option
-@decoder_flags_option
-@moses_install_options
+@record_options(EvaluationSettings)
 @reports_errors
-def evaluate_command(systems, test, test_refs, out_dir: Path, detokenize_lang: Optional[str], test_type: str,
-                     decoder_flags, base_dir: Path, moses_dir: Optional[Path], threads: int) -> None:
+def evaluate_command(**options) -> None:
     """Decode the test set with each system, score BLEU and chrF against every reference, test
     against the baseline."""
     from moses_integration.evaluation.system_comparison import EvaluationJob, evaluate_systems
 
-    test_set = parallel_set("test", test, test_refs)
-    install = find_moses(moses_dir)
+    settings = record_from(EvaluationSettings, options)
+    systems = named_systems(settings.systems)
+    test_set = parallel_set("test", settings.test, settings.test_refs)
+    install = find_moses(settings.moses_dir)
     install.require(binaries=("moses",), scripts=())  # before the output directory is made
-    job = EvaluationJob(systems=named_systems(systems), src_path=test_set.src_path,
-                        ref_paths=test_set.ref_paths, out_dir=out_dir, base_dir=base_dir, threads=threads,
-                        decoder_flags=decoder_flags, detokenize_lang=detokenize_lang, test_type=test_type)
-    with working_in(out_dir, "evaluation directory"):
+    job = EvaluationJob(systems=systems, src_path=test_set.src_path, ref_paths=test_set.ref_paths,
+                        out_dir=settings.out_dir, base_dir=settings.base_dir, threads=settings.threads,
+                        decoder_flags=settings.decoder_flags, detokenize_lang=settings.detokenize_lang,
+                        test_type=settings.test_type)
+    with working_in(settings.out_dir, "evaluation directory"):
         scores = evaluate_systems(job, install)
     for row in scores.rows():
         click.echo(row)

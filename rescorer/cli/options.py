@@ -19,10 +19,9 @@ import click
 from click.core import ParameterSource
 
 from moses_integration.preflight import ParallelSet
-from moses_integration.settings import INITIAL_WEIGHT_HELP, AblationSettings, DataSets, DecodingSettings
 from rescorer.cli.record_options import FiniteFloatRange, record_options
 from rescorer.errors import ModelSettingError
-from rescorer.io.score_format import SCORE_FORMATS
+from rescorer.io.score_format import score_column
 from rescorer.models import architecture_names, get_architecture
 from rescorer.models.registry import PRESET_NAMES
 from rescorer.models.settings import SETTINGS, ModelSettings, Setting
@@ -68,18 +67,9 @@ device_option = record_options(RuntimeSettings, only=("device",))
 precision_option = record_options(RuntimeSettings, only=("precision",))
 
 
-def score_format_option(help: str):
-    return click.option("--score-format", type=click.Choice(SCORE_FORMATS), default="prob",
-                        show_default=True, help=help)
-
-
 def seed_option(help: str = None, default=1):
     return click.option("--seed", type=int, default=default, show_default=default is not None,
                         help=help)
-
-
-def feature_option(help: str = "Phrase-table feature name if there are several."):
-    return click.option("--feature", default=None, help=help)
 
 
 class ScoreColumn(click.ParamType):
@@ -91,21 +81,12 @@ class ScoreColumn(click.ParamType):
         if isinstance(value, int) and not isinstance(value, bool) and value != 0:
             return value
         try:
-            column = int(value)
-        except (TypeError, ValueError):
-            self.fail(f"expected a column number, found {value!r}", param, ctx)
-        if column == 0:
-            self.fail("columns count from 1 (1 is a line's first score, -1 its last); "
-                      "0 is not a column", param, ctx)
-        return column
+            return score_column(value)
+        except ValueError as error:
+            self.fail(str(error), param, ctx)
 
 
 SCORE_COLUMN = ScoreColumn()
-
-
-def column_index(column: int) -> int:
-    """The 0-based (or negative) index of a column counted from 1."""
-    return column - 1 if column > 0 else column
 
 
 # ---- the main job: run, train and score
@@ -190,8 +171,6 @@ def model_options(command):
 
 # ---- the analysis and figure commands
 
-PICKS = ("frequent", "rare", "random")
-
 table_output_options = _stacked(
     output_option("Write here instead of stdout."),
     click.option("--csv", "as_csv", is_flag=True, help="CSV, one row per target, instead of Markdown."),
@@ -209,29 +188,7 @@ def figure_options(size: str):
     )
 
 
-map_options = _stacked(
-    seed_option("t-SNE's seed."),
-    click.option("--zooms", type=click.IntRange(0, 6), default=3, show_default=True,
-                 help="Zoomed views of the densest regions."),
-)
-
-
 # ---- the moses commands
-
-def _data_set_options(name: str, required: bool):
-    """`--NAME SRC REF` and its repeatable `--NAME-ref FILE`, as DataSets declares them; required
-    by the commands that cannot run without the set (preflight checks whichever are given)."""
-    return record_options(DataSets, only=(name, f"{name}_refs"),
-                          changes={name: {"required": True}} if required else None)
-
-
-def dev_option(required: bool = True):
-    return _data_set_options("dev", required)
-
-
-def test_option(required: bool = True):
-    return _data_set_options("test", required)
-
 
 def parallel_set(label: str, pair, extra_refs: tuple):
     """The ParallelSet of `--LABEL SRC REF` and its `--LABEL-ref` files (None without --LABEL)."""
@@ -247,16 +204,3 @@ def model_option(help: str, multiple: bool = False, required: bool = True, name:
     """A model file rescore wrote; `multiple`: repeatable, kept as a tuple under the plural name."""
     dest = name.lstrip("-").replace("-", "_") + ("s" if multiple else "")
     return click.option(name, dest, type=EXISTING_FILE, multiple=multiple, required=required, help=help)
-
-
-# The Moses commands' settings are declared once, as the fields of their records
-# (moses_integration/settings.py); the commands that are no record yet take them from there.
-initial_weight_option = record_options(AblationSettings, only=("initial_weight",),
-                                       changes={"initial_weight": {"help": INITIAL_WEIGHT_HELP}})
-new_columns_option = record_options(AblationSettings, only=("new_columns",))
-detokenize_option = record_options(DecodingSettings, only=("detokenize_lang",))
-test_type_option = record_options(DecodingSettings, only=("test_type",))
-decoder_flags_option = record_options(DecodingSettings, only=("decoder_flags",))
-base_dir_option = record_options(DecodingSettings, only=("base_dir",))
-moses_dir_option = record_options(DecodingSettings, only=("moses_dir",))
-moses_install_options = record_options(DecodingSettings, only=("base_dir", "moses_dir", "threads"))

@@ -84,14 +84,16 @@ def _option(field: dataclasses.Field, declared):
             extra[name] = getattr(declared, name)
     if kind.multiple or kind.nargs > 1:
         extra.update(multiple=kind.multiple, nargs=kind.nargs)
+    # "--x/--no-x" is one declaration; "-k --top" two spellings of one option
+    spellings = (declared.option,) if "/" in declared.option else tuple(declared.option.split())
     if kind.parse:
-        return click.option(declared.option, field.name, default=None, callback=_parsed(kind.parse, field.default),
+        return click.option(*spellings, field.name, default=None, callback=_parsed(kind.parse, field.default),
                             help=declared.help, **extra)
     if declared.kind.base == "flag":
         if "/" in declared.option:  # --x/--no-x
-            return click.option(declared.option, field.name, default=field.default, help=declared.help, **extra)
-        return click.option(declared.option, field.name, is_flag=True, help=declared.help, **extra)
-    return click.option(declared.option, field.name, type=click_type(declared.kind), default=field.default,
+            return click.option(*spellings, field.name, default=field.default, help=declared.help, **extra)
+        return click.option(*spellings, field.name, is_flag=True, help=declared.help, **extra)
+    return click.option(*spellings, field.name, type=click_type(declared.kind), default=field.default,
                         help=declared.help, **extra)
 
 

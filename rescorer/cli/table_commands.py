@@ -24,8 +24,7 @@ from rescorer.records import SettingError, settings_of
 from rescorer.runtime.failure_reports import reports_errors
 from rescorer.runtime.settings import RuntimeSettings
 from rescorer.scoring.settings import ScoreSettings
-from rescorer.training.lm_settings import LmSettings
-from rescorer.training.settings import TrainSettings
+from rescorer.training.settings import LmSettings, TrainSettings
 
 __all__ = ["MAIN_COMMANDS"]
 
@@ -177,7 +176,6 @@ def train_lm_command(reporter: Reporter, phrase_table: Optional[Path], parallel:
     from rescorer.io.path_checks import RunPaths, training_targets
     from rescorer.runtime.placement import placed
     from rescorer.training.lm_job import LmTrainJob, lm_train_settings, train_lm_job
-    from rescorer.training.recipes import LM_RECIPE, recipe_model_options
 
     explicit = frozenset(explicit_options())
     if phrase_table is not None or parallel:
@@ -195,7 +193,7 @@ def train_lm_command(reporter: Reporter, phrase_table: Optional[Path], parallel:
         settings = lm_train_settings(record_from(TrainSettings, options), explicit)
     job = LmTrainJob(lm, output, options["preset"], settings, record_from(LmSettings, options),
                      record_from(RuntimeSettings, options), explicit,
-                     dropout=recipe_model_options(LM_RECIPE, {"dropout": options["dropout"]}, explicit)["dropout"])
+                     dropout=options["dropout"])
     writes = training_targets(output, None, settings.resume)[:2]  # the model and its checkpoint: no pair cache
     with placed(reporter, job.runtime) as placement, \
             placement.ranks.main_only(RunPaths([("language model text", lm)], writes, force=force),
@@ -247,14 +245,11 @@ def score_job_of(phrase_table: Path, output: Path, model_paths: tuple, options: 
 def train_job_of(phrase_table: Optional[Path], parallel: Optional[tuple], model_path: Path, options: dict):
     """The TrainJob of `rescore train`'s (or `rescore TABLE`'s) options."""
     from rescorer.training.job import TrainJob, training_source
-    from rescorer.training.recipes import SENTENCE_RECIPE, recipe_model_options
 
     explicit = frozenset(explicit_options())
     with usage_errors():
         source, settings = training_source(phrase_table, parallel, record_from(TrainSettings, options), explicit)
     model_given = {key: options[key] for key in MODEL_OPTION_KEYS}
-    if parallel and not settings.resume:  # resumed, the checkpoint's (rescorer.training.job.resumed)
-        model_given = recipe_model_options(SENTENCE_RECIPE, model_given, explicit)
     return TrainJob(source, model_path, model_given, settings, record_from(RuntimeSettings, options), explicit)
 
 

@@ -27,6 +27,8 @@ __all__ = [
     "format_count_scores",
     "new_score_tokens",
     "decode_moses_score",
+    "score_column",
+    "column_index",
 ]
 
 SCORE_FORMATS = ("prob", "log")  # exp(log p), for Moses, which takes logs; or raw log p
@@ -111,3 +113,20 @@ def decode_moses_score(text: str, float32: bool = False) -> float:
             return MOSES_LOG_FLOOR
         raise ValueError(f"score {text!r} is negative (expected a probability-like number > 0)")
     return max(math.log(value), MOSES_LOG_FLOOR)
+
+
+def score_column(text) -> int:
+    """A score column as the command line counts it, from 1 (-1: a line's last score); a
+    ValueError says why `text` is none."""
+    try:
+        column = int(text)
+    except (TypeError, ValueError):
+        raise ValueError(f"expected a column number, found {text!r}") from None
+    if column == 0:
+        raise ValueError("columns count from 1 (1 is a line's first score, -1 its last); 0 is not a column")
+    return column
+
+
+def column_index(column: int) -> int:
+    """The 0-based (or negative) index of a column counted from 1."""
+    return column - 1 if column > 0 else column

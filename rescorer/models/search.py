@@ -24,7 +24,7 @@ from rescorer.data.vocabulary import EOS_ID, PAD_ID
 from rescorer.models import DecoderState, PhraseScorer
 from rescorer.models.base import in_eval_mode
 
-__all__ = ["Hypothesis", "beam_search", "greedy_decode", "sample"]
+__all__ = ["Hypothesis", "beam_search", "beam_search_many", "greedy_decode", "sample"]
 
 
 @dataclass(frozen=True)
@@ -63,50 +63,99 @@ def _next_log_probs(model: PhraseScorer, state: DecoderState, prev: torch.Tensor
     return log_probs, state
 
 
-@torch.inference_mode()
-@in_eval_mode
 def beam_search(model: PhraseScorer, src_ids: Sequence[int], beam_size: int,
                 max_length: int) -> list[Hypothesis]:
-    """The `beam_size` best targets beam search finds, by descending log p; distinct.
-
-    At each step the live hypotheses' 2K best continuations are ranked; those of the first K
-    that end with [EOS] are finished, and the first K that do not stay live (fairseq's rule,
-    which keeps K live hypotheses and makes K = 1 exactly greedy decoding). The search stops
-    once K hypotheses have finished.
-    """
+    """The `beam_size` best targets beam search finds for one source, by descending log p;
+    distinct (`beam_search_many`'s search, on one source)."""
     if beam_size < 1 or max_length < 1:
         raise ValueError(f"beam size and max length must be at least 1, found {beam_size}, {max_length}")
-    state = _start(model, src_ids, 1)
+    return beam_search_many(model, [src_ids], beam_size, [max_length])[0][:beam_size]
+
+
+@torch.inference_mode()
+@in_eval_mode
+def beam_search_many(model: PhraseScorer, sources: Sequence[Sequence[int]], beam_size: int,
+                     max_lengths: Sequence[int], min_length: int = 1) -> list[list[Hypothesis]]:
+    """Beam search over many sources at once: every hypothesis each source's search finished, by
+    descending log p (K or a few more; `beam_search` keeps the K best, `batch_beam_search`
+    ranks them with a length penalty).
+
+    B sources share every step, K rows each, so a step is one (B*K, vocab) softmax instead of B
+    small ones; the first step has one row per source (its one live hypothesis), which makes one
+    source no slower than a search of its own (benchmarks/translation_speed.py). Of the 2K best
+    continuations of a source, those of the first K that end with [EOS] are finished, the first
+    K that do not stay live (fairseq's rule, which keeps K live hypotheses and makes K = 1 exactly
+    greedy decoding); a source is done once K have finished, and leaves the batch.
+    `max_lengths[b]` bounds source b's target (at that length [EOS] is its only choice); before
+    `min_length` tokens [EOS] is never a choice (the max length wins where it is shorter).
+    """
+    if beam_size < 1:
+        raise ValueError(f"need beam size >= 1, found {beam_size}")
+    if any(not src for src in sources) or any(length < 1 for length in max_lengths) or min_length < 1:
+        raise ValueError("every source needs a word, and max and min lengths of at least 1")
     device = next(model.parameters()).device
-    prefixes: list[tuple[int, ...]] = [()]
-    scores = torch.zeros(1, dtype=torch.float64, device=device)  # (live,)
-    prev = torch.full((1,), PAD_ID, dtype=torch.long, device=device)
-    finished: list[Hypothesis] = []
-    for length in range(max_length + 1):
-        log_probs, state = _next_log_probs(model, state, prev, must_end=length == max_length)
-        candidates = (scores.unsqueeze(1) + log_probs).view(-1)  # (live * vocab,)
-        top_scores, top_index = candidates.topk(min(2 * beam_size, candidates.numel()))
+    count, k = len(sources), beam_size
+    if count == 0:
+        return []
+    src, lengths = _padded(sources, device)
+    state = model.start(src, lengths)
+    active = list(range(count))  # the sources still searching, in row-block order
+    width = 1  # rows per source: one live hypothesis at the start, K after the first step
+    prefixes = [[()] for _ in range(count)]
+    scores = torch.zeros((count, 1), dtype=torch.float64, device=device)
+    prev = torch.full((count,), PAD_ID, dtype=torch.long, device=device)
+    finished: list[list[Hypothesis]] = [[] for _ in range(count)]
+    step = 0
+    while active:
+        log_probs, state, _ = model.step(state, prev)
         vocab = log_probs.size(1)
-        rows, words, kept = [], [], []
-        for rank, (score, index) in enumerate(zip(top_scores.tolist(), top_index.tolist())):
-            if score == float("-inf"):
-                break
-            row, word = divmod(index, vocab)
-            if word == EOS_ID:
-                if rank < beam_size:
-                    finished.append(Hypothesis(prefixes[row], score, forced_end=length == max_length))
-            elif len(rows) < beam_size:
-                rows.append(row)
-                words.append(word)
-                kept.append(score)
-        if len(finished) >= beam_size or not rows:
+        log_probs = log_probs.double().view(len(active), width, vocab)
+        log_probs[:, :, PAD_ID] = float("-inf")
+        if step < min_length:  # step 0: a translation has a word; a source's max length wins over it
+            too_short = torch.tensor([step < max_lengths[b] for b in active], device=device)
+            log_probs[too_short, :, EOS_ID] = float("-inf")
+        must_end = torch.tensor([step >= max_lengths[b] for b in active], device=device)
+        if bool(must_end.any()):
+            ended = torch.full_like(log_probs, float("-inf"))
+            ended[:, :, EOS_ID] = log_probs[:, :, EOS_ID]
+            log_probs = torch.where(must_end.view(-1, 1, 1), ended, log_probs)
+        candidates = (scores.unsqueeze(2) + log_probs).view(len(active), width * vocab)
+        top_scores, top_index = candidates.topk(min(2 * k, width * vocab), dim=1)
+        keep_rows, keep_words, keep_scores, still = [], [], [], []
+        for block, (row_scores, row_index) in enumerate(zip(top_scores.tolist(), top_index.tolist())):
+            source = active[block]
+            rows, words, kept = _advance(row_scores, row_index, vocab, k, prefixes[source], finished[source],
+                                         forced=step >= max_lengths[source])
+            if len(finished[source]) >= k or not rows:
+                continue
+            while len(rows) < k:  # fewer than K live continuations: pad with dead rows
+                rows.append(rows[0])
+                words.append(words[0])
+                kept.append(float("-inf"))
+            prefixes[source] = [prefixes[source][row] + (word,) for row, word in zip(rows, words)]
+            keep_rows += [block * width + row for row in rows]
+            keep_words += words
+            keep_scores.append(kept)
+            still.append(source)
+        if not still:
             break
-        state = state.select(torch.tensor(rows, dtype=torch.long, device=device))
-        prefixes = [prefixes[row] + (word,) for row, word in zip(rows, words)]
-        scores = torch.tensor(kept, dtype=torch.float64, device=device)
-        prev = torch.tensor(words, dtype=torch.long, device=device)
-    finished.sort(key=lambda hypothesis: -hypothesis.log_p)
-    return finished[:beam_size]
+        state = state.select(torch.tensor(keep_rows, dtype=torch.long, device=device))
+        prev = torch.tensor(keep_words, dtype=torch.long, device=device)
+        scores = torch.tensor(keep_scores, dtype=torch.float64, device=device)
+        active = still
+        width = k
+        step += 1
+    for hypotheses in finished:
+        hypotheses.sort(key=lambda hypothesis: -hypothesis.log_p)
+    return finished
+
+
+def _padded(sources: Sequence[Sequence[int]], device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    lengths = torch.tensor([len(src) for src in sources], dtype=torch.long)
+    src = torch.full((len(sources), int(lengths.max())), PAD_ID, dtype=torch.long)
+    for row, ids in enumerate(sources):
+        src[row, :len(ids)] = torch.tensor(list(ids), dtype=torch.long)
+    return src.to(device), lengths.to(device)
 
 
 @torch.inference_mode()
@@ -170,3 +219,21 @@ def sample(model: PhraseScorer, src_ids: Sequence[int], num_samples: int, max_le
         prev = words.index_select(0, keep_index)
         alive = [alive[row] for row in keep]
     return [result for result in results if result is not None]
+
+
+def _advance(row_scores: list, row_index: list, vocab: int, k: int, prefixes: list,
+             finished: list, forced: bool) -> tuple[list, list, list]:
+    """One source's step: finish the [EOS] continuations among its first K, keep K live ones."""
+    rows, words, kept = [], [], []
+    for rank, (score, index) in enumerate(zip(row_scores, row_index)):
+        if score == float("-inf"):
+            break
+        row, word = divmod(index, vocab)
+        if word == EOS_ID:
+            if rank < k:
+                finished.append(Hypothesis(prefixes[row], score, forced_end=forced))
+        elif len(rows) < k:
+            rows.append(row)
+            words.append(word)
+            kept.append(score)
+    return rows, words, kept

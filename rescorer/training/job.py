@@ -19,7 +19,7 @@ from rescorer.models.settings import MODEL_OPTION_KEYS, ModelSettings
 from rescorer.records import SettingError, option_name, signature_items
 from rescorer.runtime.placement import Placement, warn_if_emulated
 from rescorer.runtime.settings import RuntimeSettings
-from rescorer.training.recipes import SENTENCE_RECIPE, SUBWORD_SIZE, apply_recipe
+from rescorer.training.recipes import SENTENCE_RECIPE, SUBWORD_SIZE, apply_recipe, recipe_model_options
 from rescorer.training.settings import NO_SUBWORDS, TrainSettings
 from rescorer.training.stop_reasons import updates_made
 
@@ -107,9 +107,12 @@ def check_subword_settings(settings: TrainSettings, explicit: frozenset) -> None
 
 def resumed(job: TrainJob) -> tuple[TrainSettings, dict, Optional[dict]]:
     """(settings, raw model options, checkpoint): under --resume, what the command line left at
-    its defaults is the checkpoint's."""
+    its defaults is the checkpoint's; otherwise a parallel corpus's model takes the sentence
+    recipe's options where none was given."""
     if not job.settings.resume:
-        return job.settings, job.model_options, None
+        if job.source.kind != "corpus":
+            return job.settings, job.model_options, None
+        return job.settings, recipe_model_options(SENTENCE_RECIPE, job.model_options, job.explicit), None
     from rescorer.models.model_files import read_model_file
     from rescorer.training.resume import recorded_training, resumed_model_options, resumed_settings
 

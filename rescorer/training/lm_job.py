@@ -9,6 +9,7 @@ import shlex
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Optional
 
 from rescorer.errors import RescorerError
 from rescorer.io.file_names import checkpoint_path_for
@@ -16,9 +17,8 @@ from rescorer.records import SettingError, option_name, signature_items
 from rescorer.runtime.placement import Placement, warn_if_emulated
 from rescorer.runtime.settings import RuntimeSettings
 from rescorer.training.job import TrainingProgress, kept_for_more_training, resume_hint
-from rescorer.training.lm_settings import LmSettings
 from rescorer.training.recipes import LM_RECIPE, apply_recipe
-from rescorer.training.settings import TrainSettings
+from rescorer.training.settings import LmSettings, TrainSettings
 from rescorer.training.stop_reasons import updates_made
 
 __all__ = ["LmTrainJob", "NOT_FOR_LM", "lm_train_settings", "train_lm_job"]
@@ -44,7 +44,7 @@ class LmTrainJob:
     runtime: RuntimeSettings
     explicit: frozenset = frozenset()  # names given on the command line: under --resume the others
     # are the checkpoint's
-    dropout: float = 0.0  # of the network (NgramLmConfig.dropout)
+    dropout: Optional[float] = None  # of the network (NgramLmConfig.dropout); None: the LM recipe's
 
 
 class LmCorpusSource:
@@ -103,7 +103,8 @@ def train_lm_job(job: LmTrainJob, reporter, placement: Placement) -> None:
 
     if placement.ranks.is_distributed:
         raise SettingError("--lm trains on one device: run it without torchrun")
-    settings, lm_settings, preset, dropout, payload = job.settings, job.lm_settings, job.preset, job.dropout, None
+    settings, lm_settings, preset, payload = job.settings, job.lm_settings, job.preset, None
+    dropout = LM_RECIPE.model["dropout"] if job.dropout is None else job.dropout
     if settings.resume:
         preset, settings, lm_settings, dropout, payload = _resumed(job)
     device = placement.device

@@ -18,11 +18,10 @@ from rescorer.models.model_files import read_model_file
 from rescorer.models.ngram_lm import LM_PRESETS, NgramLM, lm_config
 from rescorer.records import from_stored, option_name
 from rescorer.training.lm_reference import LmReference, lm_reference
-from rescorer.training.lm_settings import LM_SETTINGS_FORMAT, LmSettings
 from rescorer.training.lm_trainer import HeldOut, LmTrainer
 from rescorer.training.pipeline import TrainingRun, checkpoint_kept
 from rescorer.training.resume import CHANGEABLE_SETTINGS, resume_differences
-from rescorer.training.settings import TrainSettings
+from rescorer.training.settings import LM_SETTINGS_FORMAT, LmSettings, TrainSettings
 from rescorer.training.trainer import TrainState
 
 __all__ = ["LmTrainReport", "train_lm", "check_lm_resume"]

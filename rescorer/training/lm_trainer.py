@@ -26,8 +26,7 @@ from rescorer.models.lm_files import LmBundle, save_lm
 from rescorer.models.precision import autocast
 from rescorer.training.averaging import BestCheckpoints
 from rescorer.training.budget import update_limit
-from rescorer.training.lm_settings import LmSettings
-from rescorer.training.settings import TrainSettings
+from rescorer.training.settings import LmSettings, TrainSettings
 from rescorer.training.trainer import PairSplit, Trainer, TrainState, make_optimizer
 
 __all__ = ["SentenceSplit", "HeldOut", "held_out_figures", "LmTrainer"]

@@ -87,23 +87,34 @@ def table_identity(table_path: Union[Path, PairSource]) -> dict:
     return pair_source(table_path).identity()
 
 
-def encode_table(table_path: Union[Path, PairSource], src_vocab: Vocabulary, tgt_vocab: Vocabulary,
-                 cache_dir: Path, progress: Progress = no_progress,
-                 reject: Optional[RejectSink] = None, max_pair_length: Optional[int] = None,
-                 direction: str = "forward", with_counts: bool = False,
-                 lowest_count: tuple = (0.0, ""), subwords: Optional[SubwordSides] = None) -> PairCache:
-    """The table's pairs as an on-disk cache, reusing `cache_dir` when it still matches; pairs
-    with a side longer than `max_pair_length` words are left out (and counted); `with_counts`
-    keeps each pair's c(pair) for weighted training, refusing counts not above `lowest_count`
-    ((bound, why): LOWEST_PAIR_COUNT); `subwords` encodes the sides as their pieces."""
-    meta = cache_meta(table_path, src_vocab, tgt_vocab, max_pair_length, direction, with_counts, lowest_count[0],
-                      subwords)
+@dataclass(frozen=True)
+class PairEncoding:
+    """How a source's pairs become a pair cache: the vocabularies they are read through (with
+    `subwords`, the pieces of a subword model's), the direction, the bound on a side's words
+    (longer pairs are left out and counted), and whether each pair's c(pair) is kept for
+    weighted training, refusing counts not above `lowest_count` ((bound, why):
+    LOWEST_PAIR_COUNT). A cache encoded otherwise is rebuilt (cache_meta)."""
+
+    src_vocab: Vocabulary
+    tgt_vocab: Vocabulary
+    max_pair_length: Optional[int] = None
+    direction: str = "forward"
+    with_counts: bool = False
+    lowest_count: tuple = (0.0, "")
+    subwords: Optional[SubwordSides] = None
+
+
+def encode_table(table_path: Union[Path, PairSource], encoding: PairEncoding, cache_dir: Path,
+                 progress: Progress = no_progress, reject: Optional[RejectSink] = None) -> PairCache:
+    """The table's pairs as an on-disk cache, reusing `cache_dir` when it still matches."""
+    meta = cache_meta(table_path, encoding)
     cache = open_matching_cache(cache_dir, meta)
     if cache is None:
-        pairs = pair_source(table_path).pairs(progress, reject, direction, with_counts, lowest_count)
-        cache = build_pair_cache(pairs, src_vocab, tgt_vocab, cache_dir, meta, max_pair_length, with_counts,
-                                 subwords)
-    check_enough_pairs(cache, table_path, max_pair_length)
+        pairs = pair_source(table_path).pairs(progress, reject, encoding.direction, encoding.with_counts,
+                                              encoding.lowest_count)
+        cache = build_pair_cache(pairs, encoding.src_vocab, encoding.tgt_vocab, cache_dir, meta,
+                                 encoding.max_pair_length, encoding.with_counts, encoding.subwords)
+    check_enough_pairs(cache, table_path, encoding.max_pair_length)
     return cache
 
 
@@ -116,7 +127,7 @@ def encode_valid_set(src_path: Path, tgt_path: Path, src_vocab: Vocabulary, tgt_
     Bad input (an empty line, sides of different lengths, an empty file, with subwords a line
     that is not UTF-8) is one line naming the file and line."""
     source = ParallelCorpusPairs(Path(src_path), Path(tgt_path), utf8_only=subwords is not None)
-    meta = cache_meta(source, src_vocab, tgt_vocab, None, direction, subwords=subwords)
+    meta = cache_meta(source, PairEncoding(src_vocab, tgt_vocab, direction=direction, subwords=subwords))
     cache = open_matching_cache(directory, meta)
     if cache is None:
         try:
@@ -144,22 +155,20 @@ def check_enough_pairs(cache: PairCache, table_path: Union[Path, PairSource], ma
                         f"validation and needs another to train on")
 
 
-def cache_meta(table_path: Union[Path, PairSource], src_vocab: Vocabulary, tgt_vocab: Vocabulary,
-               max_pair_length: Optional[int], direction: str = "forward",
-               with_counts: bool = False, lowest_count: float = 0.0,
-               subwords: Optional[SubwordSides] = None) -> dict:
+def cache_meta(table_path: Union[Path, PairSource], encoding: PairEncoding) -> dict:
     """What a pair cache was built from: a cache that differs in any of it is rebuilt."""
-    meta = {**table_identity(table_path), "vocab_hash": hash_vocabularies(src_vocab, tgt_vocab)}
+    meta = {**table_identity(table_path), "vocab_hash": hash_vocabularies(encoding.src_vocab, encoding.tgt_vocab)}
+    subwords = encoding.subwords
     if subwords is not None:  # the pieces are the vocabularies, but a unigram model's scores segment too
         meta["subwords_hash"] = hashlib.sha256(subwords.source.proto + b"\0" + subwords.target.proto).hexdigest()[:16]
-    if max_pair_length is not None:  # a cache built without the bound still matches without it
-        meta["max_pair_length"] = max_pair_length
-    if direction != "forward":  # and a forward cache built before directions matches
-        meta["direction"] = direction
-    if with_counts:
+    if encoding.max_pair_length is not None:  # a cache built without the bound still matches without it
+        meta["max_pair_length"] = encoding.max_pair_length
+    if encoding.direction != "forward":  # and a forward cache built before directions matches
+        meta["direction"] = encoding.direction
+    if encoding.with_counts:
         meta["pair_counts"] = True
-    if lowest_count > 0:  # its counts were checked against the bound (log-count's 1/e)
-        meta["lowest_pair_count"] = lowest_count
+    if encoding.lowest_count[0] > 0:  # its counts were checked against the bound (log-count's 1/e)
+        meta["lowest_pair_count"] = encoding.lowest_count[0]
     return meta
 
 
@@ -268,18 +277,17 @@ def train_on_table(table_path: Union[Path, PairSource], model_path: Path, *, pre
                                  vocabularies.src_vocab, vocabularies.tgt_vocab, direction=direction,
                                  subwords=vocabularies.subwords)
             bundle.training = {"model_options": run.model_options or {}}
-        with_counts = settings.pair_weights != "unique"
-        lowest_count = LOWEST_PAIR_COUNT.get(settings.pair_weights, (0.0, ""))
+        encoding = PairEncoding(bundle.src_vocab, bundle.tgt_vocab, settings.max_pair_length, direction,
+                                with_counts=settings.pair_weights != "unique",
+                                lowest_count=LOWEST_PAIR_COUNT.get(settings.pair_weights, (0.0, "")),
+                                subwords=bundle.subwords)
 
         def build_cache() -> None:  # on rank 0; the others open it once it is built
             run.on_pass("encoding pairs")
-            encode_table(table_path, bundle.src_vocab, bundle.tgt_vocab, cache_dir, run.progress,
-                         rejects.next_pass(), settings.max_pair_length, direction, with_counts, lowest_count,
-                         bundle.subwords)
+            encode_table(table_path, encoding, cache_dir, run.progress, rejects.next_pass())
 
         ranks.on_main(build_cache, "encoding the pairs")
-        cache = open_built_cache(table_path, bundle.src_vocab, bundle.tgt_vocab, cache_dir,
-                                 settings.max_pair_length, direction, with_counts, lowest_count[0], bundle.subwords)
+        cache = open_built_cache(table_path, encoding, cache_dir)
         valid_cache = None
         if settings.valid_src is not None:  # inside the pair cache, built after it (a rebuild replaces both)
             def build_valid() -> PairCache:
@@ -289,8 +297,8 @@ def train_on_table(table_path: Union[Path, PairSource], model_path: Path, *, pre
 
             ranks.on_main(build_valid, "encoding the validation set")
             valid_cache = open_built_cache(ParallelCorpusPairs(settings.valid_src, settings.valid_tgt),
-                                           bundle.src_vocab, bundle.tgt_vocab, cache_dir / "valid", None, direction,
-                                           subwords=bundle.subwords)
+                                           PairEncoding(bundle.src_vocab, bundle.tgt_vocab, direction=direction,
+                                                        subwords=bundle.subwords), cache_dir / "valid")
         if ranks.is_distributed:
             from rescorer.training.distributed_trainer import DistributedTrainer
 
@@ -351,13 +359,9 @@ def _save_trained(bundle: ModelBundle, model_path: Path, checkpoint: Path, train
                             f"written") from None
 
 
-def open_built_cache(table_path: Union[Path, PairSource], src_vocab: Vocabulary, tgt_vocab: Vocabulary,
-                     cache_dir: Path, max_pair_length: Optional[int] = None,
-                     direction: str = "forward", with_counts: bool = False,
-                     lowest_count: float = 0.0, subwords: Optional[SubwordSides] = None) -> PairCache:
+def open_built_cache(table_path: Union[Path, PairSource], encoding: PairEncoding, cache_dir: Path) -> PairCache:
     """The pair cache `encode_table` built (on rank 0, for every rank)."""
-    cache = open_matching_cache(cache_dir, cache_meta(table_path, src_vocab, tgt_vocab, max_pair_length,
-                                                      direction, with_counts, lowest_count, subwords))
+    cache = open_matching_cache(cache_dir, cache_meta(table_path, encoding))
     if cache is None:
         raise RescorerError(f"{cache_dir}: cannot open the pair cache that rank 0 built (the "
                             f"directory must be on a file system that every node sees)")

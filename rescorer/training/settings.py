@@ -1,6 +1,6 @@
 """How a model is trained, in one record: every training option, declared once
 (rescorer.records), torch-free so that the command line builds its options from it without
-loading torch. Resolution of the defaults that depend on others (the optimizer, the batches)."""
+loading torch; and the CSLM's own settings (LmSettings). Resolution of the defaults that depend on others (the optimizer, the batches)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from rescorer.training.recipes import (DEFAULT_BATCH_TOKENS, LM_RECIPE, SENTENCE
                                        TOKEN_BATCH_SAMPLED_WORDS, recipe_default, resolve_defaults)
 
 __all__ = ["TrainSettings", "OPTIMIZERS", "PAIR_WEIGHTS", "LOWEST_PAIR_COUNT", "TRAIN_SETTINGS_FORMAT", "LR_SCHEDULES",
-           "schedule_share", "SUBWORDS", "NO_SUBWORDS"]
+           "schedule_share", "SUBWORDS", "NO_SUBWORDS", "LmSettings", "LM_SETTINGS_FORMAT", "DEFAULT_LOG_Z_PENALTY"]
 
 OPTIMIZERS = ("adadelta", "adam")
 LR_SCHEDULES = ("constant", "inverse-sqrt")
@@ -239,3 +239,32 @@ class TrainSettings:
     def stored(self) -> dict:
         """What a checkpoint keeps: the recorded fields by name, with the format version."""
         return stored(self, TRAIN_SETTINGS_FORMAT)
+
+
+# -- the CSLM (`rescore train --lm`): what it has beyond what every model shares. Its defaults of
+# the shared settings are a recipe (rescorer.training.recipes.LM_RECIPE).
+LM_SETTINGS_FORMAT = 1
+# alpha of the log-partition penalty alpha * (log Z)^2 (Devlin et al. 2014, who used 0.1): it
+# keeps log Z near 0 so that an exported model's unnormalized scores are log-probabilities
+# (NPLM, Moses' NeuralLM) at little cost in perplexity: benchmarks/RESULTS.md, "CSLM".
+DEFAULT_LOG_Z_PENALTY = 0.1
+
+
+@dataclass(frozen=True)
+class LmSettings:
+    """The CSLM's own training settings (with --lm)."""
+
+    order: int = setting(7, Kind("int", minimum=2),
+                         "With --lm: the n of the n-gram model, n-1 words of context (Cho et al.: 7).",
+                         option="--order")
+    log_z_penalty: float = setting(
+        DEFAULT_LOG_Z_PENALTY, NONNEGATIVE_FLOAT,
+        "With --lm: alpha of the self-normalization penalty alpha * (log Z)^2 added to the loss (Devlin et "
+        "al. 2014), so that the model's unnormalized scores are log-probabilities (the NPLM export); 0: "
+        "none.", option="--log-z-penalty")
+
+    def __post_init__(self) -> None:
+        check_record(self)
+
+    def stored(self) -> dict:
+        return stored(self, LM_SETTINGS_FORMAT)

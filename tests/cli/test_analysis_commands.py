@@ -12,6 +12,7 @@ import os
 import pytest
 import torch
 
+from rescorer.analysis.settings import GenerateSettings
 from rescorer.analysis.top_targets import SourceChoice, read_source_groups
 from rescorer.cli.main import main
 from rescorer.models import ModelSettings, build_model
@@ -93,7 +94,7 @@ def test_generate_with_a_subword_model_reads_pieces_and_writes_words(subword_bun
     from rescorer.models.search import beam_search
 
     source = "the house of zqxw"
-    [item] = generate(subword_bundle, [source], beam_size=3, num_samples=0, max_length=8)
+    [item] = generate(subword_bundle, [source], GenerateSettings(beam=3, samples=0, max_length=8))
     pieces = subword_bundle.src_encoding.encode(source)
     found = beam_search(subword_bundle.model, pieces, 3, 8)
     assert [proposal.target for proposal in item.beam] == [subword_bundle.subwords.target.join(

@@ -552,7 +552,7 @@ def test_injected_enospc_in_the_pair_cache_and_the_model(tmp_path, monkeypatch, 
     from rescorer.data import pair_cache
     from rescorer.errors import RescorerError
     from rescorer.models import model_files as checkpoint
-    from rescorer.training.pipeline import build_vocabularies, encode_table
+    from rescorer.training.pipeline import PairEncoding, build_vocabularies, encode_table
 
     def full(*args, **kwargs):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
@@ -560,7 +560,7 @@ def test_injected_enospc_in_the_pair_cache_and_the_model(tmp_path, monkeypatch, 
     vocabularies = build_vocabularies(example_table, 100)
     monkeypatch.setattr(pair_cache._SideWriter, "flush", full)
     with pytest.raises(RescorerError, match="cache: cannot write the pair cache \\(no space left on device\\)"):
-        encode_table(example_table, vocabularies.src_vocab, vocabularies.tgt_vocab, tmp_path / "cache")
+        encode_table(example_table, PairEncoding(vocabularies.src_vocab, vocabularies.tgt_vocab), tmp_path / "cache")
     assert list(tmp_path.iterdir()) == []
     monkeypatch.setattr(checkpoint.torch, "save", full)
     from rescorer.models import ModelSettings

@@ -89,6 +89,25 @@ def test_repeated_paired_and_parsed_options_come_from_their_kinds():
     assert "--pair SRC REF" in shown and "--ref REF" in shown and "[required]" in shown
 
 
+def test_an_option_of_two_spellings_takes_both_and_messages_name_the_long_one():
+    from rescorer.analysis.settings import TopTargetsSettings
+    from rescorer.records import SettingError, option_name
+
+    @click.command()
+    @record_options(TopTargetsSettings, only=("top", "column"))
+    def command(**options):
+        settings = record_from(TopTargetsSettings, options)
+        click.echo(f"{settings.top} {settings.column}")
+
+    assert CliRunner().invoke(command, ["-k", "7"]).output == "7 None\n"
+    assert CliRunner().invoke(command, ["--top", "8", "--column", "-1"]).output == "8 -1\n"
+    refused = CliRunner().invoke(command, ["--column", "0"])
+    assert refused.exit_code == 2 and "Invalid value for '--column': columns count from 1" in refused.output
+    assert option_name(TopTargetsSettings, "top") == "--top"
+    with pytest.raises(SettingError, match="^--top 0: expected >= 1$"):
+        TopTargetsSettings(top=0)
+
+
 # The ablation's settings: a field added to AblationSettings, and nothing else, is an option of
 # `moses ablation` with its help, and reaches the record the command builds.
 ABLATION_WITH_A_DUMMY_FIELD = textwrap.dedent("""

@@ -237,7 +237,7 @@ def test_several_model_columns(tmp_path):
         dev=ParallelSet("dev", FIXTURES / "corpus/dev.en.gz", FIXTURES / "corpus/dev.fr.gz"),
         test=ParallelSet("test", FIXTURES / "corpus/test.en.gz", FIXTURES / "corpus/test.fr.gz"),
         out_dir=tmp_path / "ablation", base_dir=FIXTURES, replicates=1, threads=2, num_samples=20,
-        plot_curves=False, max_iterations=2)
+        plot=False, max_iterations=2)
     summary = run_ablation(config, moses, report=quiet)
     assert list(summary.system) == ["Baseline", "+bible-a", "+bible-b", "+RNN", "+WP", "+RNN+WP"]
     base = [line.split(b" ||| ")[2].split() for line in gzip.open(rescored, "rb").read().splitlines()]
@@ -263,7 +263,7 @@ def test_a_combination_of_columns_is_a_system(tmp_path):
         dev=ParallelSet("dev", FIXTURES / "corpus/dev.en.gz", FIXTURES / "corpus/dev.fr.gz"),
         test=ParallelSet("test", FIXTURES / "corpus/test.en.gz", FIXTURES / "corpus/test.fr.gz"),
         out_dir=tmp_path / "ablation", base_dir=FIXTURES, replicates=1, threads=2, num_samples=20,
-        plot_curves=False, max_iterations=2)
+        plot=False, max_iterations=2)
     summary = run_ablation(config, moses, report=quiet)
     assert list(summary.system) == ["Baseline", "+a+c", "+c+WP"]
     base = [line.split(b" ||| ")[2].split() for line in gzip.open(rescored, "rb").read().splitlines()]

@@ -49,7 +49,7 @@ def config(tmp_path, **kwargs) -> TuningConfig:
 ARGV_CASES = [
     ("mert with seed", dict(seed=7), False,
      ["--mertmertargs=-r 7 "]),
-    ("mira with seed", dict(seed=7, batch_mira=True), False,
+    ("mira with seed", dict(seed=7, optimizer="batch-mira"), False,
      ["--batch-mira-args=-r 7 ", "--batch-mira", "--return-best-dev"]),
     ("no seed, resume, max iterations", dict(max_iterations=3), True,
      ["--maximum-iterations=3", "--continue"]),

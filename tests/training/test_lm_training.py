@@ -13,8 +13,7 @@ import torch
 from rescorer.errors import RescorerError
 from rescorer.models.lm_files import load_lm
 from rescorer.training.lm_pipeline import train_lm
-from rescorer.training.lm_settings import LmSettings
-from rescorer.training.settings import TrainSettings
+from rescorer.training.settings import LmSettings, TrainSettings
 from tests.helpers import SHARED
 
 CORPUS = SHARED / "data" / "bible-en-fr" / "corpus" / "dev.fr.gz"

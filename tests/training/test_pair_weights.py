@@ -12,7 +12,7 @@ from rescorer.errors import PhraseTableFormatError
 from rescorer.io.table_reader import PhraseTableReader, pair_count
 from rescorer.models import ModelSettings
 from rescorer.models.model_files import ModelBundle, read_model_file
-from rescorer.training.pipeline import build_vocabularies, encode_table, new_model
+from rescorer.training.pipeline import PairEncoding, build_vocabularies, encode_table, new_model
 from rescorer.training.trainer import Trainer, TrainSettings, batch_tensors
 from rescorer.training.resume import recorded_training
 from tests.helpers import first_lines, gz_lines, invoke
@@ -46,8 +46,8 @@ def test_a_line_without_counts_is_named(tmp_path):
 @pytest.mark.parametrize("kind, weight", [("count", lambda c: c), ("log-count", lambda c: 1 + math.log(c))])
 def test_the_loss_is_the_weighted_mean(table, tmp_path, kind, weight):
     vocabularies = build_vocabularies(table, 2000)
-    cache = encode_table(table, vocabularies.src_vocab, vocabularies.tgt_vocab, tmp_path / "cache",
-                         with_counts=True)
+    cache = encode_table(table, PairEncoding(vocabularies.src_vocab, vocabularies.tgt_vocab, with_counts=True),
+                         tmp_path / "cache")
     assert cache.counts.tolist() == table_counts(table)
     torch.manual_seed(0)
     model = new_model(ModelSettings.make("cho2014", "tiny"), vocabularies.src_vocab, vocabularies.tgt_vocab)
