@@ -13,12 +13,13 @@ from typing import Optional
 
 from moses_integration.ini.decoder_flags import parse_decoder_flags
 from moses_integration.tables.columns import parse_column_names
+from rescorer.io.score_format import score_column
 from rescorer.records import (ANY_PATH, EXISTING_FILE, FLAG, INT, POSITIVE_INT, TEXT, Kind, SettingError,
                               check_record, choice, like, setting)
 from rescorer.runtime.settings import RuntimeSettings
 
 __all__ = ["DataSets", "DecodingSettings", "TuningSettings", "RerankSettings", "AblationSettings", "AddFeatureSettings",
-           "EvaluationSettings", "NbestFeatureSettings", "PreflightSettings", "NBEST_MODES", "OPTIMIZER_NAMES", "OPTIMIZER_PROGRAMS",
+           "EvaluationSettings", "NbestFeatureSettings", "PreflightSettings", "ScorePlotSettings", "NBEST_MODES", "OPTIMIZER_NAMES", "OPTIMIZER_PROGRAMS",
            "INITIAL_WEIGHT_HELP"]
 
 # Moses' optimizers of log-linear weights, by the name users know, and the program that runs
@@ -356,3 +357,18 @@ class NbestFeatureSettings:
             raise SettingError("--lm scores whole hypotheses: --mode phrase applies to --model alone")
         if self.per_word and not self.lms:
             raise SettingError("--per-word applies with --lm (a sentence model's per-word form: moses rerank)")
+
+
+@dataclass(frozen=True)
+class ScorePlotSettings:
+    """`moses plot-scores`: which column is the RNN's, and which pairs are drawn (-o and --force
+    are the command's: where it writes)."""
+
+    rnn_column: int = setting(5, Kind("text", parse=score_column), "Score column of the RNN score, counted from 1 "
+                              "(-1: the last).", option="--rnn-column", metavar="COLUMN")
+    sample_size: int = setting(10000, POSITIVE_INT, "Phrase pairs drawn from the table for the scatter and rho.",
+                               option="--sample-size")
+    seed: int = setting(1, INT, "Which pairs are sampled.", option="--seed")
+
+    def __post_init__(self) -> None:
+        check_record(self)

@@ -1,5 +1,5 @@
 """What the user chooses for the paper's tables and figures (`rescore top-targets | generate |
-plot-embeddings | plot-phrases`): one settings record each (rescorer.records), every setting
+plot-embeddings | plot-phrases | plot-attention`): one settings record each (rescorer.records), every setting
 declared once as a field; the command line makes its options from these fields. Where a command
 writes (-o, --csv, --dpi, --force) is the command's own. Torch-free, like every record."""
 
@@ -16,7 +16,7 @@ from rescorer.runtime.settings import RuntimeSettings
 from rescorer.scoring.settings import MAX_BEAM
 
 __all__ = ["PICKS", "MAX_SAMPLES", "TopTargetsSettings", "GenerateSettings", "MapSettings", "EmbeddingMapSettings",
-           "PhraseMapSettings"]
+           "PhraseMapSettings", "AttentionPlotSettings"]
 
 PICKS = ("frequent", "rare", "random")  # how sources are picked from a table
 # Samples are drawn in batches of a beam's rows, so they are bounded as the beam is (MAX_BEAM).
@@ -111,6 +111,20 @@ class PhraseMapSettings:
                         "most frequent or the rarest.", option="--pick")
     seed: int = like(MapSettings, "seed")
     zooms: int = like(MapSettings, "zooms")
+    device: str = like(RuntimeSettings, "device")
+
+    def __post_init__(self) -> None:
+        check_record(self)
+
+
+@dataclass(frozen=True)
+class AttentionPlotSettings:
+    """`rescore plot-attention`: the pairs whose attention is drawn, one panel each."""
+
+    sources: tuple = setting((), MORE_TEXTS, "Source phrase (repeat for panels).", option="--source", required=True,
+                             show_default=False)
+    targets: tuple = setting((), MORE_TEXTS, "Target phrase, one per --source [default: the model's greedy "
+                             "translation].", option="--target", show_default=False)
     device: str = like(RuntimeSettings, "device")
 
     def __post_init__(self) -> None:

@@ -10,10 +10,10 @@ from pathlib import Path
 import click
 
 from rescorer.analysis.figures import ATTENTION_PANEL_INCHES
-from rescorer.analysis.settings import EmbeddingMapSettings, PhraseMapSettings
+from rescorer.analysis.settings import AttentionPlotSettings, EmbeddingMapSettings, PhraseMapSettings
 from rescorer.analysis.tsne_maps import MAP_INCHES
 from rescorer.cli.analysis_runs import load_model_on, run_paths
-from rescorer.cli.options import EXISTING_FILE, device_option, figure_options
+from rescorer.cli.options import EXISTING_FILE, figure_options
 from rescorer.cli.record_options import record_from, record_options
 from rescorer.cli.reporting import say
 from rescorer.counts import counted
@@ -90,20 +90,19 @@ def plot_phrases_command(model_path: Path, table_path: Path, output: Path, dpi: 
 
 @click.command("plot-attention")
 @click.argument("model_path", metavar="MODEL", type=EXISTING_FILE)
-@click.option("--source", "sources", multiple=True, required=True, help="Source phrase (repeat for panels).")
-@click.option("--target", "targets", multiple=True,
-              help="Target phrase, one per --source [default: the model's greedy translation].")
+@record_options(AttentionPlotSettings, only=("sources", "targets"))
 @figure_options(ATTENTION_SIZE)
-@device_option
+@record_options(AttentionPlotSettings, only=("device",))
 @reports_errors
-def plot_attention_command(model_path: Path, sources: tuple, targets: tuple, output: Path, dpi: int,
-                           force: bool, device: str) -> None:
+def plot_attention_command(model_path: Path, output: Path, dpi: int, force: bool, **options) -> None:
     """Attention maps of rnnsearch and luong models, drawn as Bahdanau's Fig. 3: each target
     word's weights over the source words, one panel per pair."""
     from rescorer.analysis.figures import check_figure_path, plot_attention
     from rescorer.analysis.representations import attention_weights, require_attention
     from rescorer.models.search import greedy_decode
 
+    settings = record_from(AttentionPlotSettings, options)
+    sources, targets = settings.sources, settings.targets
     if any(not source.split() for source in sources):
         raise click.UsageError("--source '': a source phrase needs at least one word")
     if targets and len(targets) != len(sources):
@@ -111,7 +110,7 @@ def plot_attention_command(model_path: Path, sources: tuple, targets: tuple, out
                                f"source, or none for the model's own translations")
     with run_paths([("model", model_path)], output, "figure", force):
         check_figure_path(output)
-        bundle = load_model_on(model_path, device)
+        bundle = load_model_on(model_path, settings.device)
         require_attention(bundle, str(model_path))
         panels = []
         for number, source in enumerate(sources):

@@ -10,10 +10,9 @@ import click
 
 from moses_integration.ini.moses_ini import MosesIni
 from moses_integration.ini.moses_install import find_moses
-from moses_integration.settings import OPTIMIZER_PROGRAMS, AblationSettings
+from moses_integration.settings import OPTIMIZER_PROGRAMS, AblationSettings, ScorePlotSettings
 from rescorer.cli.moses_runs import model_placement, working_in
-from rescorer.cli.options import (ANY_PATH, EXISTING_FILE, SCORE_COLUMN, force_option,
-                                  output_option, parallel_set, seed_option)
+from rescorer.cli.options import ANY_PATH, EXISTING_FILE, force_option, output_option, parallel_set
 from rescorer.cli.record_options import record_from, record_options
 from rescorer.cli.reporting import say, signature
 from rescorer.io.path_checks import RunPaths, Target
@@ -26,23 +25,20 @@ __all__ = ["STUDY_COMMANDS"]
 @click.command("plot-scores")
 @click.argument("table_path", metavar="RESCORED_TABLE", type=EXISTING_FILE)
 @output_option("PNG to write.", type=ANY_PATH, required=True)
-@click.option("--rnn-column", type=SCORE_COLUMN, default=5, show_default=True,
-              help="Score column of the RNN score, counted from 1 (-1: the last).")
-@click.option("--sample-size", type=click.IntRange(1), default=10000, show_default=True,
-              help="Phrase pairs drawn from the table for the scatter and rho.")
-@seed_option("Which pairs are sampled.")
+@record_options(ScorePlotSettings)
 @force_option("Overwrite the output.")
 @reports_errors
-def plot_scores(table_path: Path, output: Path, rnn_column: int, sample_size: int, seed: int,
-                force: bool) -> None:
+def plot_scores(table_path: Path, output: Path, force: bool, **options) -> None:
     """Scatter the RNN score against the table's p(f|e) (paper Fig. 3) and p(e|f) for a sample
     of pairs, with Spearman's rho of each."""
     from moses_integration.study.score_plots import plot_rnn_vs_table
     from rescorer.analysis.figures import check_figure_path
 
+    settings = record_from(ScorePlotSettings, options)
     with RunPaths([("rescored table", table_path)], [Target(output, "figure")], force=force):
         check_figure_path(output)
-        result = plot_rnn_vs_table(table_path, column_index(rnn_column), output, sample_size, seed, force)
+        result = plot_rnn_vs_table(table_path, column_index(settings.rnn_column), output, settings.sample_size,
+                                   settings.seed, force)
     say(f"wrote {output}: {result.summary()}")
 
 

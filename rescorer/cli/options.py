@@ -21,7 +21,6 @@ from click.core import ParameterSource
 from moses_integration.preflight import ParallelSet
 from rescorer.cli.record_options import FiniteFloatRange, record_options
 from rescorer.errors import ModelSettingError
-from rescorer.io.score_format import score_column
 from rescorer.models import architecture_names, get_architecture
 from rescorer.models.registry import PRESET_NAMES
 from rescorer.models.settings import SETTINGS, ModelSettings, Setting
@@ -65,28 +64,6 @@ def output_option(help: str, *, dest: str = "output", type=FILE_OR_STDOUT, requi
 
 device_option = record_options(RuntimeSettings, only=("device",))
 precision_option = record_options(RuntimeSettings, only=("precision",))
-
-
-def seed_option(help: str = None, default=1):
-    return click.option("--seed", type=int, default=default, show_default=default is not None,
-                        help=help)
-
-
-class ScoreColumn(click.ParamType):
-    """A score column counted from 1 (-1: the last); the library gets a 0-based index."""
-
-    name = "column"
-
-    def convert(self, value, param, ctx):
-        if isinstance(value, int) and not isinstance(value, bool) and value != 0:
-            return value
-        try:
-            return score_column(value)
-        except ValueError as error:
-            self.fail(str(error), param, ctx)
-
-
-SCORE_COLUMN = ScoreColumn()
 
 
 # ---- the main job: run, train and score

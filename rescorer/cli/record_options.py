@@ -77,8 +77,8 @@ def _parsed(parse, default):
 
 
 def _option(field: dataclasses.Field, declared):
-    extra = {"show_default": True} if declared.show_default else {}
     kind = declared.kind
+    extra = {"show_default": True} if declared.show_default else {}
     for name in ("metavar", "required"):
         if getattr(declared, name):
             extra[name] = getattr(declared, name)
@@ -86,9 +86,10 @@ def _option(field: dataclasses.Field, declared):
         extra.update(multiple=kind.multiple, nargs=kind.nargs)
     # "--x/--no-x" is one declaration; "-k --top" two spellings of one option
     spellings = (declared.option,) if "/" in declared.option else tuple(declared.option.split())
-    if kind.parse:
-        return click.option(*spellings, field.name, default=None, callback=_parsed(kind.parse, field.default),
-                            help=declared.help, **extra)
+    if kind.parse:  # a default shown is given as text, and parsed like a value given
+        default = field.default if declared.show_default else None
+        return click.option(*spellings, field.name, type=str, default=default,
+                            callback=_parsed(kind.parse, field.default), help=declared.help, **extra)
     if declared.kind.base == "flag":
         if "/" in declared.option:  # --x/--no-x
             return click.option(*spellings, field.name, default=field.default, help=declared.help, **extra)
