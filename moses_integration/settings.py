@@ -14,7 +14,7 @@ from typing import Optional
 from moses_integration.ini.decoder_flags import parse_decoder_flags
 from moses_integration.tables.columns import parse_column_names
 from rescorer.io.score_format import score_column
-from rescorer.records import (ANY_PATH, EXISTING_FILE, FLAG, INT, POSITIVE_INT, TEXT, Kind, SettingError,
+from rescorer.records import (ANY_PATH, EXISTING_FILE, FLAG, INT, POSITIVE_INT, TEXT, TEXTS, Kind, SettingError,
                               check_record, choice, like, setting)
 from rescorer.runtime.settings import RuntimeSettings
 
@@ -29,7 +29,6 @@ OPTIMIZER_NAMES = tuple(OPTIMIZER_PROGRAMS)
 PAIR_OF_PATHS = Kind("path", nargs=2)
 MORE_PATHS = Kind("path", multiple=True)
 MORE_MODELS = Kind("path", exists=True, dir_okay=False, multiple=True)
-MORE_NAMES = Kind("text", multiple=True)
 NUMBER = Kind("float")  # finite
 INITIAL_WEIGHT_HELP = ("Starting weight of every new column. Default: scaled to the table, so that each new "
                        "column starts with the weight of an average phrase-table column (see docs/moses.md, "
@@ -219,7 +218,7 @@ class AblationSettings:
     replicates: int = setting(3, POSITIVE_INT, "Tuning runs of each system, with seeds --seed + r: MERT's variance "
                               "enters the test.", option="--replicates")
     systems: tuple = setting(
-        (), MORE_NAMES, "Only these systems, e.g. +RNN (Baseline is always built), or +a+b: the table's columns a "
+        (), TEXTS, "Only these systems, e.g. +RNN (Baseline is always built), or +a+b: the table's columns a "
         "and b together, or with --nplm a decoding row such as +CSLM(dec)+RNN (+RNN is built too). Default: all "
         "the fixed systems.", option="--system", metavar="NAME", show_default=False)
     feature: Optional[str] = setting(None, TEXT, "Phrase-table feature name if there are several.",
@@ -256,7 +255,7 @@ class AblationSettings:
         "from that system's tuned weights. Needs a Moses built --with-nplm; decodes several times slower.",
         option="--nplm", show_default=False)
     rerank_systems: tuple = setting(
-        (), MORE_NAMES, "A system whose n-best lists --rerank-model reranks; repeat. Default: Baseline and +RNN, or "
+        (), TEXTS, "A system whose n-best lists --rerank-model reranks; repeat. Default: Baseline and +RNN, or "
         "Baseline and the --system ones.", option="--rerank-system", metavar="NAME", show_default=False)
     rerank_optimizer: str = like(RerankSettings, "optimizer", option="--rerank-optimizer")
     rerank_per_word: bool = setting(
@@ -310,7 +309,7 @@ class AddFeatureSettings:
 class EvaluationSettings:
     """`moses evaluate`: decode the test set with tuned systems, score and test them."""
 
-    systems: tuple = setting((), MORE_NAMES, "A tuned system; repeat; the first is the baseline.", option="--system",
+    systems: tuple = setting((), TEXTS, "A tuned system; repeat; the first is the baseline.", option="--system",
                              metavar="NAME=MOSES_INI", required=True, show_default=False)
     test: Optional[tuple] = like(DataSets, "test", required=True)
     test_refs: tuple = like(DataSets, "test_refs")

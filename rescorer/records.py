@@ -23,7 +23,7 @@ from rescorer.errors import RescorerError
 
 __all__ = ["SettingError", "Kind", "Setting", "setting", "settings_of", "option_name", "check_record", "signature_items",
            "recorded_values", "stored", "from_stored", "like", "MUST_MATCH", "MAY_CHANGE", "NOT_RECORDED", "INT", "POSITIVE_INT", "COUNT",
-           "POSITIVE_FLOAT", "NONNEGATIVE_FLOAT", "PROBABILITY_BELOW_ONE", "FLAG", "TEXT", "choice", "EXISTING_FILE_OR_STDIN",
+           "POSITIVE_FLOAT", "NONNEGATIVE_FLOAT", "PROBABILITY_BELOW_ONE", "FLAG", "TEXT", "TEXTS", "choice", "EXISTING_FILE_OR_STDIN",
            "FILE_TO_WRITE", "DIRECTORY_TO_WRITE", "ANY_PATH", "EXISTING_FILE"]
 
 MUST_MATCH = "must-match"  # recorded; a resumed run must ask for the recorded value
@@ -86,6 +86,7 @@ NONNEGATIVE_FLOAT = Kind("float", minimum=0)  # finite, >= 0
 PROBABILITY_BELOW_ONE = Kind("float", minimum=0, maximum=1, max_open=True)  # in [0, 1)
 FLAG = Kind("flag")
 TEXT = Kind("text")
+TEXTS = Kind("text", multiple=True)  # a repeatable option's texts, a tuple
 EXISTING_FILE_OR_STDIN = Kind("path", exists=True, allow_dash=True, dir_okay=False)
 FILE_TO_WRITE = Kind("path", dir_okay=False)
 DIRECTORY_TO_WRITE = Kind("path", file_okay=False)

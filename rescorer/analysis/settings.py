@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Optional
 
 from rescorer.io.score_format import SCORE_FORMATS, score_column
-from rescorer.records import (EXISTING_FILE, EXISTING_FILE_OR_STDIN, INT, POSITIVE_FLOAT, POSITIVE_INT, Kind,
+from rescorer.records import (EXISTING_FILE, EXISTING_FILE_OR_STDIN, INT, POSITIVE_FLOAT, POSITIVE_INT, TEXTS, Kind,
                               check_record, choice, like, setting)
 from rescorer.runtime.settings import RuntimeSettings
 from rescorer.scoring.settings import MAX_BEAM
@@ -21,7 +21,6 @@ __all__ = ["PICKS", "MAX_SAMPLES", "TopTargetsSettings", "GenerateSettings", "Ma
 PICKS = ("frequent", "rare", "random")  # how sources are picked from a table
 # Samples are drawn in batches of a beam's rows, so they are bounded as the beam is (MAX_BEAM).
 MAX_SAMPLES = 10000
-MORE_TEXTS = Kind("text", multiple=True)
 
 
 @dataclass(frozen=True)
@@ -55,7 +54,7 @@ class TopTargetsSettings:
 class GenerateSettings:
     """`rescore generate`, the paper's Table 3: what the model proposes for each source."""
 
-    sources: tuple = setting((), MORE_TEXTS, "A source phrase (repeatable).", option="--source", show_default=False)
+    sources: tuple = setting((), TEXTS, "A source phrase (repeatable).", option="--source", show_default=False)
     sources_path: Optional[Path] = setting(None, EXISTING_FILE_OR_STDIN, "Source phrases, one per line ('-': stdin).",
                                            option="--sources", show_default=False)
     beam: int = setting(5, Kind("int", minimum=0, maximum=MAX_BEAM), "Beam size K: the K best targets beam search "
@@ -121,9 +120,9 @@ class PhraseMapSettings:
 class AttentionPlotSettings:
     """`rescore plot-attention`: the pairs whose attention is drawn, one panel each."""
 
-    sources: tuple = setting((), MORE_TEXTS, "Source phrase (repeat for panels).", option="--source", required=True,
+    sources: tuple = setting((), TEXTS, "Source phrase (repeat for panels).", option="--source", required=True,
                              show_default=False)
-    targets: tuple = setting((), MORE_TEXTS, "Target phrase, one per --source [default: the model's greedy "
+    targets: tuple = setting((), TEXTS, "Target phrase, one per --source [default: the model's greedy "
                              "translation].", option="--target", show_default=False)
     device: str = like(RuntimeSettings, "device")
 

@@ -39,9 +39,7 @@ def _start(model: PhraseScorer, src_ids: Sequence[int], rows: int) -> DecoderSta
     if not src_ids:
         raise ValueError("an empty source phrase has nothing to decode from")
     device = next(model.parameters()).device
-    src = torch.tensor([list(src_ids)], dtype=torch.long, device=device)  # (1, src_len)
-    lengths = torch.tensor([len(src_ids)], dtype=torch.long, device=device)
-    state = model.start(src, lengths)
+    state = model.start(*_padded([src_ids], device))
     return state.select(torch.zeros(rows, dtype=torch.long, device=device))
 
 
@@ -66,9 +64,7 @@ def _next_log_probs(model: PhraseScorer, state: DecoderState, prev: torch.Tensor
 def beam_search(model: PhraseScorer, src_ids: Sequence[int], beam_size: int,
                 max_length: int) -> list[Hypothesis]:
     """The `beam_size` best targets beam search finds for one source, by descending log p;
-    distinct (`beam_search_many`'s search, on one source)."""
-    if beam_size < 1 or max_length < 1:
-        raise ValueError(f"beam size and max length must be at least 1, found {beam_size}, {max_length}")
+    distinct (`beam_search_many`'s search, on one source, which refuses bad settings)."""
     return beam_search_many(model, [src_ids], beam_size, [max_length])[0][:beam_size]
 
 

@@ -118,21 +118,20 @@ def encode_table(table_path: Union[Path, PairSource], encoding: PairEncoding, ca
     return cache
 
 
-def encode_valid_set(src_path: Path, tgt_path: Path, src_vocab: Vocabulary, tgt_vocab: Vocabulary,
-                     directory: Path, direction: str = "forward",
-                     subwords: Optional[SubwordSides] = None) -> PairCache:
+def encode_valid_set(src_path: Path, tgt_path: Path, encoding: PairEncoding, directory: Path) -> PairCache:
     """A validation set of whole sentences (--valid-src/--valid-tgt) as a pair cache, every pair
-    of it kept (no length bound), reused while it matches; with `subwords` (a subword model's),
-    encoded as their pieces, as the training pairs are, so that its perplexity is over pieces.
+    of it kept (an `encoding` with no length bound and no counts), reused while it matches; with
+    subwords (a subword model's), encoded as their pieces, as the training pairs are, so that its
+    perplexity is over pieces.
     Bad input (an empty line, sides of different lengths, an empty file, with subwords a line
     that is not UTF-8) is one line naming the file and line."""
-    source = ParallelCorpusPairs(Path(src_path), Path(tgt_path), utf8_only=subwords is not None)
-    meta = cache_meta(source, PairEncoding(src_vocab, tgt_vocab, direction=direction, subwords=subwords))
+    source = ParallelCorpusPairs(Path(src_path), Path(tgt_path), utf8_only=encoding.subwords is not None)
+    meta = cache_meta(source, encoding)
     cache = open_matching_cache(directory, meta)
     if cache is None:
         try:
-            cache = build_pair_cache(source.pairs(no_progress, None, direction), src_vocab, tgt_vocab, directory, meta,
-                                     subwords=subwords)
+            cache = build_pair_cache(source.pairs(no_progress, None, encoding.direction), encoding.src_vocab,
+                                     encoding.tgt_vocab, directory, meta, subwords=encoding.subwords)
         except CorpusError as error:
             raise CorpusError(f"{error} (the validation set, --valid-src/--valid-tgt)") from None
     return cache
@@ -290,15 +289,16 @@ def train_on_table(table_path: Union[Path, PairSource], model_path: Path, *, pre
         cache = open_built_cache(table_path, encoding, cache_dir)
         valid_cache = None
         if settings.valid_src is not None:  # inside the pair cache, built after it (a rebuild replaces both)
+            valid_encoding = PairEncoding(bundle.src_vocab, bundle.tgt_vocab, direction=direction,
+                                          subwords=bundle.subwords)
+
             def build_valid() -> PairCache:
                 run.on_pass("encoding the validation set")
-                return encode_valid_set(settings.valid_src, settings.valid_tgt, bundle.src_vocab, bundle.tgt_vocab,
-                                        cache_dir / "valid", direction, bundle.subwords)
+                return encode_valid_set(settings.valid_src, settings.valid_tgt, valid_encoding, cache_dir / "valid")
 
             ranks.on_main(build_valid, "encoding the validation set")
             valid_cache = open_built_cache(ParallelCorpusPairs(settings.valid_src, settings.valid_tgt),
-                                           PairEncoding(bundle.src_vocab, bundle.tgt_vocab, direction=direction,
-                                                        subwords=bundle.subwords), cache_dir / "valid")
+                                           valid_encoding, cache_dir / "valid")
         if ranks.is_distributed:
             from rescorer.training.distributed_trainer import DistributedTrainer
 

@@ -142,9 +142,9 @@ def pair_weights(cache: PairCache, kind: str) -> Optional[np.ndarray]:
 
 
 def make_optimizer(model: torch.nn.Module, settings: TrainSettings) -> torch.optim.Optimizer:
-    """The optimizer of the settings, resolved (TrainSettings.resolved); --weight-decay W is decoupled for Adam (AdamW, Loshchilov &
-    Hutter 2019: each step multiplies every weight by 1 - lr * W), and for Adadelta torch's
-    weight_decay (W * weight added to the gradient)."""
+    """The optimizer of the settings, resolved (TrainSettings.resolved); --weight-decay W is
+    decoupled for Adam (AdamW, Loshchilov & Hutter 2019: each step multiplies every weight by
+    1 - lr * W), and for Adadelta torch's weight_decay (W * weight added to the gradient)."""
     decay = settings.weight_decay
     if settings.optimizer == "adadelta":
         return torch.optim.Adadelta(model.parameters(), lr=settings.learning_rate,

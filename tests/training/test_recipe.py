@@ -13,7 +13,7 @@ from rescorer.data.pair_sources import ParallelCorpusPairs
 from rescorer.io.file_names import checkpoint_path_for
 from rescorer.models.model_files import load_model, read_model_file
 from rescorer.records import SettingError
-from rescorer.training.pipeline import encode_valid_set, train_on_table
+from rescorer.training.pipeline import PairEncoding, encode_valid_set, train_on_table
 from rescorer.scoring.batch_scoring import score_pairs
 from rescorer.training.trainer import Trainer, TrainSettings, batch_tensors, make_optimizer
 from tests.equations import randomize
@@ -232,7 +232,7 @@ def test_a_validation_set_replaces_the_held_out_slice(corpora, tmp_path):
 def test_with_a_validation_set_no_training_pair_is_held_out(example_cache, corpora, tmp_path):
     vocabularies, _ = example_cache
     _, dev, _ = corpora
-    valid = encode_valid_set(*dev, vocabularies.src_vocab, vocabularies.tgt_vocab, tmp_path / "valid")
+    valid = encode_valid_set(*dev, PairEncoding(vocabularies.src_vocab, vocabularies.tgt_vocab), tmp_path / "valid")
     trainer = make_trainer(example_cache, tmp_path, **RANDOM_PAIRS)
     trainer_with_set = Trainer(trainer.bundle, trainer.cache, trainer.settings, CPU, "fp32", tmp_path / "c",
                                valid_cache=valid)
