@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Optional
 
 from moses_integration.ini.decoder_flags import parse_decoder_flags
+from moses_integration.nbest.feature_field import dense_name_problem
 from moses_integration.tables.columns import parse_column_names
 from rescorer.io.score_format import score_column
 from rescorer.records import (ANY_PATH, EXISTING_FILE, FLAG, INT, POSITIVE_INT, TEXT, TEXTS, Kind, SettingError,
@@ -352,6 +353,8 @@ class NbestFeatureSettings:
         check_record(self)
         if self.model is None and not self.lms:
             raise SettingError("give the model whose log p becomes a feature: --model, --lm or both")
+        if dense_name_problem(self.feature_name):
+            raise SettingError(f"--feature-name: {dense_name_problem(self.feature_name)}")
         if self.lms and self.mode == "phrase":
             raise SettingError("--lm scores whole hypotheses: --mode phrase applies to --model alone")
         if self.per_word and not self.lms:

@@ -40,7 +40,7 @@ from moses_integration.ini.moses_ini import MosesIni  # noqa: E402
 from moses_integration.line_files import read_lines  # noqa: E402
 from moses_integration.nbest.nbest_file import read_nbest_list  # noqa: E402
 from moses_integration.nbest.reranking import start_weights  # noqa: E402
-from moses_integration.proxy.bench import (ProxySystem, bench_set, decoder_first_best,  # noqa: E402
+from moses_integration.proxy.bench import (BenchTuning, ProxySystem, bench_set, decoder_first_best,  # noqa: E402
                                            run_bench)
 from moses_integration.proxy.phrase_columns import (phrase_pairs_of, read_table_columns,  # noqa: E402
                                                     column_sums, table_column, write_pair_table)
@@ -139,8 +139,9 @@ def run(args) -> None:
     clock["features"] = time.time()
     systems = [ProxySystem("Baseline")] + [parse_system(s) for s in args.system]
     start = start_weights(MosesIni.read(files["ini"]), dev.nbest.feature_names, 0.0)
-    result = run_bench(systems, dev, test, start, list(range(1, args.replicates + 1)), args.restarts,
-                       progress=lambda line: print(line, file=sys.stderr, flush=True), spread=args.spread)
+    tuning = BenchTuning(start, args.restarts, args.spread)
+    result = run_bench(systems, dev, test, tuning, list(range(1, args.replicates + 1)),
+                       progress=lambda line: print(line, file=sys.stderr, flush=True))
     clock["bench"] = time.time()
     first_best = decoder_first_best(test)
     out = args.out

@@ -8,9 +8,17 @@ from __future__ import annotations
 import math
 import re
 
-__all__ = ["NUMBER", "feature_values"]
+__all__ = ["NUMBER", "feature_values", "dense_name_problem"]
 
 NUMBER = re.compile(r"^[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?$")  # as C++ streams print a double
+
+
+def dense_name_problem(name: str) -> str | None:
+    """What keeps `name` from being a dense feature's name that rescore adds to a list, or None."""
+    if "_" in name or not name or " " in name:
+        return (f"feature name {name!r}: Moses' extractor reads a name with '_' as a sparse feature; "
+                f"use letters and digits")
+    return None
 
 
 def _value(token: str, name: str) -> float:

@@ -28,11 +28,12 @@ from rescorer.io.atomic_output import AtomicOutput
 
 from ..errors import NbestFormatError
 from ..line_files import decoded, open_binary_read, read_lines
+from .feature_field import dense_name_problem
 from .language_check import TextChecks, check_language, check_utf8
 from .nbest_lines import SEP, ListSummary, NbestChecker, NbestLine, checked_lines
 from .segmentation import parse_segmentation, phrase_pairs
 
-__all__ = ["Scorer", "parse_segmentation", "rescore_nbest", "LOG_FLOOR", "SentenceModel", "NbestScored",
+__all__ = ["Scorer", "parse_segmentation", "rescore_nbest", "LOG_FLOOR", "NbestModel", "NbestScored",
            "LineBar", "no_bar", "add_sentence_features", "iter_feature_values"]
 
 Scorer = Callable[[Sequence[tuple[str, str]]], np.ndarray]
@@ -123,25 +124,46 @@ def _second_pass(nbest_path: Path, sources: list, source_path: Path, checks: Seq
                          checks=checks, every_sentence=False)
 
 
-def rescore_nbest(nbest_path: Path, out_path: Path, source_path: Path, scorer: Scorer,
-                  feature_name: str = "RNN0", mode: str = "auto", chunk_lines: int = 5000,
-                  force: bool = False, checks: TextChecks = TextChecks(), bar: LineBar = no_bar) -> NbestScored:
-    """Write `nbest_path` to `out_path` with `feature_name= value` added to each line's features.
+@dataclass(frozen=True)
+class NbestModel:
+    """A model whose log p becomes features of n-best lines: `NAME= log p` and, with per_word
+    (add_sentence_features), `NAMEPerWord= log p / words`, words of the side the model predicts
+    (the hypothesis for a source->target model, the source sentence for a target->source one)."""
+
+    name: str
+    scorer: Scorer  # (source, hypothesis) pairs -> log p, oriented by the model itself
+    predicts_source: bool = False
+    # what the model asks of the list and its sources (language_check): a list in its language and
+    # tokenization, UTF-8 text for a subword model
+    checks: TextChecks = TextChecks()
+
+    def __post_init__(self):
+        problem = dense_name_problem(self.name)
+        if problem:
+            raise ValueError(problem)
+
+
+def rescore_nbest(nbest_path: Path, out_path: Path, source_path: Path, model: NbestModel,
+                  mode: str = "auto", chunk_lines: int = 5000, force: bool = False,
+                  bar: LineBar = no_bar) -> NbestScored:
+    """Write `nbest_path` to `out_path` with `model.name= log p` added to each line's features:
+    of the whole hypothesis, or (mode phrase; auto with a segmented list) summed over its phrase pairs.
 
     `source_path` is the decoder's input (line i = sentence id i); gzip in/out is handled by
     magic bytes / `.gz` name. `out_path` appears only once complete (AtomicOutput); an existing
     one is replaced only with `force`. A list or source the model cannot read as its own is
-    refused (`checks`, language_check). `bar(total)` shows the lines written."""
+    refused (`model.checks`, language_check). `bar(total)` shows the lines written."""
     if mode not in ("auto", "sentence", "phrase"):
         raise ValueError(f"mode must be auto, sentence or phrase, found {mode!r}")
     started = time.perf_counter()
+    checks = model.checks
     sources = _read_sources(source_path, [checks])
-    listed, first = _checked_list(nbest_path, sources, source_path, [feature_name], [checks], chunk_lines,
+    listed, first = _checked_list(nbest_path, sources, source_path, [model.name], [checks], chunk_lines,
                                   needs_segmentation=mode == "phrase")
     per_phrase = mode == "phrase" or (mode == "auto" and listed.segmented)
     if not per_phrase:  # a phrase pair's words say too little of a list's language
         check_language(first, [checks.judge], nbest_path)
-    name = feature_name.encode()
+    name = model.name.encode()
     total = 0.0
     out_path.parent.mkdir(parents=True, exist_ok=True)
     with AtomicOutput(out_path, force=force, input_path=nbest_path) as out, bar(listed.lines) as progress:
@@ -152,9 +174,9 @@ def rescore_nbest(nbest_path: Path, out_path: Path, source_path: Path, scorer: S
                      else [(source, line.hypothesis)])
             chunk.append((line, pairs))
             if len(chunk) >= chunk_lines:
-                total += _flush(chunk, scorer, name, out, per_phrase, progress)
-        total += _flush(chunk, scorer, name, out, per_phrase, progress)
-    return NbestScored(listed.lines, listed.sentences, [feature_name], [total / max(listed.lines, 1)], per_phrase,
+                total += _flush(chunk, model.scorer, name, out, per_phrase, progress)
+        total += _flush(chunk, model.scorer, name, out, per_phrase, progress)
+    return NbestScored(listed.lines, listed.sentences, [model.name], [total / max(listed.lines, 1)], per_phrase,
                        time.perf_counter() - started)
 
 
@@ -184,27 +206,8 @@ def iter_feature_values(path: Path, feature_name: str) -> Iterable[float]:
                 yield float(match.group(1))
 
 
-@dataclass(frozen=True)
-class SentenceModel:
-    """A sentence model's features for n-best reranking: `NAME= log p` and, with per_word,
-    `NAMEPerWord= log p / words`, words of the side the model predicts (the hypothesis for a
-    source->target model, the source sentence for a target->source one)."""
-
-    name: str
-    scorer: Scorer  # (source, hypothesis) pairs -> log p, oriented by the model itself
-    predicts_source: bool = False
-    # what the model asks of the list and its sources (language_check): a list in its language and
-    # tokenization, UTF-8 text for a subword model
-    checks: TextChecks = TextChecks()
-
-    def __post_init__(self):
-        if "_" in self.name or not self.name or " " in self.name:
-            raise ValueError(f"feature name {self.name!r}: Moses' extractor reads a name with '_' as a "
-                             f"sparse feature; use letters and digits")
-
-
 def add_sentence_features(nbest_path: Path, out_path: Path, source_path: Path,
-                          models: Sequence[SentenceModel], per_word: bool = True,
+                          models: Sequence[NbestModel], per_word: bool = True,
                           chunk_lines: int = 20000, force: bool = False, bar: LineBar = no_bar) -> NbestScored:
     """Write `nbest_path` to `out_path` with every model's features added to each line (after
     the decoder's own, in the order given), every other byte kept; a list or source a model
@@ -229,7 +232,7 @@ def add_sentence_features(nbest_path: Path, out_path: Path, source_path: Path,
                        time.perf_counter() - started)
 
 
-def _write_sentence_features(chunk: list, models: Sequence[SentenceModel], per_word: bool, out,
+def _write_sentence_features(chunk: list, models: Sequence[NbestModel], per_word: bool, out,
                              progress) -> np.ndarray:
     """Score and write the chunk's lines; returns the sum of each feature written."""
     pairs = [(source, line.hypothesis) for line, source in chunk]
@@ -248,5 +251,5 @@ def _write_sentence_features(chunk: list, models: Sequence[SentenceModel], per_w
     return np.array([column.sum() for column in columns]) if columns and len(pairs) else np.zeros(len(columns))
 
 
-def _names(models: Sequence[SentenceModel], per_word: bool) -> list[str]:
+def _names(models: Sequence[NbestModel], per_word: bool) -> list[str]:
     return [name for model in models for name in ([model.name, model.name + "PerWord"] if per_word else [model.name])]

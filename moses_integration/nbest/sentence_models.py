@@ -9,9 +9,9 @@ from typing import Callable, Optional, Sequence
 
 from ..scorer import LmScorer, RnnScorer, lm_pair_scorer, pair_scorer
 from .language_check import TextChecks, sentence_model_checks, vocabulary_judge
-from .rnn_features import SentenceModel, add_sentence_features
+from .rnn_features import NbestModel, add_sentence_features
 
-__all__ = ["AddFeatures", "added_names", "lm_feature_names", "lm_sentence_model", "rnn_sentence_model",
+__all__ = ["AddFeatures", "added_names", "lm_feature_names", "lm_nbest_model", "rnn_nbest_model",
            "sentence_features"]
 
 AddFeatures = Callable[[Path, Path, Path], None]  # (nbest, source, out)
@@ -27,7 +27,7 @@ def feature_names(directions: Sequence[str]) -> list[str]:
     return names
 
 
-def added_names(models: Sequence[SentenceModel], per_word: bool) -> list[str]:
+def added_names(models: Sequence[NbestModel], per_word: bool) -> list[str]:
     """The features add_sentence_features adds for `models`, in the order it adds them."""
     return [name for model in models for name in ([model.name, model.name + "PerWord"] if per_word else [model.name])]
 
@@ -37,17 +37,17 @@ def lm_feature_names(count: int) -> list[str]:
     return ["CSLM" + (str(number) if number > 1 else "") for number in range(1, count + 1)]
 
 
-def lm_sentence_model(name: str, scorer: LmScorer, model_path: Path) -> SentenceModel:
+def lm_nbest_model(name: str, scorer: LmScorer, model_path: Path) -> NbestModel:
     """A target language model's feature: log p of the hypothesis, which must be in its vocabulary."""
-    return SentenceModel(name, lm_pair_scorer(scorer, model_path),
+    return NbestModel(name, lm_pair_scorer(scorer, model_path),
                          checks=TextChecks(vocabulary_judge(
                              lambda hypotheses: scorer.known_share(model_path, hypotheses), model_path)))
 
 
-def rnn_sentence_model(name: str, scorer: RnnScorer, model_path: Path) -> SentenceModel:
+def rnn_nbest_model(name: str, scorer: RnnScorer, model_path: Path) -> NbestModel:
     """A sentence model's feature: log p of the pair, in the model's direction; the list must be
     in its language and tokenization, UTF-8 for a subword model (language_check)."""
-    return SentenceModel(name, pair_scorer(scorer, model_path), scorer.direction(model_path) == "inverse",
+    return NbestModel(name, pair_scorer(scorer, model_path), scorer.direction(model_path) == "inverse",
                          checks=sentence_model_checks(scorer, model_path))
 
 
@@ -58,9 +58,9 @@ def sentence_features(scorer: Optional[RnnScorer], models: Sequence[Path], per_w
     sentence models' (each model's direction names its features), then the language models'."""
     directions = [scorer.direction(Path(model)) for model in models] if models else []
     names = feature_names(directions)
-    sentence_models = [rnn_sentence_model(name, scorer, Path(model)) for name, model in zip(names, models)]
+    sentence_models = [rnn_nbest_model(name, scorer, Path(model)) for name, model in zip(names, models)]
     lm_names = lm_feature_names(len(lms))
-    sentence_models += [lm_sentence_model(name, lm_scorer, Path(lm)) for name, lm in zip(lm_names, lms)]
+    sentence_models += [lm_nbest_model(name, lm_scorer, Path(lm)) for name, lm in zip(lm_names, lms)]
     new = added_names(sentence_models, per_word)
 
     def add_features(nbest: Path, source: Path, out: Path) -> None:

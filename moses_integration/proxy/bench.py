@@ -24,8 +24,8 @@ from ..nbest.line_search import LineSearch
 from ..nbest.mert_search import optimize, search_from
 from ..nbest.nbest_file import NbestList
 
-__all__ = ["ProxySystem", "BenchSet", "bench_set", "system_features", "tune_system", "rerank_rows",
-           "run_bench", "BenchResult"]
+__all__ = ["ProxySystem", "BenchSet", "BenchTuning", "bench_set", "system_features", "tune_system",
+           "rerank_rows", "run_bench", "BenchResult"]
 
 
 @dataclass(frozen=True)
@@ -43,6 +43,20 @@ class BenchSet:
     references: list  # one stream (list of lines) per reference
     stats: np.ndarray  # (hypotheses, 9) BLEU statistics of every hypothesis
     added: dict = field(default_factory=dict)  # feature name -> (hypotheses,) values
+
+
+@dataclass(frozen=True)
+class BenchTuning:
+    """How every system's weights are tuned on the dev lists: MERT from `start` (weights by
+    extractor name; a name it lacks starts at 0) with `restarts` random restarts. With `spread` 0
+    the restarts are mert's, uniform in [0, 1]; otherwise each restart is the start with every
+    weight scaled by 1 + spread * N(0, 1) and each new feature's drawn from N(0, spread / 10): on
+    stored lists mert's uniform restarts never beat the tuned start, so they search nothing, while
+    restarts near it do."""
+
+    start: Mapping[str, float]
+    restarts: int = 20
+    spread: float = 0.0
 
 
 def bench_set(nbest: NbestList, references: Sequence[Sequence[str]]) -> BenchSet:
@@ -74,20 +88,16 @@ def system_features(system: ProxySystem, data: BenchSet) -> tuple[list, np.ndarr
     return names, np.hstack(columns)
 
 
-def tune_system(system: ProxySystem, dev: BenchSet, start: Mapping[str, float], seed: int,
-                restarts: int, spread: float = 0.0) -> tuple[dict, float]:
-    """({name: weight} with sum |w| = 1, dev BLEU 0-100) of one MERT run from `start` (by
-    name; a name it lacks starts at 0). With `spread` 0 the random restarts are mert's, uniform
-    in [0, 1]; otherwise each restart is the start with every weight scaled by 1 + spread * N(0, 1)
-    and each new feature's drawn from N(0, spread / 10): on stored lists mert's uniform restarts
-    never beat the tuned start, so they search nothing, while restarts near it do."""
+def tune_system(system: ProxySystem, dev: BenchSet, tuning: BenchTuning, seed: int) -> tuple[dict, float]:
+    """({name: weight} with sum |w| = 1, dev BLEU 0-100) of one MERT run (`tuning`, `seed`)."""
     names, matrix = system_features(system, dev)
     arrays = NbestArrays(names, matrix, dev.stats, dev.nbest.starts, np.arange(dev.nbest.num_sentences))
-    initial = np.array([start.get(name, 0.0) for name in names])
-    if spread == 0:
-        weights, bleu = optimize(arrays, initial, restarts=restarts, seed=seed)
+    initial = np.array([tuning.start.get(name, 0.0) for name in names])
+    if tuning.spread == 0:
+        weights, bleu = optimize(arrays, initial, restarts=tuning.restarts, seed=seed)
     else:
-        weights, bleu = _search_near(arrays, initial, [name not in start for name in names], restarts, seed, spread)
+        new = [name not in tuning.start for name in names]
+        weights, bleu = _search_near(arrays, initial, new, tuning.restarts, seed, tuning.spread)
     total = float(np.abs(weights).sum()) or 1.0
     return {name: float(w) / total for name, w in zip(names, weights)}, 100.0 * bleu
 
@@ -124,16 +134,15 @@ class BenchResult:
     outputs: dict  # system -> [reranked test lines of each replicate]
 
 
-def run_bench(systems: Sequence[ProxySystem], dev: BenchSet, test: BenchSet, start: Mapping[str, float],
-              seeds: Sequence[int], restarts: int = 20, test_type: str = "ar", progress=print,
-              spread: float = 0.0) -> BenchResult:
+def run_bench(systems: Sequence[ProxySystem], dev: BenchSet, test: BenchSet, tuning: BenchTuning,
+              seeds: Sequence[int], test_type: str = "ar", progress=print) -> BenchResult:
     """Tune and score every system once per seed; the first system is the baseline."""
     results: dict[str, list] = {}
     outputs: dict[str, list] = {}
     rows = []
     for system in systems:
         for replicate, seed in enumerate(seeds, start=1):
-            weights, dev_bleu = tune_system(system, dev, start, seed, restarts, spread)
+            weights, dev_bleu = tune_system(system, dev, tuning, seed)
             hyps = rerank_rows(system, test, weights)
             result = score(hyps, test.references, f"{system.name} seed {seed}")
             result.dev_bleu = round(dev_bleu, 4)

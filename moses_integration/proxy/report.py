@@ -28,7 +28,7 @@ def markdown_table(summary: pd.DataFrame, first_best: EvalResult, num_refs: int,
             p_text(row.p_chrf), p_text(row.p_chrf_holm), row.new_column_weights or "–"]) + " |")
     lines += ["", f"Proxy bench: the stored 200-best lists reranked, no decoding. Weights tuned on {dev_lines} dev "
               f"verses by MERT in numpy ({restarts} random restarts, "
-              + (f"uniform in [0, 1]" if spread == 0 else f"near the start, spread {spread:g}")
+              + ("uniform in [0, 1]" if spread == 0 else f"near the start, spread {spread:g}")
               + f", one run per replicate seed, from the lists' tuned weights; new features start at 0); test on {test_lines} verses. BLEU and chrF against "
               f"{num_refs} reference(s), sacrebleu on the tokenized, lowercased text ({first_best.bleu_signature}). "
               "Δ and p: the replicates' concatenated outputs against Baseline's (approximate randomization), "

@@ -30,9 +30,7 @@ __all__ = ["NBEST_COMMANDS"]
 def rescore_nbest_command(nbest_path: Path, output: Path, force: bool, **options) -> None:
     """Add the RNN log-probability (--model) and the CSLM's (--lm) as features to every line of a
     Moses n-best list."""
-    from moses_integration.nbest.language_check import sentence_model_checks
-    from moses_integration.nbest.sentence_models import lm_feature_names
-    from moses_integration.scorer import pair_scorer
+    from moses_integration.nbest.sentence_models import lm_feature_names, rnn_nbest_model
     from rescorer.cli.moses_runs import rnn_scorer
 
     settings = record_from(NbestFeatureSettings, options)
@@ -52,10 +50,9 @@ def rescore_nbest_command(nbest_path: Path, output: Path, force: bool, **options
         if not lms:
             from moses_integration.nbest.rnn_features import rescore_nbest
 
-            scorer = rnn_scorer(settings.device, settings.precision)
-            scored = rescore_nbest(nbest_path, output, settings.input_path, pair_scorer(scorer, model),
-                                   settings.feature_name, settings.mode, force=force,
-                                   checks=sentence_model_checks(scorer, model), bar=lines_bar)
+            feature = rnn_nbest_model(settings.feature_name, rnn_scorer(settings.device, settings.precision), model)
+            scored = rescore_nbest(nbest_path, output, settings.input_path, feature, settings.mode, force=force,
+                                   bar=lines_bar)
         else:
             scored = _with_lm_features(nbest_path, output, settings, force, lines_bar)
     say(scored.report(output))
@@ -64,15 +61,15 @@ def rescore_nbest_command(nbest_path: Path, output: Path, force: bool, **options
 def _with_lm_features(nbest_path: Path, output: Path, settings: NbestFeatureSettings, force: bool, lines_bar):
     """Every feature of one pass over the list: --model's whole-hypothesis log p, then each CSLM's."""
     from moses_integration.nbest.rnn_features import add_sentence_features
-    from moses_integration.nbest.sentence_models import lm_feature_names, lm_sentence_model, rnn_sentence_model
+    from moses_integration.nbest.sentence_models import lm_feature_names, lm_nbest_model, rnn_nbest_model
     from rescorer.cli.moses_runs import lm_scorer, rnn_scorer
 
     models = []
     if settings.model is not None:
-        models.append(rnn_sentence_model(settings.feature_name, rnn_scorer(settings.device, settings.precision),
+        models.append(rnn_nbest_model(settings.feature_name, rnn_scorer(settings.device, settings.precision),
                                          settings.model))
     language_models = lm_scorer(settings.device, settings.precision)
-    models += [lm_sentence_model(name, language_models, Path(lm))
+    models += [lm_nbest_model(name, language_models, Path(lm))
                for name, lm in zip(lm_feature_names(len(settings.lms)), settings.lms)]
     return add_sentence_features(nbest_path, output, settings.input_path, models, per_word=settings.per_word,
                                  force=force, bar=lines_bar)

@@ -95,9 +95,7 @@ class PhraseScorer(nn.Module):
         config = self.config
         self.src_embed = FactoredEmbedding(config.src_vocab_size, config.embed_dim, config.embed_rank)
         self.tgt_embed = FactoredEmbedding(config.tgt_vocab_size, config.embed_dim, config.embed_rank)
-        self.encoder = RecurrentEncoder(config.cell, config.embed_dim, config.hidden_size, config.encoder_layers,
-                                        config.bidirectional, config.reverse_source, config.reset_after,
-                                        config.dropout, config.layer_norm)
+        self.encoder = RecurrentEncoder(config)
 
     def add_decoder_norms(self, hidden_size: int, layers: int = 1) -> None:
         """LayerNorms of the decoder layers' outputs h_t when the config asks for them (Ba et al. 2016,

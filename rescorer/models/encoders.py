@@ -20,6 +20,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from rescorer.models.cells import RecurrentLayer, build_layer
+from rescorer.models.config import ModelConfig
 
 
 def reverse_padded(values: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
@@ -44,21 +45,22 @@ class EncoderOutput:
 class RecurrentEncoder(nn.Module):
     """Embedded source (batch, src_len, E) -> annotations and final states."""
 
-    def __init__(self, cell: str, input_size: int, hidden_size: int, num_layers: int = 1,
-                 bidirectional: bool = False, reverse_source: bool = False, reset_after: bool = False,
-                 dropout: float = 0.0, layer_norm: bool = False):
+    def __init__(self, config: ModelConfig):
+        """The config's cell (and GRU form), layers and directions over its embeddings, with its
+        dropout and layer norm."""
         super().__init__()
-        self.hidden_size = hidden_size
-        self.dropout = dropout  # on each layer's outputs (the next layer's inputs, the annotations), in training
-        self.bidirectional = bidirectional
-        self.reverse_source = reverse_source
-        directions = 2 if bidirectional else 1
-        sizes = [input_size] + [directions * hidden_size] * (num_layers - 1)
+        hidden_size = self.hidden_size = config.hidden_size
+        self.dropout = config.dropout  # on each layer's outputs (the next layer's inputs, the annotations), in training
+        self.bidirectional = config.bidirectional
+        self.reverse_source = config.reverse_source
+        sizes = [config.embed_dim] + [config.annotation_size] * (config.encoder_layers - 1)
+        cell, reset_after = config.cell, config.reset_after
         self.forward_layers = nn.ModuleList(build_layer(cell, size, hidden_size, reset_after) for size in sizes)
         self.backward_layers = nn.ModuleList(
-            build_layer(cell, size, hidden_size, reset_after) for size in sizes) if bidirectional else None
+            build_layer(cell, size, hidden_size, reset_after) for size in sizes) if config.bidirectional else None
         # LayerNorm of each layer's outputs (both directions together); not of the final states
-        self.norms = nn.ModuleList(nn.LayerNorm(directions * hidden_size) for _ in sizes) if layer_norm else None
+        self.norms = (nn.ModuleList(nn.LayerNorm(config.annotation_size) for _ in sizes) if config.layer_norm
+                      else None)
 
     def layers(self) -> list[RecurrentLayer]:
         return list(self.forward_layers) + list(self.backward_layers or [])

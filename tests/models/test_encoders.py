@@ -4,8 +4,15 @@ import numpy as np
 import pytest
 import torch
 
+from rescorer.models.config import ModelConfig
 from rescorer.models.encoders import RecurrentEncoder, reverse_padded
 from tests.equations import cell_step, numpy_of, randomize
+
+
+def encoder_of(cell="gru", layers=1, bidirectional=False, reverse_source=False):
+    """An encoder over embeddings of 3 with 4 hidden units."""
+    return RecurrentEncoder(ModelConfig(10, 10, embed_dim=3, hidden_size=4, cell=cell, encoder_layers=layers,
+                                        bidirectional=bidirectional, reverse_source=reverse_source))
 
 
 @pytest.mark.parametrize("lengths, want", [
@@ -46,7 +53,7 @@ def annotations_by_hand(encoder, vectors):
     ("lstm", 2, False, True), ("gru", 1, True, True),
 ])
 def test_padded_batch_equals_each_sequence_by_hand(cell, layers, bidirectional, reverse_source):
-    encoder = randomize(RecurrentEncoder(cell, 3, 4, layers, bidirectional, reverse_source).double(), seed=1)
+    encoder = randomize(encoder_of(cell, layers, bidirectional, reverse_source).double(), seed=1)
     lengths = [4, 2, 1]
     embedded = torch.randn(3, 4, 3, dtype=torch.double)
     out = encoder(embedded, torch.tensor(lengths))
@@ -64,8 +71,8 @@ def test_padded_batch_equals_each_sequence_by_hand(cell, layers, bidirectional, 
 
 
 def test_reversed_source_reads_the_last_word_first():
-    encoder = randomize(RecurrentEncoder("gru", 3, 4, reverse_source=True).double(), seed=2)
-    plain = RecurrentEncoder("gru", 3, 4).double()
+    encoder = randomize(encoder_of(reverse_source=True).double(), seed=2)
+    plain = encoder_of().double()
     plain.load_state_dict(encoder.state_dict())
     embedded = torch.randn(1, 3, 3, dtype=torch.double)
     lengths = torch.tensor([3])

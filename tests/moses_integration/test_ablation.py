@@ -380,7 +380,7 @@ def test_reranked_rows_join_the_table(setup):
     """--rerank-model: Baseline's replicates get a +rerank row each: its tuned system's n-best
     lists decoded (tables filtered per set), scored, tuned with seed + r, reranked and tested."""
     from moses_integration.study.ablation import RerankRows
-    from moses_integration.nbest.rnn_features import SentenceModel, add_sentence_features
+    from moses_integration.nbest.rnn_features import NbestModel, add_sentence_features
 
     moses, config = setup
     config.systems = ["Baseline", "+RNN"]
@@ -388,7 +388,7 @@ def test_reranked_rows_join_the_table(setup):
 
     def add_features(nbest, source, out):
         scored.append(nbest.name)
-        fake = SentenceModel("RNNfwd", lambda pairs: [-float(len(t.split())) for _, t in pairs])
+        fake = NbestModel("RNNfwd", lambda pairs: [-float(len(t.split())) for _, t in pairs])
         add_sentence_features(nbest, out, source, [fake], per_word=False)
 
     config.rerank = RerankRows(add_features, ["RNNfwd"], systems=("Baseline",))
@@ -415,11 +415,11 @@ def test_reranked_rows_join_the_table(setup):
 def length_features(scored, sign=-1.0, name="RNNfwd"):
     """An add_features whose one model scores sign * the hypothesis' length; `scored` collects
     the lists it scored."""
-    from moses_integration.nbest.rnn_features import SentenceModel, add_sentence_features
+    from moses_integration.nbest.rnn_features import NbestModel, add_sentence_features
 
     def add_features(nbest, source, out):
         scored.append(nbest.name)
-        fake = SentenceModel(name, lambda pairs: [sign * len(t.split()) for _, t in pairs])
+        fake = NbestModel(name, lambda pairs: [sign * len(t.split()) for _, t in pairs])
         add_sentence_features(nbest, out, source, [fake], per_word=False)
 
     return add_features

@@ -74,6 +74,8 @@ def test_a_sentence_model_and_the_cslm_in_one_pass(tmp_path, nbest, lm, tiny_mod
     ((), "give the model whose log p becomes a feature: --model, --lm or both"),
     (("--lm", "LM", "--mode", "phrase"), "--lm scores whole hypotheses"),
     (("--model", "MODEL", "--per-word"), "--per-word applies with --lm"),
+    # Moses' extractor would read RNN_0= as a sparse feature and mert would never weigh it
+    (("--model", "MODEL", "--feature-name", "RNN_0"), "--feature-name: feature name 'RNN_0': Moses' extractor"),
 ])
 def test_usage_without_a_feature_to_add_is_refused(tmp_path, nbest, lm, tiny_model_path, args, message):
     args = [str(lm[1]) if a == "LM" else str(tiny_model_path) if a == "MODEL" else a for a in args]

@@ -7,7 +7,7 @@ import pytest
 
 from moses_integration.errors import NbestFormatError
 from moses_integration.nbest.candidates import read_nbest
-from moses_integration.nbest.rnn_features import (SentenceModel, add_sentence_features, iter_feature_values,
+from moses_integration.nbest.rnn_features import (NbestModel, add_sentence_features, iter_feature_values,
                                                   parse_segmentation, rescore_nbest)
 from moses_integration.line_files import count_lines, read_lines
 from rescorer.errors import RescorerError
@@ -18,6 +18,11 @@ pytestmark = needs_fixtures
 
 NBEST = FIXTURES / "tuning/run11.best100.out.gz"
 DEV_SRC = FIXTURES / "corpus/dev.en.gz"
+
+
+def rnn0(scorer, **checks):
+    """`scorer` as the RNN0 feature, the name rescore-nbest adds by default."""
+    return NbestModel("RNN0", scorer, **checks)
 
 
 class FakeScorer:
@@ -41,7 +46,7 @@ def nbest_lines(tmp_path, lines):
 def test_real_nbest_keeps_every_byte_and_adds_the_feature(out_name, tmp_path):
     scorer = FakeScorer()
     out = tmp_path / out_name
-    scored = rescore_nbest(NBEST, out, DEV_SRC, scorer, chunk_lines=3000)
+    scored = rescore_nbest(NBEST, out, DEV_SRC, rnn0(scorer), chunk_lines=3000)
     original = gzip.open(NBEST, "rb").read().splitlines(keepends=True)
     rescored = (gzip.open(out, "rb") if out_name.endswith(".gz") else open(out, "rb")).read() \
         .splitlines(keepends=True)
@@ -66,7 +71,7 @@ def test_segmented_nbest_scores_each_phrase_pair(tmp_path):
     nbest = tmp_path / "seg.nbest"
     nbest.write_bytes(line + b" ||| 0-1=0-1 2=2-4 3-4=5-6 5-10=7-11\n")
     scorer = FakeScorer()
-    rescore_nbest(nbest, tmp_path / "out", DEV_SRC, scorer)
+    rescore_nbest(nbest, tmp_path / "out", DEV_SRC, rnn0(scorer))
     src = read_lines(DEV_SRC)[0].split()
     assert scorer.pairs == [(" ".join(src[0:2]), "abraham prit"),
                             (src[2], "une autre femme"), (" ".join(src[3:5]), ", et"),
@@ -82,7 +87,7 @@ def test_parse_segmentation():
 
 def test_infinite_sentence_scores_are_floored_per_target_token(tmp_path):
     nbest = first_lines(NBEST, 2, tmp_path / "two")  # 12 and 11 target words
-    rescore_nbest(nbest, tmp_path / "out", DEV_SRC, lambda pairs: np.full(len(pairs), -np.inf))
+    rescore_nbest(nbest, tmp_path / "out", DEV_SRC, rnn0(lambda pairs: np.full(len(pairs), -np.inf)))
     assert list(iter_feature_values(tmp_path / "out", "RNN0")) == [-1300.0, -1200.0]
 
 
@@ -90,7 +95,7 @@ def test_phrase_scores_are_floored_like_the_table_column(tmp_path):
     line = first_lines(NBEST, 1, tmp_path / "one").read_bytes().rstrip(b"\n")
     nbest = tmp_path / "seg.nbest"
     nbest.write_bytes(line + b" ||| 0-1=0-1 2-10=2-11\n")
-    rescore_nbest(nbest, tmp_path / "out", DEV_SRC, lambda pairs: np.array([-250.0, -3.0]))
+    rescore_nbest(nbest, tmp_path / "out", DEV_SRC, rnn0(lambda pairs: np.array([-250.0, -3.0])))
     assert list(iter_feature_values(tmp_path / "out", "RNN0")) == [-103.0]
 
 
@@ -107,7 +112,7 @@ def test_bad_nbest_lines(line, message, tmp_path):
     nbest = tmp_path / "bad.nbest"
     nbest.write_bytes(line)
     with pytest.raises(NbestFormatError) as info:
-        rescore_nbest(nbest, tmp_path / "out", DEV_SRC, FakeScorer())
+        rescore_nbest(nbest, tmp_path / "out", DEV_SRC, rnn0(FakeScorer()))
     assert str(info.value) == message.format(n=nbest, s=DEV_SRC)
 
 
@@ -116,23 +121,23 @@ def test_phrase_mode_without_segmentation_is_an_error(tmp_path):
     with pytest.raises(NbestFormatError, match=r"one:1: expected 'id \|\|\| hypothesis \|\|\| features \|\|\| total "
                                                r"\|\|\| segmentation', found 4 field\(s\); write the list with "
                                                r"Moses' -include-segmentation-in-n-best"):
-        rescore_nbest(nbest, tmp_path / "out", DEV_SRC, FakeScorer(), mode="phrase")
+        rescore_nbest(nbest, tmp_path / "out", DEV_SRC, rnn0(FakeScorer()), mode="phrase")
 
 
 def test_output_is_atomic_and_replaced_only_with_force(tmp_path):
     nbest = first_lines(NBEST, 3, tmp_path / "three")
     out = tmp_path / "out.gz"
     with pytest.raises(NbestFormatError):  # a failed run leaves nothing at or beside the output
-        rescore_nbest(nbest, out, DEV_SRC, FakeScorer(), mode="phrase")
+        rescore_nbest(nbest, out, DEV_SRC, rnn0(FakeScorer()), mode="phrase")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["three"]
     out.write_bytes(b"old\n")
     with pytest.raises(RescorerError, match="out.gz: the output exists; pass --force"):
-        rescore_nbest(nbest, out, DEV_SRC, FakeScorer())
+        rescore_nbest(nbest, out, DEV_SRC, rnn0(FakeScorer()))
     assert out.read_bytes() == b"old\n"
-    assert rescore_nbest(nbest, out, DEV_SRC, FakeScorer(), force=True).lines == 3
+    assert rescore_nbest(nbest, out, DEV_SRC, rnn0(FakeScorer()), force=True).lines == 3
     assert len(gzip.open(out, "rb").read().splitlines()) == 3
     with pytest.raises(RescorerError, match="the output is the input"):
-        rescore_nbest(nbest, nbest, DEV_SRC, FakeScorer(), force=True)
+        rescore_nbest(nbest, nbest, DEV_SRC, rnn0(FakeScorer()), force=True)
 
 
 def test_lines_end_at_newline_only_as_moses_reads_them(tmp_path):
@@ -151,9 +156,9 @@ def test_a_lone_cr_in_a_source_line_leaves_later_sentences_aligned(tmp_path):
     source = tmp_path / "src"
     source.write_bytes(b"one two\rthree\nfour five\n")
     scorer = FakeScorer()
-    rescore_nbest(nbest, tmp_path / "out", source, scorer)
+    rescore_nbest(nbest, tmp_path / "out", source, rnn0(scorer))
     assert scorer.pairs == [("one two\rthree", "un deux trois"), ("four five", "quatre cinq")]
-    sentences = SentenceModel("RNNfwd", FakeScorer())
+    sentences = NbestModel("RNNfwd", FakeScorer())
     add_sentence_features(nbest, tmp_path / "out2", source, [sentences], per_word=False)
     assert sentences.scorer.pairs == scorer.pairs
 
@@ -166,10 +171,10 @@ def test_bytes_that_are_not_utf8_are_kept(tmp_path):
     source = tmp_path / "src"
     source.write_bytes(b"coffee \xff milk\ntwo\n")
     scorer = FakeScorer()
-    rescore_nbest(nbest, tmp_path / "out", source, scorer)
+    rescore_nbest(nbest, tmp_path / "out", source, rnn0(scorer))
     assert (tmp_path / "out").read_bytes() == b"".join(
         line.replace(b" ||| -", b" RNN0= %s ||| -" % value) + b"\n" for line, value in zip(lines, [b"-4.5", b"-1.5"]))
     assert scorer.pairs[0] == ("coffee \udcff milk", "caf\udce9 au lait")
-    add_sentence_features(nbest, tmp_path / "out2", source, [SentenceModel("RNNfwd", FakeScorer())], per_word=False)
+    add_sentence_features(nbest, tmp_path / "out2", source, [NbestModel("RNNfwd", FakeScorer())], per_word=False)
     assert (tmp_path / "out2").read_bytes().splitlines()[0] == b"0 ||| caf\xe9 au lait ||| LM0= -1 RNNfwd= -4.5 ||| -1"
     assert read_nbest(nbest, read_lines(source))[0][0].words.encode("utf-8", "surrogateescape") == b"caf\xe9 au lait"

@@ -18,7 +18,7 @@ from moses_integration.nbest.candidates import read_nbest
 from moses_integration.nbest.language_check import TextChecks
 from moses_integration.nbest.nbest_file import read_nbest_list
 from moses_integration.nbest.nbest_lines import check_nbest
-from moses_integration.nbest.rnn_features import SentenceModel, add_sentence_features, rescore_nbest
+from moses_integration.nbest.rnn_features import NbestModel, add_sentence_features, rescore_nbest
 from tests.fake_moses import FIXTURES, needs_fixtures
 
 pytestmark = needs_fixtures
@@ -26,6 +26,11 @@ pytestmark = needs_fixtures
 DEV_LIST = FIXTURES / "nbest/dev.nbest200.gz"
 DEV_SRC = FIXTURES / "corpus/dev.en.gz"
 PER_SENTENCE = 4  # the first hypotheses of each of the first 3 dev verses
+
+
+def rnn0(scorer, **checks):
+    """`scorer` as the RNN0 feature, the name rescore-nbest adds by default."""
+    return NbestModel("RNN0", scorer, **checks)
 
 
 @pytest.fixture(scope="module")
@@ -137,9 +142,9 @@ def readers(tmp_path, sources):
     source.write_text("".join(line + "\n" for line in sources), encoding="utf-8")
     out = tmp_path / "out"
     return {
-        "rescore-nbest": lambda path: rescore_nbest(path, out, source, Refuses()),
-        "rescore-nbest phrase": lambda path: rescore_nbest(path, out, source, Refuses(), mode="phrase"),
-        "sentence features": lambda path: add_sentence_features(path, out, source, [SentenceModel("RNNfwd", Refuses())]),
+        "rescore-nbest": lambda path: rescore_nbest(path, out, source, rnn0(Refuses())),
+        "rescore-nbest phrase": lambda path: rescore_nbest(path, out, source, rnn0(Refuses()), mode="phrase"),
+        "sentence features": lambda path: add_sentence_features(path, out, source, [NbestModel("RNNfwd", Refuses())]),
         "rerank": lambda path: read_nbest(path, sources, str(source)),
         "rerank's check of a given list": lambda path: check_nbest(path, sources, str(source)),
         "proxy bench": lambda path: read_nbest_list(path, sources, str(source)),
@@ -184,7 +189,7 @@ def test_what_moses_writes_is_taken_and_kept_byte_for_byte(tmp_path, real_lines,
     source = tmp_path / "dev.en"
     source.write_text("".join(line + "\n" for line in sources) + "\n", encoding="utf-8")  # sentence 3: empty
 
-    scored = rescore_nbest(path, tmp_path / "out", source, lambda pairs: np.full(len(pairs), -2.0))
+    scored = rescore_nbest(path, tmp_path / "out", source, rnn0(lambda pairs: np.full(len(pairs), -2.0)))
     assert scored.per_phrase and scored.lines == len(lines) and scored.sentences == 4
     written = (tmp_path / "out").read_bytes().split(b"\n")
     for before, after in zip(b"".join(lines).split(b"\n"), written):
@@ -203,7 +208,7 @@ def test_a_list_of_some_sentences_is_scored_but_not_reranked(tmp_path, real_line
     path.write_bytes(b"".join(line for line in real_lines if not line.startswith(b"1 ")))
     source = tmp_path / "dev.en"
     source.write_text("".join(line + "\n" for line in sources), encoding="utf-8")
-    assert rescore_nbest(path, tmp_path / "out", source, lambda pairs: np.zeros(len(pairs))).sentences == 2
+    assert rescore_nbest(path, tmp_path / "out", source, rnn0(lambda pairs: np.zeros(len(pairs)))).sentences == 2
     with pytest.raises(NbestFormatError, match=re.escape(f"{path}: no hypotheses for 1 of the 3 sentences of the "
                                                          f"source (ids 1); Moses writes at least one line")):
         read_nbest(path, sources)
@@ -217,11 +222,11 @@ def test_a_hypothesis_that_is_not_utf8_is_refused_where_a_model_reads_only_utf8(
     subwords = TextChecks(utf8_only=True, model="sp.pt")
     with pytest.raises(NbestFormatError, match=re.escape(f"{path}:{LAST}: byte 0xE9 at character 4 is not UTF-8: "
                                                          f"the subword model sp.pt reads UTF-8 text")):
-        rescore_nbest(path, tmp_path / "out", source, Refuses(), checks=subwords)
+        rescore_nbest(path, tmp_path / "out", source, rnn0(Refuses(), checks=subwords))
     with pytest.raises(NbestFormatError, match=re.escape(f"{path}:{LAST}: byte 0xE9")):
-        add_sentence_features(path, tmp_path / "out", source, [SentenceModel("RNNfwd", Refuses(), checks=subwords)])
+        add_sentence_features(path, tmp_path / "out", source, [NbestModel("RNNfwd", Refuses(), checks=subwords)])
     assert not (tmp_path / "out").exists()
-    assert rescore_nbest(path, tmp_path / "out", source, lambda pairs: np.zeros(len(pairs))).lines == LAST
+    assert rescore_nbest(path, tmp_path / "out", source, rnn0(lambda pairs: np.zeros(len(pairs)))).lines == LAST
 
 
 def test_an_empty_list_is_refused(tmp_path, sources):
@@ -231,5 +236,5 @@ def test_an_empty_list_is_refused(tmp_path, sources):
     source.write_text("".join(line + "\n" for line in sources), encoding="utf-8")
     with pytest.raises(NbestFormatError, match=re.escape(f"{path}: an empty n-best list; Moses writes at least one "
                                                          f"line per sentence of its input")):
-        rescore_nbest(path, tmp_path / "out", source, Refuses())
+        rescore_nbest(path, tmp_path / "out", source, rnn0(Refuses()))
     assert not (tmp_path / "out").exists()

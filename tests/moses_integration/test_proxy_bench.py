@@ -10,7 +10,8 @@ from moses_integration.ini.moses_ini import MosesIni
 from moses_integration.line_files import read_lines
 from moses_integration.nbest.nbest_file import read_nbest_list
 from moses_integration.nbest.reranking import start_weights
-from moses_integration.proxy.bench import ProxySystem, bench_set, decoder_first_best, run_bench, system_features
+from moses_integration.proxy.bench import (BenchTuning, ProxySystem, bench_set, decoder_first_best, run_bench,
+                                           system_features)
 from tests.fake_moses import FIXTURES, needs_fixtures
 
 pytestmark = needs_fixtures
@@ -39,7 +40,7 @@ def test_a_feature_equal_to_sentence_bleu_wins_and_no_lm_loses(bench):
     dev, test, start = bench
     systems = [ProxySystem("Baseline"), ProxySystem("+oracle", added=("oracle",)),
                ProxySystem("-LM0", dropped=("LM0",))]
-    result = run_bench(systems, dev, test, start, seeds=[1, 2], restarts=3, progress=lambda line: None)
+    result = run_bench(systems, dev, test, BenchTuning(start, restarts=3), seeds=[1, 2], progress=lambda line: None)
     rows = result.summary.set_index("system")
     first_best = decoder_first_best(test).bleu
     assert rows.loc["+oracle", "test_bleu_mean"] > rows.loc["Baseline", "test_bleu_mean"] + 5

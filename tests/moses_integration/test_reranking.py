@@ -15,7 +15,7 @@ import pytest
 
 from moses_integration.errors import NbestFormatError
 from moses_integration.ini.moses_ini import MosesIni
-from moses_integration.nbest.rnn_features import SentenceModel, add_sentence_features
+from moses_integration.nbest.rnn_features import NbestModel, add_sentence_features
 from moses_integration.nbest.candidates import feature_values, first_best, read_nbest, rerank
 from moses_integration.nbest.reranking import start_weights
 from tests.fake_moses import FIXTURES, calls, install_fake_moses, needs_fixtures, set_fake
@@ -91,13 +91,13 @@ def test_sentence_features_per_word_of_the_side_the_model_predicts(tmp_path):
     source = tmp_path / "src"
     source.write_text("one two three\n")
     path = nbest_file(tmp_path, ["0 ||| un deux ||| LM0= -1 ||| -0.5"])
-    forward = SentenceModel("RNNfwd", lambda pairs: np.array([-6.0] * len(pairs)))
-    inverse = SentenceModel("RNNinv", lambda pairs: np.array([-9.0] * len(pairs)), predicts_source=True)
+    forward = NbestModel("RNNfwd", lambda pairs: np.array([-6.0] * len(pairs)))
+    inverse = NbestModel("RNNinv", lambda pairs: np.array([-9.0] * len(pairs)), predicts_source=True)
     add_sentence_features(path, tmp_path / "out", source, [forward, inverse])
     assert (tmp_path / "out").read_text() == \
         "0 ||| un deux ||| LM0= -1 RNNfwd= -6 RNNfwdPerWord= -3 RNNinv= -9 RNNinvPerWord= -3 ||| -0.5\n"
     with pytest.raises(ValueError, match="extractor reads a name with '_' as a sparse feature"):
-        SentenceModel("RNN_fwd", forward.scorer)
+        NbestModel("RNN_fwd", forward.scorer)
 
 
 @pytest.fixture()
