@@ -80,10 +80,10 @@ def test_every_command_shown_takes_the_options_it_is_shown_with():
 
 
 def _study_tables():
-    """benchmarks/proxy/study_tables.py, loaded as a module (benchmarks/ is no package)."""
+    """benchmarks/studies/proxy/study_tables.py, loaded as a module (benchmarks/ is no package)."""
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("study_tables", REPO / "benchmarks" / "proxy" / "study_tables.py")
+    spec = importlib.util.spec_from_file_location("study_tables", REPO / "benchmarks" / "studies" / "proxy" / "study_tables.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -93,7 +93,7 @@ def test_the_proxy_studys_tables_are_the_ones_its_result_files_give():
     tables = _study_tables()
     text = tables.PAGE.read_text()
     assert set(tables.page_tables(text)) == set(tables.TABLES)  # every table on the page is generated
-    assert tables.differences(text) == [], "run python3 benchmarks/proxy/study_tables.py --write"
+    assert tables.differences(text) == [], "run python3 benchmarks/studies/proxy/study_tables.py --write"
 
 
 @pytest.mark.parametrize("name, figure, edited", [

@@ -2,7 +2,7 @@
 
 Unit u holds lines u*unit_lines+1 ... (u+1)*unit_lines. A rank parses only the units it scores
 and passes over the others by counting newlines (`UnitReader.skip_lines`), so every
-rank decompresses the whole table but parses only its share; benchmarks/reader_sharding.py
+rank decompresses the whole table but parses only its share; benchmarks/drivers/reader_sharding.py
 measured that against a random-access gzip index (see README, "Large tables"). Every line keeps
 its true number in the whole file, whichever rank reads it.
 

@@ -22,7 +22,7 @@ BOS_ID = 3
 DEFAULT_ORDER = 7  # the paper's 7-grams, for every preset unless --order says otherwise
 # Sizes by preset. paper: section 4.1.2 (15,000-word shortlist as for the paper's RNN); small:
 # what trains on one shared CPU thread in under half an hour on a 0.8M-word corpus (about 900
-# 7-grams/s on this machine: benchmarks/cslm_perplexity.py); tiny: for tests.
+# 7-grams/s on this machine: benchmarks/studies/cslm_perplexity.py); tiny: for tests.
 LM_PRESETS = {
     "paper": {"embedding_size": 512, "hidden_sizes": (1536, 1024), "shortlist_size": 15000},
     "small": {"embedding_size": 128, "hidden_sizes": (512, 256), "shortlist_size": 10000},

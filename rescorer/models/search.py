@@ -78,7 +78,7 @@ def beam_search_many(model: PhraseScorer, sources: Sequence[Sequence[int]], beam
 
     B sources share every step, K rows each, so a step is one (B*K, vocab) softmax instead of B
     small ones; the first step has one row per source (its one live hypothesis), which makes one
-    source no slower than a search of its own (benchmarks/translation_speed.py). Of the 2K best
+    source no slower than a search of its own (benchmarks/drivers/translation_speed.py). Of the 2K best
     continuations of a source, those of the first K that end with [EOS] are finished, the first
     K that do not stay live (fairseq's rule, which keeps K live hypotheses and makes K = 1 exactly
     greedy decoding); a source is done once K have finished, and leaves the batch.

@@ -89,7 +89,7 @@ def _score_in_workers(model: PhraseScorer, batches: list, precision: str, worker
     The recurrences multiply a few hundred rows at a time, which a 2-thread matmul splits
     poorly, and every one of the model's thousands of small operators waits at an OpenMP
     barrier: one batch per core does neither (in-process, the 2 processes x 1 thread that
-    benchmarks/tried.py measures). Each pair's score is computed by one thread whichever it is,
+    benchmarks/drivers/tried.py measures). Each pair's score is computed by one thread whichever it is,
     so results do not depend on the scheduling. torch's thread count is 1 meanwhile, for the
     whole process.
     """

@@ -43,7 +43,7 @@ SAMPLE_PAIRS = 2000
 # its mean (a trained model on the bible table: mean 0.248, sd 0.248), and the first n pairs of a
 # table vary more still: a model 30% over the bound on 20,000 pairs (0.026, like the README's
 # demo) passes on 38% of the table's 9-pair windows, 12% of its 100-pair ones, 5% at 500, 2.6%
-# at 1,000 and none at 2,000 (benchmarks/precision_sample_size.py). A run that gives a smaller
+# at 1,000 and none at 2,000 (benchmarks/studies/precision_sample_size.py). A run that gives a smaller
 # sample scores fewer pairs than this in all, seconds in fp32, so bf16 would save nothing.
 MIN_SAMPLE_PAIRS = 1000
 # What a mean |delta log p| costs in BLEU, measured on the proxy bench (docs/proxy-study.md,

@@ -43,7 +43,7 @@ class Recipe:
     model: Mapping[str, object] = field(default_factory=dict)  # model options (MODEL_OPTION_KEYS)
 
 
-# Measured by issue 30's study (docs/sentence-models.md, benchmarks/sentence_study.sh): the model
+# Measured by issue 30's study (docs/sentence-models.md, benchmarks/studies/sentence_study.sh): the model
 # trained with it reached 41.53 test BLEU against 5.27 with a phrase table's defaults (cho2014 on
 # words, no regularization). fairseq's small-data Transformer; 80 words a side is how Moses'
 # clean-corpus-n.perl is usually run; the study's final model was still improving after 22 epochs,
@@ -65,12 +65,12 @@ LM_RECIPE = Recipe("--lm", training={
     "batch_size": 1024, "learning_rate": 5e-3, "lr_decay": 0.5, "valid_pairs": 1000, "valid_every": 400,
     "patience": 6}, model={"dropout": 0.2})
 
-DEFAULT_BATCH_TOKENS = 3000  # benchmarks/time_to_quality.py: the shortest time to a good model
+DEFAULT_BATCH_TOKENS = 3000  # benchmarks/studies/time_to_quality.py: the shortest time to a good model
 # With token batches, Adam's defaults are those the same benchmark chose; with the paper's random
 # pairs every default stays what it was (Adadelta at 1.0, Adam at 1e-3, no warm-up, full softmax).
 TOKEN_BATCH_ADAM = {"learning_rate": 6e-3, "warmup_updates": 100}
 # The width (rescorer.models.model_width) that rate was chosen at: every architecture's `small`.
-# A wider model takes it times TUNED_WIDTH / width (benchmarks/preset_stability.py, issue 33: at
+# A wider model takes it times TUNED_WIDTH / width (benchmarks/studies/preset_stability.py, issue 33: at
 # 6e-3 the paper's cho2014, 1000 wide, diverged after the warm-up, held-out perplexity 5e5 at
 # update 100 against a unigram model's 193); a narrower one keeps it.
 TOKEN_BATCH_ADAM_TUNED_WIDTH = 256

@@ -157,7 +157,7 @@ def make_optimizer(model: torch.nn.Module, settings: TrainSettings) -> torch.opt
 def fused_adam(parameters: list, learning_rate: float, weight_decay: float = 0.0) -> torch.optim.Optimizer:
     """Adam (AdamW with a weight decay) updating all parameters in one kernel: on a CPU its step
     took 4.5 ms against 17.5 for the per-tensor loop, 9% of a default update
-    (benchmarks/training_profile.py). The per-tensor loop where this torch has no fused Adam for
+    (benchmarks/drivers/training_profile.py). The per-tensor loop where this torch has no fused Adam for
     the device (CPUs before torch 2.4). Without decay it stays torch's Adam, as before."""
     kind, extra = (torch.optim.AdamW, {"weight_decay": weight_decay}) if weight_decay else (torch.optim.Adam, {})
     try:

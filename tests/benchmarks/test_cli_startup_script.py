@@ -1,11 +1,11 @@
-"""benchmarks/cli_startup.py: one round writes a row per case, the interpreter alone faster than
+"""benchmarks/drivers/cli_startup.py: one round writes a row per case, the interpreter alone faster than
 `import torch`, and `rescore --help` as a fraction of it."""
 
 import subprocess
 import sys
 from pathlib import Path
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "cli_startup.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "drivers" / "cli_startup.py"
 
 
 def test_one_round_times_every_case(tmp_path):

@@ -1,15 +1,10 @@
-"""benchmarks/main_job_ceiling.py: the counts and the int8 normaliser its figures rest on."""
-
-import sys
-from pathlib import Path
+"""benchmarks/drivers/main_job_ceiling.py: the counts and the int8 normaliser its figures rest on."""
 
 import pytest
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-
-from main_job_ceiling import count_shared_states, int8_block, int8_parts  # noqa: E402
-from rescorer.models import softmax  # noqa: E402
+from benchmarks.drivers.main_job_ceiling import count_shared_states, int8_block, int8_parts
+from rescorer.models import softmax
 
 
 def test_shared_states_count_each_source_prefix_once():

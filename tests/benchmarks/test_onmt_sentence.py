@@ -1,20 +1,16 @@
-"""benchmarks/onmt_sentence.py: the OpenNMT-py peer of the sentence benchmark is configured as
+"""benchmarks/peers/onmt_sentence.py: the OpenNMT-py peer of the sentence benchmark is configured as
 rescorer's Transformer (sizes, schedule, search) and batched like it (no OpenNMT-py needed)."""
 
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from benchmarks.peers.onmt_sentence import (Recipe, noam_rate, onmt_batch_count, onmt_batch_size,
+                                            onmt_train_options, onmt_translate_args, write_onmt_vocab)
 from rescorer.data.batching import length_sorted_batches
 from rescorer.models.settings import ModelSettings
 from rescorer.training.settings import schedule_share
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-
-from onmt_sentence import (Recipe, noam_rate, onmt_batch_count, onmt_batch_size,  # noqa: E402
-                           onmt_train_options, onmt_translate_args, write_onmt_vocab)
 
 
 def small_options(recipe=Recipe(), **changes):

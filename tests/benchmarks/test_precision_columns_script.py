@@ -1,4 +1,4 @@
-"""benchmarks/proxy/precision_columns.py: the figures `--precision auto` checks, computed from a
+"""benchmarks/studies/proxy/precision_columns.py: the figures `--precision auto` checks, computed from a
 scored table's columns, and a bad column list refused in one line."""
 
 import gzip
@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "proxy" / "precision_columns.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "studies" / "proxy" / "precision_columns.py"
 
 
 def run(*args):

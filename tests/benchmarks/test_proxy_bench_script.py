@@ -1,15 +1,10 @@
-"""benchmarks/proxy/proxy_bench.py: its column indices and reference files are checked before
+"""benchmarks/studies/proxy/proxy_bench.py: its column indices and reference files are checked before
 any work, in one line."""
-
-import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks" / "proxy"))
-
-from proxy_bench import column_reader, parse_system, read_side  # noqa: E402
-from tests.fake_moses import FIXTURES, needs_fixtures  # noqa: E402
+from benchmarks.studies.proxy.proxy_bench import column_reader, parse_system, read_side
+from tests.fake_moses import FIXTURES, needs_fixtures
 
 
 @pytest.mark.parametrize("spec", ["1", "11", "-1", "-11", "-3/word"])

@@ -1,14 +1,9 @@
-"""benchmarks/proxy/same_weights.py: 0.0 only for the same weights, the largest difference else."""
-
-import sys
-from pathlib import Path
+"""benchmarks/studies/proxy/same_weights.py: 0.0 only for the same weights, the largest difference else."""
 
 import pytest
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks" / "proxy"))
-
-from same_weights import max_difference  # noqa: E402
+from benchmarks.studies.proxy.same_weights import max_difference
 
 
 def save(path, **weights):

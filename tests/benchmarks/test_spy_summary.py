@@ -1,12 +1,7 @@
-"""benchmarks/spy_summary.py: py-spy's raw stacks summed per process and thread, each sample
+"""benchmarks/helpers/spy_summary.py: py-spy's raw stacks summed per process and thread, each sample
 placed at the deepest frame of the project's code."""
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-
-from spy_summary import summarize  # noqa: E402
+from benchmarks.helpers.spy_summary import summarize
 
 MAIN = 'process 7:"python -m rescorer score t.gz"'
 WORKER = ('process 9:"python -B -c from multiprocessing.spawn import spawn_main; '

@@ -1,4 +1,4 @@
-"""benchmarks/proxy/training_row.sh reads the figures of the summary line `rescore train` really
+"""benchmarks/studies/proxy/training_row.sh reads the figures of the summary line `rescore train` really
 prints (a change of that line's wording must fail here, not leave a study's models.tsv empty)."""
 
 import subprocess
@@ -6,7 +6,7 @@ from pathlib import Path
 
 from tests.helpers import rescore
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "proxy" / "training_row.sh"
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "studies" / "proxy" / "training_row.sh"
 
 
 def test_the_row_holds_the_summary_lines_figures(example_table, tmp_path):

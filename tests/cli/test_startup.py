@@ -1,6 +1,6 @@
 """`rescore --help`, every command's help and the bad-usage refusals run without importing torch
 (issue 46: the CLI starts in a fraction of a second; torch loads when a command runs). Timing
-is benchmarks/cli_startup.py's job; this checks the mechanism, in one fresh interpreter."""
+is benchmarks/drivers/cli_startup.py's job; this checks the mechanism, in one fresh interpreter."""
 
 import json
 import subprocess

@@ -1,6 +1,6 @@
 """The default recipe stays stable at every preset (issue 33): Adam's token-batch rate of 6e-3
 was chosen at `small`'s width, 256, and at it the paper's cho2014 (1000 wide) diverged right
-after the warm-up (benchmarks/preset_stability.py). Wider models now take it scaled down."""
+after the warm-up (benchmarks/studies/preset_stability.py). Wider models now take it scaled down."""
 
 import math
 

@@ -1,0 +1,253 @@
+"""The tables of docs/proxy-study.md, made from the committed result files under
+benchmarks/studies/proxy/results/, so that no figure on the page is typed by hand.
+
+    python benchmarks/studies/proxy/study_tables.py            # says which tables differ from the files
+    python benchmarks/studies/proxy/study_tables.py --write    # writes them into the page
+
+Each table stands on the page between `<!-- table: NAME -->` and `<!-- end table -->`; NAME is
+one of TABLES below. tests/test_docs.py fails when a table on the page is not the one the files
+give (a study rerun and not regenerated, or a figure edited by hand).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Callable
+
+import pandas as pd
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results"
+PAGE = HERE.parents[2] / "docs" / "proxy-study.md"
+MINUS = "\u2212"
+DEFAULT_SYSTEM = "+fwdpw+inv"  # the best phrase system; every later row replaces its fwdpw column
+BLOCK = re.compile(r"(<!-- table: (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- end table -->)", re.S)
+
+
+# -- formatting ----------------------------------------------------------------------------------
+def signed(value: float) -> str:
+    """+0.13, −0.07, or 0.00 for what rounds to zero."""
+    text = f"{abs(value):.2f}"
+    return "0.00" if text == "0.00" else ("+" if value > 0 else MINUS) + text
+
+
+def spread(mean: float, sd: float) -> str:
+    return f"{mean:.2f} ± {sd:.2f}"
+
+
+def thousands(number: int) -> str:
+    return f"{number:,}"
+
+
+def row(*cells: str) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
+def table(header: tuple, rows: list) -> str:
+    return "\n".join([row(*header), "|" + "---|" * len(header), *rows]) + "\n"
+
+
+# -- reading -------------------------------------------------------------------------------------
+def results(folder: str) -> pd.DataFrame:
+    return pd.read_csv(RESULTS / folder / "results.tsv", sep="\t").set_index("system")
+
+
+def replicate_bleu(folder: str, system: str) -> list:
+    replicates = pd.read_csv(RESULTS / folder / "replicates.tsv", sep="\t")
+    return list(replicates[replicates.system == system].sort_values("replicate").test_bleu)
+
+
+def against(folder: str, system: str, base: str) -> str:
+    """Δ test BLEU of `system` against `base`, then per replicate (same seed, same start)."""
+    frame = results(folder)
+    mean = frame.loc[system, "test_bleu_mean"] - frame.loc[base, "test_bleu_mean"]
+    pairs = zip(replicate_bleu(folder, system), replicate_bleu(folder, base))
+    return f"{signed(mean)} ({', '.join(signed(a - b) for a, b in pairs)})"
+
+
+def default_training() -> dict:
+    """The default forward model's figures, from its training log's summary line."""
+    summary = [line for line in (RESULTS / "models" / "fwd.train.log").read_text().splitlines()
+               if line.startswith("trained on ")][-1]
+    found = re.search(r": (\d+) updates, stopped: (.*?); valid perplexity ([\d.]+) \(update \d+; honest ([\d.]+) "
+                      r".*unigram ([\d.]+)", summary)
+    updates, stopped, ppl, honest, unigram = found.groups()
+    return {"updates": int(updates), "early": "did not improve" in stopped, "ppl": ppl, "honest": honest,
+            "unigram": unigram}
+
+
+def verbatim(path: Path) -> str:
+    """A results.md's table as written, with what follows it up to the first blank line."""
+    lines = path.read_text().splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("|"))
+    end = next((i for i in range(start, len(lines)) if not lines[i].startswith("|")), len(lines))
+    kept = lines[start:end]
+    if end < len(lines) - 1 and not lines[end].strip() and not lines[end + 1].startswith("Proxy bench:"):
+        kept += ["", lines[end + 1]]
+    return "\n".join(kept) + "\n"
+
+
+# -- the tables ----------------------------------------------------------------------------------
+def study() -> str:
+    return verbatim(RESULTS / "near" / "results.md")
+
+
+def proxy_vs_real() -> str:
+    return verbatim(RESULTS / "near" / "proxy_vs_real.md")
+
+
+def precision_columns() -> str:
+    columns = pd.read_csv(RESULTS / "precision" / "columns.tsv", sep="\t")
+    sources = int(columns["sources with 2+ targets"].iloc[0])
+    return table(("Model", "Precision", "Mean \\|Δ log p\\| (nats)", f"Best target kept ({thousands(sources)} sources)"),
+                 [row(c.model, c.precision, f"{c['mean |delta log p|']:.3f}", f"{100 * c['best target kept']:.1f}%")
+                  for _, c in columns.iterrows()])
+
+
+def precision_bleu() -> str:
+    frame = results("precision")
+    rows = []
+    for precision in ("fp32", "bf16", "int8"):
+        system = DEFAULT_SYSTEM if precision == "fp32" else f"{DEFAULT_SYSTEM}.{precision}"
+        line = frame.loc[system]
+        rows.append(row(f"{DEFAULT_SYSTEM}, {precision}", spread(line.test_bleu_mean, line.test_bleu_sd),
+                        "–" if precision == "fp32" else against("precision", system, DEFAULT_SYSTEM),
+                        spread(line.test_chrf_mean, line.test_chrf_sd)))
+    rnn = [frame.loc[name] for name in ("+RNN", "+RNN.bf16", "+RNN.int8")]
+    rows.append(row("+RNN, fp32 / bf16 / int8", " / ".join(f"{line.test_bleu_mean:.2f}" for line in rnn),
+                    " / ".join(signed(line.test_bleu_mean - rnn[0].test_bleu_mean) for line in rnn[1:]),
+                    " / ".join(f"{line.test_chrf_mean:.2f}" for line in rnn)))
+    return table(("System", "Test BLEU", "Δ against fp32 (per replicate)", "Test chrF"), rows)
+
+
+def stability() -> str:
+    models = pd.read_csv(RESULTS / "stability" / "models.tsv", sep="\t")
+    frame = results("stability")
+    rows = []
+    for seed in sorted(models.seed.unique()):
+        two, one = (models[(models.seed == seed) & (models.threads == threads)].iloc[0] for threads in (2, 1))
+        rows.append(row(str(seed), f"{two['best held-out perplexity']:.2f} ({two['honest perplexity']:.2f})",
+                        f"{one['max |weight - the 2-thread run' + chr(39) + 's|']:.1f}",
+                        signed(frame.loc[f"+s{seed}-t2", "delta_test_bleu"]),
+                        f"{two.seconds:.0f} / {one.seconds:.0f}"))
+    rows.append(row(f"the default, trained to the end ({default_training()['ppl']})", "", "",
+                    signed(frame.loc["+full", "delta_test_bleu"]), ""))
+    return table(("Seed", f"Held-out perplexity at {thousands(int(models.updates.max()))} (honest)",
+                  "1 thread against 2: max \\|Δ weight\\|", "Proxy Δ BLEU (+per-word column)",
+                  "Seconds, 2 threads / 1 thread"), rows)
+
+
+def _default_row(label: str, folder: str) -> list:
+    trained, line = default_training(), results(folder).loc[DEFAULT_SYSTEM]
+    updates = thousands(trained["updates"]) + (" (stopped early)" if trained["early"] else "")
+    return [label, updates, f"{trained['ppl']} ({trained['honest']})", signed(line.delta_test_bleu), "–",
+            spread(line.test_chrf_mean, line.test_chrf_sd)]
+
+
+def trained_rows(folder: str, first: str, default_label: str, labels: dict,
+                 updates: str = "Updates in 25 min") -> str:
+    """A study of models trained for the default's time (or as said), each one's per-word column
+    in place of the default's in DEFAULT_SYSTEM (recipes.sh): models.tsv beside results.tsv."""
+    models = pd.read_csv(RESULTS / folder / "models.tsv", sep="\t")
+    frame = results(folder)
+    rows = [row(*_default_row(default_label, folder))]
+    for _, model in models.iterrows():
+        system = DEFAULT_SYSTEM.replace("fwd", model.recipe)
+        line = frame.loc[system]
+        rows.append(row(labels[model.recipe], thousands(int(model.updates)),
+                        f"{model['best held-out perplexity']:.2f} ({model['honest perplexity']:.2f})",
+                        signed(line.delta_test_bleu), against(folder, system, DEFAULT_SYSTEM),
+                        spread(line.test_chrf_mean, line.test_chrf_sd)))
+    return table((first, updates, "Held-out perplexity (honest)", "Proxy Δ BLEU",
+                  "Δ against the default (per replicate)", "Test chrF"), rows)
+
+
+def recipes() -> str:
+    return trained_rows("recipes", "Recipe", f"default (`{DEFAULT_SYSTEM}`)",
+                        {"dropout": "`--dropout 0.3`", "smoothing": "`--label-smoothing 0.1`"})
+
+
+def recipes_further() -> str:
+    return trained_rows("dropout-further", "Recipe", f"default (`{DEFAULT_SYSTEM}`)",
+                        {"dropout": "`--dropout 0.3`, to its own stop (32 min)"}, updates="Updates")
+
+
+def architectures() -> str:
+    return trained_rows("architectures", "Phrase scorer", f"cho2014, the default (`{DEFAULT_SYSTEM}`)",
+                        {"rnnsearch": "`--arch rnnsearch`", "transformer": "`--arch transformer`"})
+
+
+def architectures_further() -> str:
+    return trained_rows("architectures-further", "Phrase scorer", f"cho2014, the default (`{DEFAULT_SYSTEM}`)",
+                        {"rnnsearch": "`--arch rnnsearch`, to its own stop (69 min)"}, updates="Updates")
+
+
+def pair_weights() -> str:
+    return trained_rows("pair-weights", "Pair weights", f"unique, the paper's and the default (`{DEFAULT_SYSTEM}`)",
+                        {"logcount": "`log-count`", "count": "`count`"})
+
+
+# The default's main job has no result file of this study: its figures are the Benchmark page's.
+DEFAULT_MAIN_JOB = ("default `small`, to early stopping ([Benchmark](benchmark.md#the-main-job-rescore-table-end-to-end))",
+                    "31 min (–, 18, 12)", "–")
+SPEED_ROWS = {"tiny": "`--preset tiny --max-time 420` (2,000-word shortlists)",
+              "tiny15k": "`--preset tiny --shortlist-size 15000 --max-time 420`"}
+
+
+def speed() -> str:
+    trained = default_training()
+    default = results("speed/tiny").loc[DEFAULT_SYSTEM]
+    rows = [row(*DEFAULT_MAIN_JOB, f"{trained['ppl']} ({trained['honest']}; {trained['unigram']})",
+                signed(default.delta_test_bleu), "–", spread(default.test_chrf_mean, default.test_chrf_sd))]
+    for name, label in SPEED_ROWS.items():
+        job = json.loads((RESULTS / "speed" / name / "main-job.json").read_text())
+        seconds = job["seconds"]
+        system = DEFAULT_SYSTEM.replace("fwd", name)
+        line = results(f"speed/{name}").loc[system]
+        parts = ", ".join(f"{seconds[part] / 60:.1f}" for part in ("read and cache", "train", "score"))
+        rows.append(row(label, f"**{seconds['total'] / 60:.1f} min** ({parts})", f"{job['peak_rss_mb']:.0f} MB",
+                        f"{job['heldout_ppl']:.2f} ({job['honest_ppl']:.2f}; {job['unigram_ppl']:.2f})",
+                        signed(line.delta_test_bleu), against(f"speed/{name}", system, DEFAULT_SYSTEM),
+                        spread(line.test_chrf_mean, line.test_chrf_sd)))
+    return table(("Main job", "Total (read, train, score)", "Peak memory", "Held-out perplexity (honest; unigram)",
+                  "Proxy Δ BLEU", "Δ against the default (per replicate)", "Test chrF"), rows)
+
+
+TABLES: dict[str, Callable[[], str]] = {
+    "study": study, "proxy-vs-real": proxy_vs_real, "precision-columns": precision_columns,
+    "precision-bleu": precision_bleu, "stability": stability, "recipes": recipes, "architectures": architectures,
+    "recipes-further": recipes_further, "architectures-further": architectures_further, "pair-weights": pair_weights, "speed": speed}
+
+
+def page_tables(text: str) -> dict:
+    """The tables the page holds, by name."""
+    return {match["name"]: match["body"] for match in BLOCK.finditer(text)}
+
+
+def regenerated(text: str) -> str:
+    """The page with every table made again from its files."""
+    return BLOCK.sub(lambda match: match[1] + TABLES[match["name"]]() + match[4], text)
+
+
+def differences(text: str) -> list:
+    """The names of the page's tables that differ from their files', and of those missing."""
+    found = page_tables(text)
+    return [name for name in TABLES if found.get(name) != TABLES[name]()]
+
+
+def main(argv: list) -> int:
+    text = PAGE.read_text()
+    if argv == ["--write"]:
+        PAGE.write_text(regenerated(text))
+        return 0
+    stale = differences(text)
+    for name in stale:
+        print(f"{PAGE.name}: table {name} differs from its result files (run with --write)")
+    return 1 if stale else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
