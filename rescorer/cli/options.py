@@ -1,10 +1,10 @@
 """Every option two commands share, declared once; each command picks the ones it takes.
 
 Values are checked while parsing, so a bad one is a usage error (exit 2) before any work starts.
-The model options are built from the one table of settings (rescorer.models.settings): `--arch`
-and `--preset` take their choices from the registry, every other option comes from a `Setting`,
-and `model_settings_from` checks them together (a setting the architecture does not take is a
-one-line usage error naming the ones it does).
+The model options are the fields of one record (rescorer.models.settings.ModelOptions): `--arch`
+and `--preset` take their choices from the registry, and `model_settings_from` checks them
+together (a setting the architecture does not take is a one-line usage error naming the ones it
+does).
 
 Score columns count from 1, as `cut -f` and a reader of moses.ini's weight list count: 1 is a
 line's first score, -1 its last. `--column 0` is refused with that rule in the message.
@@ -19,11 +19,11 @@ import click
 from click.core import ParameterSource
 
 from moses_integration.preflight import ParallelSet
-from rescorer.cli.record_options import FiniteFloatRange, record_options
+from rescorer.cli.record_options import record_from, record_options
 from rescorer.errors import ModelSettingError
 from rescorer.models import architecture_names, get_architecture
-from rescorer.models.registry import PRESET_NAMES
-from rescorer.models.settings import SETTINGS, ModelSettings, Setting
+from rescorer.models.settings import SETTING_NAMES, ModelOptions, ModelSettings
+from rescorer.records import settings_of
 from rescorer.runtime.settings import RuntimeSettings
 from rescorer.scoring.settings import ScoreSettings
 from rescorer.training.recipes import LM_RECIPE, SENTENCE_RECIPE, recipe_default, recipe_model_options
@@ -90,22 +90,13 @@ def explicit_options() -> set:
             if ctx.get_parameter_source(name) not in (ParameterSource.DEFAULT, None)}
 
 
-def _setting_option(setting: Setting):
-    if setting.kind is bool:
-        return click.option(setting.option, setting.name, default=None, help=_setting_help(setting))
-    if setting.kind is float:  # a rate: dropout
-        kind = FiniteFloatRange(0.0, 1.0, max_open=True)
-    else:
-        kind = click.IntRange(1) if setting.kind is int else click.Choice(setting.choices)
-    return click.option(setting.option, setting.name, type=kind, default=None, help=_setting_help(setting))
-
-
-def _setting_help(setting: Setting) -> str:
-    """The setting's help, its '[default: ...]' with each recipe's value where it has one."""
-    shown = "".join(f"; {recipe_default(recipe, setting.name)}" for recipe in (SENTENCE_RECIPE, LM_RECIPE)
-                    if setting.name in recipe.model)
-    head, bracket, tail = setting.help.rpartition("]")
-    return f"{head}{shown}{bracket}{tail}" if shown else setting.help
+def _setting_help(name: str) -> str:
+    """The model setting's help, its '[default: ...]' with each recipe's value where it has one."""
+    help = next(declared.help for field, declared in settings_of(ModelOptions) if field.name == name)
+    shown = "".join(f"; {recipe_default(recipe, name)}" for recipe in (SENTENCE_RECIPE, LM_RECIPE)
+                    if name in recipe.model)
+    head, bracket, tail = help.rpartition("]")
+    return f"{head}{shown}{bracket}{tail}" if shown else help
 
 
 def _arch_help() -> str:
@@ -113,9 +104,9 @@ def _arch_help() -> str:
             + f" [default: cho2014; {parallel_default('arch')}].")
 
 
-def model_settings_from(options: dict) -> ModelSettings:
-    """The checked ModelSettings of the model options in `options` (raw CLI values, None when
-    not given): a setting the architecture does not take is a one-line usage error (exit 2)."""
+def model_settings_from(options: ModelOptions) -> ModelSettings:
+    """The checked ModelSettings of the model options: a setting the architecture does not take
+    is a one-line usage error (exit 2)."""
     try:
         return ModelSettings.from_options(options)
     except ModelSettingError as error:
@@ -123,27 +114,20 @@ def model_settings_from(options: dict) -> ModelSettings:
 
 
 def model_options(command):
-    """Add --arch, --preset and the table's settings (kept as raw values under MODEL_OPTION_KEYS),
-    checked before the command runs; under --resume the check waits until the checkpoint's
-    own settings have filled in the ones not given."""
+    """Add --arch, --preset and the model settings (ModelOptions' fields), checked before the
+    command runs; under --resume the check waits until the checkpoint's own settings have filled
+    in the ones not given."""
 
     @functools.wraps(command)
     def wrapper(*args, **kwargs):
         if not kwargs.get("resume"):  # with --parallel, the sentence recipe's where not given
-            model_settings_from(recipe_model_options(SENTENCE_RECIPE, kwargs, frozenset(explicit_options()))
-                                if kwargs.get("parallel") else kwargs)
+            options = record_from(ModelOptions, kwargs)
+            model_settings_from(recipe_model_options(SENTENCE_RECIPE, options, frozenset(explicit_options()))
+                                if kwargs.get("parallel") else options)
         return command(*args, **kwargs)
 
-    return _stacked(
-        click.option("--arch", type=click.Choice(architecture_names()), default="cho2014",
-                     help=_arch_help()),
-        click.option("--preset", type=click.Choice(PRESET_NAMES), default="small", show_default=True,
-                     help="Sizes: 'paper' those of the architecture's paper; 'small' trains on a CPU "
-                          "in minutes; 'tiny' is for smoke tests; 'sentence' is the scale of small-data "
-                          "sentence NMT (embeddings 512, hidden 1024; transformer: d 512, feed-forward 1024, "
-                          "6 + 6 layers)."),
-        *map(_setting_option, SETTINGS),
-    )(wrapper)
+    recipes_quoted = {name: {"help": _setting_help(name)} for name in SETTING_NAMES}
+    return record_options(ModelOptions, changes={"arch": {"help": _arch_help()}, **recipes_quoted})(wrapper)
 
 
 # ---- the analysis and figure commands

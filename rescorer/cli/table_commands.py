@@ -19,7 +19,7 @@ from rescorer.cli.record_options import record_from, record_options
 from rescorer.cli.reporting import Reporter
 from rescorer.errors import ModelSettingError
 from rescorer.models.precision import check_request
-from rescorer.models.settings import MODEL_OPTION_KEYS
+from rescorer.models.settings import MODEL_OPTION_KEYS, ModelOptions
 from rescorer.records import SettingError, settings_of
 from rescorer.runtime.failure_reports import reports_errors
 from rescorer.runtime.settings import RuntimeSettings
@@ -249,8 +249,8 @@ def train_job_of(phrase_table: Optional[Path], parallel: Optional[tuple], model_
     explicit = frozenset(explicit_options())
     with usage_errors():
         source, settings = training_source(phrase_table, parallel, record_from(TrainSettings, options), explicit)
-    model_given = {key: options[key] for key in MODEL_OPTION_KEYS}
-    return TrainJob(source, model_path, model_given, settings, record_from(RuntimeSettings, options), explicit)
+    return TrainJob(source, model_path, record_from(ModelOptions, options), settings,
+                    record_from(RuntimeSettings, options), explicit)
 
 
 def refuse_training_options(explicit: set) -> None:

@@ -1,99 +1,117 @@
-"""The one table of model settings, and how an architecture, a preset and the user's choices
-become a `ModelConfig`.
+"""The model options, a settings record (rescorer.records), and how an architecture, a preset
+and the user's choices become a `ModelConfig`.
 
-Each setting is named once here, with its CLI spelling, type and help; the CLI options are
-built from this table (`rescorer/cli/options.py`). A setting applies to every architecture if it
-is in COMMON, else to those whose registry entry lists it. Resolution order: common defaults,
-the architecture's defaults, its preset, then what the user set; a user setting that the
+Each option is one field of `ModelOptions`, with its CLI spelling, kind and help; the command
+line's options are made from it (rescorer/cli/record_options.py), a checkpoint stores its values
+and a resumed run takes them back. A setting applies to every architecture if it is in COMMON,
+else to those whose registry entry lists it. Resolution order: common defaults, the
+architecture's defaults, its preset, then what the user set; a user setting that the
 architecture does not take is an error naming the valid ones, never silently ignored.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, Optional
 
 from rescorer.errors import ModelSettingError
 from rescorer.models.config import ATTENTION_SCORES, ATTENTIONS, CELLS, OPTIONAL_SETTINGS, ModelConfig
 from rescorer.models.registry import PRESET_NAMES, architecture_names, get_architecture
+from rescorer.records import FLAG, POSITIVE_INT, PROBABILITY_BELOW_ONE, check_record, choice, option_name, setting
+
+GRU_FORMS = {"paper": False, "cudnn": True}  # --gru-form's words -> ModelConfig.reset_after
+
+
+def _model_setting(kind, help: str, option: str):
+    """A model setting: None unless given (the architecture's or its preset's value stands), its
+    own help saying the defaults."""
+    return setting(None, kind, help, option=option, show_default=False)
 
 
 @dataclass(frozen=True)
-class Setting:
-    name: str  # the ModelConfig field
-    option: str  # CLI spelling; "--x/--no-x" for on/off flags
-    kind: type = str  # str (a choice), int (positive), bool, or float (a probability in [0, 1))
-    choices: tuple = ()  # CLI words; `values` maps them to config values when they differ
-    values: Optional[dict] = None
-    help: str = ""
+class ModelOptions:
+    """The model options as the user gave them, words as the command line takes them (--gru-form
+    paper); None: not given. A checkpoint stores them as they are (`records.recorded_values`), and
+    `ModelSettings.from_options` resolves them."""
 
-    @property
-    def flag(self) -> str:
-        """The option as users write it: --cell, --bidirectional."""
-        return self.option.split("/")[0]
+    arch: str = setting("cho2014", choice(*architecture_names()), "Architecture.", option="--arch",
+                        show_default=False)
+    preset: str = setting(
+        "small", choice(*PRESET_NAMES), "Sizes: 'paper' those of the architecture's paper; 'small' trains on a "
+        "CPU in minutes; 'tiny' is for smoke tests; 'sentence' is the scale of small-data sentence NMT "
+        "(embeddings 512, hidden 1024; transformer: d 512, feed-forward 1024, 6 + 6 layers).", option="--preset")
+    cell: Optional[str] = _model_setting(choice(*CELLS), "Recurrent unit of encoder and decoder [default: gru; "
+                                         "lstm for luong].", "--cell")
+    encoder_layers: Optional[int] = _model_setting(POSITIVE_INT, "Stacked encoder layers [default: 1; luong: the "
+                                                   "preset's].", "--encoder-layers")
+    bidirectional: Optional[bool] = _model_setting(
+        FLAG, "Annotations [->h_j; <-h_j] from a forward and a backward RNN [default: on for rnnsearch only].",
+        "--bidirectional/--no-bidirectional")
+    reverse_source: Optional[bool] = _model_setting(FLAG, "Read the source backwards (x_N ... x_1) [default: off].",
+                                                    "--reverse-source/--no-reverse-source")
+    reset_after: Optional[str] = _model_setting(
+        choice(*GRU_FORMS), "GRU candidate: paper tanh(W x + U(r*h)), or cudnn tanh(W x + r*(U h + b)) "
+        "[default: paper].", "--gru-form")
+    decoder_layers: Optional[int] = _model_setting(POSITIVE_INT, "luong: stacked decoder layers [default: the "
+                                                   "preset's].", "--decoder-layers")
+    attention: Optional[str] = _model_setting(
+        choice(*ATTENTIONS), "luong: attend to the whole source, or to a window at p_t = t (local-m) or "
+        "predicted (local-p) [default: global].", "--attention")
+    attention_score: Optional[str] = _model_setting(choice(*ATTENTION_SCORES), "luong: score(h_t, h_s) [default: "
+                                                    "general].", "--attention-score")
+    attention_window: Optional[int] = _model_setting(POSITIVE_INT, "luong local attention: D, the window p_t +- D "
+                                                     "[default: the preset's].", "--attention-window")
+    input_feeding: Optional[bool] = _model_setting(
+        FLAG, "luong: feed the attentional state h~_{t-1} to the next step [default: on].",
+        "--input-feeding/--no-input-feeding")
+    attention_heads: Optional[int] = _model_setting(
+        POSITIVE_INT, "transformer: attention heads per layer, dividing the model width [default: the preset's].",
+        "--attention-heads")
+    tied_embeddings: Optional[bool] = _model_setting(
+        FLAG, "transformer: the output layer's weights are the target embeddings [default: on].",
+        "--tied-embeddings/--no-tied-embeddings")
+    layer_norm: Optional[bool] = _model_setting(
+        FLAG, "Layer normalization of every recurrent layer's outputs, encoder and decoder [default: off] (the "
+        "transformer always normalizes).", "--layer-norm/--no-layer-norm")
+    dropout: Optional[float] = _model_setting(
+        PROBABILITY_BELOW_ONE, "Probability of dropping a unit in training, never when scoring: embeddings, "
+        "encoder annotations, decoder states and the deep output's input (transformer: also its layers' "
+        "attention and feed-forward outputs) [default: 0].", "--dropout")
 
-    def cli_to_config(self, value: Any) -> Any:
-        return self.values[value] if self.values else value
+    def __post_init__(self) -> None:
+        check_record(self)
 
 
-SETTINGS = (
-    Setting("cell", "--cell", choices=CELLS,
-            help="Recurrent unit of encoder and decoder [default: gru; lstm for luong]."),
-    Setting("encoder_layers", "--encoder-layers", kind=int,
-            help="Stacked encoder layers [default: 1; luong: the preset's]."),
-    Setting("bidirectional", "--bidirectional/--no-bidirectional", kind=bool,
-            help="Annotations [->h_j; <-h_j] from a forward and a backward RNN [default: on for rnnsearch only]."),
-    Setting("reverse_source", "--reverse-source/--no-reverse-source", kind=bool,
-            help="Read the source backwards (x_N ... x_1) [default: off]."),
-    Setting("reset_after", "--gru-form", choices=("paper", "cudnn"), values={"paper": False, "cudnn": True},
-            help="GRU candidate: paper tanh(W x + U(r*h)), or cudnn tanh(W x + r*(U h + b)) [default: paper]."),
-    Setting("decoder_layers", "--decoder-layers", kind=int,
-            help="luong: stacked decoder layers [default: the preset's]."),
-    Setting("attention", "--attention", choices=ATTENTIONS,
-            help="luong: attend to the whole source, or to a window at p_t = t (local-m) or predicted (local-p) [default: global]."),
-    Setting("attention_score", "--attention-score", choices=ATTENTION_SCORES,
-            help="luong: score(h_t, h_s) [default: general]."),
-    Setting("attention_window", "--attention-window", kind=int,
-            help="luong local attention: D, the window p_t +- D [default: the preset's]."),
-    Setting("input_feeding", "--input-feeding/--no-input-feeding", kind=bool,
-            help="luong: feed the attentional state h~_{t-1} to the next step [default: on]."),
-    Setting("attention_heads", "--attention-heads", kind=int,
-            help="transformer: attention heads per layer, dividing the model width [default: the preset's]."),
-    Setting("tied_embeddings", "--tied-embeddings/--no-tied-embeddings", kind=bool,
-            help="transformer: the output layer's weights are the target embeddings [default: on]."),
-    Setting("layer_norm", "--layer-norm/--no-layer-norm", kind=bool,
-            help="Layer normalization of every recurrent layer's outputs, encoder and decoder "
-                 "[default: off] (the transformer always normalizes)."),
-    Setting("dropout", "--dropout", kind=float,
-            help="Probability of dropping a unit in training, never when scoring: embeddings, encoder "
-                 "annotations, decoder states and the deep output's input (transformer: also its "
-                 "layers' attention and feed-forward outputs) [default: 0]."),
-)
-SETTINGS_BY_NAME = {setting.name: setting for setting in SETTINGS}
-# The model options' names (raw values, None when not given), as a checkpoint records them.
-MODEL_OPTION_KEYS = ("arch", "preset", *SETTINGS_BY_NAME)
+# The model options' names, as a checkpoint records them (raw values, None when not given).
+MODEL_OPTION_KEYS = tuple(field.name for field in fields(ModelOptions))
+SETTING_NAMES = MODEL_OPTION_KEYS[2:]  # the settings past --arch and --preset, in field order
 COMMON = ("cell", "encoder_layers", "bidirectional", "reverse_source", "reset_after", "layer_norm", "dropout")
 COMMON_DEFAULTS = dict(cell="gru", encoder_layers=1, bidirectional=False, reverse_source=False,
                        reset_after=False, layer_norm=False, dropout=0.0)
 RECURRENT_ONLY = ("cell", "bidirectional", "reverse_source", "reset_after", "layer_norm")  # of COMMON
 
 
-def applicable_settings(arch: str) -> list[Setting]:
-    """The table's settings that `arch` takes, in table order."""
+def setting_flag(name: str) -> str:
+    """The option as users write it: --cell, --bidirectional, --gru-form for reset_after."""
+    return option_name(ModelOptions, name)
+
+
+def applicable_settings(arch: str) -> list[str]:
+    """The settings that `arch` takes, in field order."""
     architecture = get_architecture(arch)
     common = set(COMMON) - (set() if architecture.recurrent else set(RECURRENT_ONLY))
     taken = common | architecture.settings
-    return [setting for setting in SETTINGS if setting.name in taken]
+    return [name for name in SETTING_NAMES if name in taken]
 
 
 def check_probability(name: str, value: Any) -> None:
     """A dropout rate: a finite number in [0, 1) (1 would drop everything)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value < 1.0:
-        raise ModelSettingError(f"{SETTINGS_BY_NAME[name].flag} must be a number in [0, 1), found {value!r}")
+        raise ModelSettingError(f"{setting_flag(name)} must be a number in [0, 1), found {value!r}")
 
 
-def _flags(settings: list[Setting]) -> str:
-    return ", ".join(setting.flag for setting in settings)
+def _flags(names: list[str]) -> str:
+    return ", ".join(map(setting_flag, names))
 
 
 @dataclass(frozen=True)
@@ -106,18 +124,19 @@ class ModelSettings:
 
     @classmethod
     def make(cls, arch: str = "cho2014", preset: str = "small", **given: Any) -> "ModelSettings":
-        unknown = sorted(set(given) - set(SETTINGS_BY_NAME))
+        unknown = sorted(set(given) - set(SETTING_NAMES))
         if unknown:
-            raise ModelSettingError(f"unknown model settings {unknown}; valid: {', '.join(SETTINGS_BY_NAME)}")
+            raise ModelSettingError(f"unknown model settings {unknown}; valid: {', '.join(SETTING_NAMES)}")
         return cls(arch, preset, tuple((k, v) for k, v in given.items() if v is not None))
 
     @classmethod
-    def from_options(cls, options: dict) -> "ModelSettings":
-        """The checked settings of the raw model options (MODEL_OPTION_KEYS, None when not given);
-        a setting the architecture does not take is a ModelSettingError naming the ones it does."""
-        given = {setting.name: setting.cli_to_config(options[setting.name]) for setting in SETTINGS
-                 if options.get(setting.name) is not None}
-        settings = cls.make(options["arch"], options["preset"], **given)
+    def from_options(cls, options: ModelOptions) -> "ModelSettings":
+        """The checked settings of the model options as given; a setting the architecture does not
+        take is a ModelSettingError naming the ones it does."""
+        given = {name: getattr(options, name) for name in SETTING_NAMES if getattr(options, name) is not None}
+        if "reset_after" in given:
+            given["reset_after"] = GRU_FORMS[given["reset_after"]]
+        settings = cls.make(options.arch, options.preset, **given)
         settings.check()
         return settings
 
@@ -129,10 +148,9 @@ class ModelSettings:
         given = dict(self.given)
         taken = applicable_settings(self.arch)
         for name in given:
-            if name not in {setting.name for setting in taken}:
-                takers = [arch for arch in architecture_names()
-                          if name in {setting.name for setting in applicable_settings(arch)}]
-                raise ModelSettingError(f"{SETTINGS_BY_NAME[name].flag} does not apply to --arch {self.arch} "
+            if name not in taken:
+                takers = [arch for arch in architecture_names() if name in applicable_settings(arch)]
+                raise ModelSettingError(f"{setting_flag(name)} does not apply to --arch {self.arch} "
                                         f"(only to {', '.join(takers)}); {self.arch}'s settings are "
                                         f"{_flags(taken)}")
         if "dropout" in given:
@@ -168,14 +186,14 @@ class ModelSettings:
         """arch, preset and every setting that applies, resolved: for the settings signature."""
         values = self.values()
         described = {"arch": self.arch, "preset": self.preset}
-        for setting in applicable_settings(self.arch):
-            value = values[setting.name]
-            if setting.values:  # back to the CLI word
-                value = next(word for word, mapped in setting.values.items() if mapped == value)
-            if setting.name in ("dropout", "layer_norm") and not value:
+        for name in applicable_settings(self.arch):
+            value = values[name]
+            if name == "reset_after":  # back to the CLI word
+                value = next(word for word, mapped in GRU_FORMS.items() if mapped == value)
+            if name in ("dropout", "layer_norm") and not value:
                 continue  # signatures of runs without them read as before they existed
-            if value is not None and not (setting.name == "reset_after" and values["cell"] != "gru"):
-                described[setting.flag.lstrip("-")] = value
+            if value is not None and not (name == "reset_after" and values["cell"] != "gru"):
+                described[setting_flag(name).lstrip("-")] = value
         return described
 
 

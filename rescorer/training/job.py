@@ -15,8 +15,8 @@ from rescorer.data.pair_sources import PairSource
 from rescorer.errors import RescorerError
 from rescorer.io.file_names import checkpoint_path_for
 from rescorer.io.table_reader import RejectSink
-from rescorer.models.settings import MODEL_OPTION_KEYS, ModelSettings
-from rescorer.records import SettingError, option_name, signature_items
+from rescorer.models.settings import ModelOptions, ModelSettings
+from rescorer.records import SettingError, option_name, recorded_values, signature_items
 from rescorer.runtime.placement import Placement, warn_if_emulated
 from rescorer.runtime.settings import RuntimeSettings
 from rescorer.training.recipes import SENTENCE_RECIPE, SUBWORD_SIZE, apply_recipe, recipe_model_options
@@ -33,7 +33,7 @@ class TrainJob:
 
     source: PairSource  # a phrase table or a parallel corpus (rescorer.data.pair_sources)
     model_path: Path
-    model_options: dict  # the raw model options (MODEL_OPTION_KEYS), None where not given
+    model_options: ModelOptions  # as given (None where not given)
     settings: TrainSettings
     runtime: RuntimeSettings
     explicit: frozenset = frozenset()  # names given on the command line: under --resume the others
@@ -105,8 +105,8 @@ def check_subword_settings(settings: TrainSettings, explicit: frozenset) -> None
         raise SettingError("--subword-size: only with --subwords bpe or unigram (the model reads words now)")
 
 
-def resumed(job: TrainJob) -> tuple[TrainSettings, dict, Optional[dict]]:
-    """(settings, raw model options, checkpoint): under --resume, what the command line left at
+def resumed(job: TrainJob) -> tuple[TrainSettings, ModelOptions, Optional[dict]]:
+    """(settings, model options, checkpoint): under --resume, what the command line left at
     its defaults is the checkpoint's; otherwise a parallel corpus's model takes the sentence
     recipe's options where none was given."""
     if not job.settings.resume:
@@ -145,7 +145,7 @@ def train_job(job: TrainJob, reporter, placement: Placement) -> None:
                        **({"ranks": ranks.world_size} if ranks.is_distributed else {}))
     started = time.perf_counter()
     progress = TrainingProgress(reporter, job.source.kind, settings, device.type)
-    recorded_options = {key: model_options.get(key) for key in MODEL_OPTION_KEYS}
+    recorded_options = recorded_values(model_options)
     with progress:
         report = train_on_table(job.source, job.model_path, model=model, settings=settings, run=TrainingRun(
             device, precision, progress.lines_read, progress.on_pass, progress.on_update, job.reject,

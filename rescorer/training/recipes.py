@@ -40,7 +40,7 @@ class Recipe:
 
     flag: str  # the option that picks the recipe, as a help text names it
     training: Mapping[str, object]  # TrainSettings fields
-    model: Mapping[str, object] = field(default_factory=dict)  # model options (MODEL_OPTION_KEYS)
+    model: Mapping[str, object] = field(default_factory=dict)  # model options (ModelOptions' fields)
 
 
 # Measured by issue 30's study (docs/sentence-models.md, benchmarks/studies/sentence_study.sh): the model
@@ -102,9 +102,10 @@ def apply_recipe(recipe: Recipe, settings: Settings, explicit: frozenset) -> Set
     return dataclasses.replace(settings, **values)
 
 
-def recipe_model_options(recipe: Recipe, options: dict, explicit: frozenset) -> dict:
-    """The raw model options with the recipe's value for each one not given on the command line."""
-    return {**options, **{name: value for name, value in recipe.model.items() if name not in explicit}}
+def recipe_model_options(recipe: Recipe, options, explicit: frozenset):
+    """The model options (rescorer.models.settings.ModelOptions) with the recipe's value for each
+    one not given on the command line."""
+    return dataclasses.replace(options, **{name: value for name, value in recipe.model.items() if name not in explicit})
 
 
 def recipe_default(recipe: Recipe, name: str) -> str:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Iterable, Optional
 
 from rescorer.errors import RescorerError
-from rescorer.models.settings import MODEL_OPTION_KEYS
+from rescorer.models.settings import MODEL_OPTION_KEYS, ModelOptions
 from rescorer.records import MAY_CHANGE, MUST_MATCH, from_stored, settings_of
 from rescorer.training.recipes import SUBWORD_SIZE, resolve_defaults
 from rescorer.training.settings import NO_SUBWORDS, TRAIN_SETTINGS_FORMAT, TrainSettings
@@ -67,10 +67,12 @@ def resumed_settings(settings: TrainSettings, explicit: Iterable[str], recorded:
     return dataclasses.replace(settings, **{key: value for key, value in recorded.items() if key not in explicit})
 
 
-def resumed_model_options(given: dict, explicit: Iterable[str], recorded: dict) -> dict:
-    """Raw model options for a resumed run: the ones given on the command line, else the checkpoint's."""
+def resumed_model_options(given: ModelOptions, explicit: Iterable[str], recorded: dict) -> ModelOptions:
+    """Model options for a resumed run: the ones given on the command line, else the checkpoint's
+    (`recorded`, as it stores them)."""
     explicit = set(explicit)
-    return {**given, **{key: value for key, value in recorded.items() if key in given and key not in explicit}}
+    return dataclasses.replace(given, **{key: value for key, value in recorded.items()
+                                         if key in MODEL_OPTION_KEYS and key not in explicit})
 
 
 def effective_settings(settings: dict, model_width: Optional[int] = None) -> dict:

@@ -6,7 +6,8 @@ import pytest
 from rescorer.errors import ModelSettingError
 from rescorer.models import (ARCHITECTURES, ModelConfig, ModelSettings, architecture_names, build_model,
                              check_config, get_architecture)
-from rescorer.models.settings import SETTINGS, applicable_settings
+from rescorer.models.settings import (MODEL_OPTION_KEYS, SETTING_NAMES, ModelOptions, applicable_settings,
+                                      setting_flag)
 
 
 def test_registry_holds_the_four_architectures_with_four_presets_each():
@@ -109,8 +110,8 @@ def test_configs_read_from_files_are_checked(changes, message):
 
 
 def test_every_setting_applies_somewhere_and_describe_names_them():
-    for setting in SETTINGS:
-        assert any(setting in applicable_settings(arch) for arch in architecture_names()), setting.name
+    for name in SETTING_NAMES:
+        assert any(name in applicable_settings(arch) for arch in architecture_names()), name
     described = ModelSettings.make("luong", "small", attention="local-p").describe()
     assert described == {"arch": "luong", "preset": "small", "cell": "lstm", "encoder-layers": 2,
                          "bidirectional": False, "reverse-source": False, "decoder-layers": 2,
@@ -139,3 +140,24 @@ def test_transformer_config_checks():
     assert model.output_left.weight is model.tgt_embed.table.weight
     untied = build_model(config.replace(tied_embeddings=False))
     assert untied.output_left.weight is not untied.tgt_embed.table.weight
+
+
+def test_the_model_options_are_one_record_the_command_line_and_the_checkpoint_read():
+    """A model setting is one field of ModelOptions: its option is made from it, a checkpoint
+    stores its value as given (the CLI's word), and a value its kind does not take is refused."""
+    from click.testing import CliRunner
+
+    from rescorer.cli.main import main
+    from rescorer.records import SettingError, recorded_values
+
+    helps = {command: CliRunner().invoke(main, [command, "--help"]).output for command in ("train", "run")}
+    for name in MODEL_OPTION_KEYS:
+        assert all(setting_flag(name) in text for text in helps.values()), name
+    stored = recorded_values(ModelOptions(arch="luong", cell="gru", reset_after="cudnn"))
+    assert tuple(stored) == MODEL_OPTION_KEYS
+    assert (stored["arch"], stored["reset_after"], stored["dropout"]) == ("luong", "cudnn", None)
+    assert ModelSettings.from_options(ModelOptions(reset_after="cudnn")).config(10, 10).reset_after is True
+    with pytest.raises(SettingError, match=r"--dropout 1.0: expected < 1"):
+        ModelOptions(dropout=1.0)
+    with pytest.raises(SettingError, match="--cell 'rnn': valid: gru, lstm"):
+        ModelOptions(cell="rnn")

@@ -5,6 +5,7 @@ import pytest
 from click.testing import CliRunner
 
 from rescorer.cli.main import main
+from rescorer.models.settings import ModelOptions
 from rescorer.records import settings_of
 from rescorer.training.lm_job import lm_train_settings
 from rescorer.training.recipes import (ADAM_ONLY, LM_RECIPE, SENTENCE_RECIPE, apply_recipe, recipe_model_options,
@@ -19,8 +20,7 @@ def test_a_run_told_nothing_gets_the_whole_recipe(name):
     recipe = RECIPES[name]
     settings = apply_recipe(recipe, TrainSettings(), frozenset())
     assert {field: getattr(settings, field) for field in recipe.training} == dict(recipe.training)
-    assert recipe_model_options(recipe, {"dropout": None, "arch": "cho2014"}, frozenset())["dropout"] == \
-        recipe.model["dropout"]
+    assert recipe_model_options(recipe, ModelOptions(), frozenset()).dropout == recipe.model["dropout"]
 
 
 @pytest.mark.parametrize("name", RECIPES)
@@ -29,7 +29,7 @@ def test_an_option_given_wins_over_every_recipe(name):
     given = {field: None for field in recipe.training if field in ("learning_rate", "patience")}
     settings = apply_recipe(recipe, TrainSettings(patience=2, learning_rate=0.5), frozenset(given))
     assert (settings.patience, settings.learning_rate) == (2, 0.5)
-    assert recipe_model_options(recipe, {"dropout": 0.1}, frozenset({"dropout"}))["dropout"] == 0.1
+    assert recipe_model_options(recipe, ModelOptions(dropout=0.1), frozenset({"dropout"})).dropout == 0.1
 
 
 @pytest.mark.parametrize("name", RECIPES)
