@@ -148,10 +148,9 @@ def check_luong(config: ModelConfig) -> None:
 
 
 def resolve_luong(values: dict, given: frozenset) -> dict:
-    """luong: a window only for local attention, an inner size only for concat (the decoder's width)."""
-    if values["attention"] == "global":
-        if "attention_window" in given:
-            raise ModelSettingError("--attention-window applies to --attention local-m or local-p only")
+    """luong: a window only for local attention (the preset's goes with global attention; one
+    given stays, for check_luong to refuse), an inner size only for concat (the decoder's width)."""
+    if values["attention"] == "global" and "attention_window" not in given:
         values["attention_window"] = None
     values["attention_size"] = values["hidden_size"] if values["attention_score"] == "concat" else None
     return values

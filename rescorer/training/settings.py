@@ -162,9 +162,10 @@ class TrainSettings:
                                             f"ends training before it [default: {DEFAULT_MAX_EPOCHS:g}; "
                                             f"{parallel_default('max_epochs')}].", option="--max-epochs",
         show_default=False, resume=MAY_CHANGE)
-    max_seconds: Optional[float] = setting(None, POSITIVE_FLOAT, "Stop training after this many seconds.",
-                                           option="--max-time", show_default=False, resume=MAY_CHANGE,
-                                           legacy_names=("max_time",))
+    max_seconds: Optional[float] = setting(
+        None, POSITIVE_FLOAT, "Stop once training has taken this many seconds in all (a resumed run counts the "
+        "checkpoint's seconds too, as --max-updates counts its updates).", option="--max-time", show_default=False,
+        resume=MAY_CHANGE, legacy_names=("max_time",))
     valid_pairs: int = setting(2000, POSITIVE_INT, "Held-out pairs for validation perplexity (with --lm: sentences, "
                                                    f"default {LM_RECIPE.training['valid_pairs']}). A phrase table's summary also gives the perplexity "
                                                    "of the held-out pairs that no training pair contains (honest); "
