@@ -11,9 +11,7 @@ import click
 from rescorer.cli.options import (ANY_PATH, EXISTING_FILE, EXISTING_OR_STDIN, device_option, force_option,
                                   output_option, precision_option)
 from rescorer.cli.record_options import record_from, record_options
-from rescorer.cli.reporting import Reporter, signature
-from rescorer.counts import counted
-from rescorer.records import signature_items
+from rescorer.cli.reporting import Reporter
 from rescorer.runtime.settings import RuntimeSettings
 from rescorer.scoring.settings import TranslateSettings
 from rescorer.runtime.failure_reports import reports_errors
@@ -41,14 +39,10 @@ def translate_command(reporter: Reporter, model_path: Path, input_path: Path, ou
                       nbest_path: Optional[Path], force: bool, **options) -> None:
     """Translate every line of --input with MODEL's beam search."""
     from rescorer.io.path_checks import RunPaths, Target
-    from rescorer.models.model_files import load_model
-    from rescorer.models.precision import autocast, precision_for, quantized
-    from rescorer.runtime.device import resolve_device
-    from rescorer.scoring.translation import translate_file, with_length_cap
+    from rescorer.scoring.translate_job import TranslateJob, translate_job
 
     output = output if output is not None else Path("-")  # like marian-decoder and fairseq-interactive
     settings = record_from(TranslateSettings, options)
-    runtime = record_from(RuntimeSettings, options)
     if settings.nbest_size > 1 and nbest_path is None:
         raise click.UsageError("--nbest-size writes to --nbest-out: give the n-best list's file")
     if str(output) == "-" and str(nbest_path) == "-":
@@ -58,25 +52,8 @@ def translate_command(reporter: Reporter, model_path: Path, input_path: Path, ou
     targets = [Target(output, "output", streamable=True)] + \
         ([Target(nbest_path, "n-best list", streamable=True)] if nbest_path else [])
     with RunPaths([("model", model_path), ("input", input_path)], targets, force=force):
-        torch_device = resolve_device(runtime.device)
-        bundle = load_model(model_path, torch_device)
-        precision = precision_for(runtime.precision, torch_device.type, "translate")
-        quantized(bundle.model, precision)
-        settings = with_length_cap(bundle, settings)  # the signature shows the cap used
-        signature("translate", model=f"{model_path.name}({bundle.config.arch})", direction=bundle.direction,
-                  **signature_items(settings), device=torch_device.type, precision=precision)
-        with reporter.bar(desc="translating", unit=" sentences") as bar, autocast(torch_device, precision):
-            summary = translate_file(bundle, input_path, output, settings, torch_device, nbest_path,
-                                     force=force, progress=bar.update)
-    if bundle.subwords is not None:
-        read = (f"source read as {summary.source_pieces} subword pieces "
-                f"({summary.source_pieces / max(summary.source_words, 1):.2f} per word)")
-    else:
-        read = f"{summary.unknown_source_words / max(summary.source_words, 1):.1%} of source words outside the shortlist"
-    reporter.say(f"{output}: {counted(summary.sentences, 'line')} translated "
-                 f"({counted(summary.empty, 'empty line')} left empty, "
-                 f"{summary.forced_ends} stopped by the length bound); {read}"
-                 + (f"; n-best list {nbest_path}" if nbest_path else ""))
+        translate_job(TranslateJob(model_path, input_path, output, nbest_path, settings,
+                                   record_from(RuntimeSettings, options), force), reporter)
 
 
 TRANSLATION_COMMANDS = (translate_command,)
