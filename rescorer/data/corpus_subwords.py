@@ -1,7 +1,7 @@
-"""A sentence model's two subword models, learned on its parallel corpus: each side's on that
-side's sentences (the model's source side first: the corpus's target for an inverse model, as
-its vocabularies are). A side too small for the size asked is refused in one line naming its
-file and the sizes it allows."""
+"""A model's two subword models, learned on what it trains on (a parallel corpus's sentences, or
+a phrase table's phrases): each side's on that side's text (the model's source side first: the
+target for an inverse model, as its vocabularies are). A side too small for the size asked is
+refused in one line naming its file and the sizes it allows."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Optional
 
 from rescorer.data.directions import oriented
-from rescorer.data.pair_sources import ParallelCorpusPairs
+from rescorer.data.pair_sources import PairSource
 from rescorer.data.subwords import SubwordModel, SubwordSides, learn_subwords
 from rescorer.errors import CorpusError
 from rescorer.io.table_reader import RejectSink
@@ -19,17 +19,16 @@ from rescorer.runtime.progress import Progress
 __all__ = ["learn_corpus_subwords"]
 
 
-def learn_corpus_subwords(corpus: ParallelCorpusPairs, kind: str, size: int, progress: Progress,
+def learn_corpus_subwords(corpus: PairSource, kind: str, size: int, progress: Progress,
                           reject: Optional[RejectSink] = None, direction: str = "forward",
                           at_most: bool = False) -> SubwordSides:
-    """One pass over the corpus's good sentence pairs (bad lines stop it, or go to `reject`),
-    then a `size`-piece subword model of `kind` per side (`at_most`: fewer where a side allows
-    no more)."""
+    """One pass over the source's good pairs (bad lines stop it, or go to `reject`), then a
+    `size`-piece subword model of `kind` per side (`at_most`: fewer where a side allows no more)."""
     src_lines, tgt_lines = [], []
     for src, tgt in corpus.pairs(progress, reject, direction):
         src_lines.append(src)
         tgt_lines.append(tgt)
-    src_path, tgt_path = oriented(corpus.src_path, corpus.tgt_path, direction)
+    src_path, tgt_path = oriented(*corpus.side_paths, direction)
     return SubwordSides(_learned(src_lines, kind, size, src_path, at_most),
                         _learned(tgt_lines, kind, size, tgt_path, at_most))
 

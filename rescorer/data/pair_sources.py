@@ -29,17 +29,24 @@ def file_identity(path: Path, prefix: str) -> dict:
 
 @dataclass(frozen=True)
 class PhraseTablePairs:
-    """Every line of a phrase table, one pair each (frequencies ignored, as the paper does)."""
+    """Every line of a phrase table, one pair each (frequencies ignored, as the paper does); with
+    `utf8_only` (a subword model's table), a line that is not UTF-8 is a bad line."""
 
     path: Path
+    utf8_only: bool = False
     kind = "table"  # how progress lines name it
+
+    @property
+    def side_paths(self) -> tuple:
+        """The files the source and the target text come from."""
+        return self.path, self.path
 
     def pairs(self, progress: Progress, reject: Optional[RejectSink] = None, direction: str = "forward",
               with_counts: bool = False, lowest_count: tuple = (0.0, "")) -> Iterator[tuple]:
         """(model source, model target) of every line, then its c(pair) with `with_counts` (a
         count not above `lowest_count`, (bound, why), refused); a bad line stops the read
         (reject None) or goes to `reject`."""
-        with PhraseTableReader(self.path, reject_path=reject) as reader:
+        with PhraseTableReader(self.path, reject_path=reject, utf8_only=self.utf8_only) as reader:
             for entry in reader:
                 progress(1)
                 pair = oriented(entry.src, entry.tgt, direction)
@@ -67,6 +74,11 @@ class ParallelCorpusPairs:
     tgt_path: Path
     utf8_only: bool = False
     kind = "corpus"
+
+    @property
+    def side_paths(self) -> tuple:
+        """The files the source and the target text come from."""
+        return self.src_path, self.tgt_path
 
     def pairs(self, progress: Progress, reject: Optional[RejectSink] = None, direction: str = "forward",
               with_counts: bool = False, lowest_count: tuple = (0.0, "")) -> Iterator[tuple]:

@@ -126,6 +126,14 @@ def parse_line(raw: bytes, line_no: int, expected_num_scores: int | None) -> Phr
     )
 
 
+def _check_utf8(raw: bytes) -> None:
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise _BadLine(f"not UTF-8 (byte 0x{raw[error.start]:02X} at byte {error.start + 1} of the line): "
+                       f"subword models segment UTF-8 text") from None
+
+
 class PhraseTableReader:
     """Iterate PhraseEntry over a plain or compressed table (gzip, bzip2, xz, zstd: told by magic
     bytes, not name); '-' is stdin.
@@ -138,11 +146,15 @@ class PhraseTableReader:
     way; damage is found a decompressed block (1 MiB) at a time, and its error names the last
     line read before it. Lines read before a damage is found have already been yielded: write
     through AtomicOutput and let the error propagate, so that no table made from them is kept.
-    Counters are readable during and after iteration. The table can be iterated once.
+    Counters are readable during and after iteration. The table can be iterated once. With
+    `utf8_only` (a subword model's table: its models segment UTF-8 text) a line that is not UTF-8
+    is a bad line too.
     """
 
-    def __init__(self, path: Path | str, reject_path: Union[Path, str, RejectSink, None] = None):
+    def __init__(self, path: Path | str, reject_path: Union[Path, str, RejectSink, None] = None,
+                 utf8_only: bool = False):
         self.name = STDIN_NAME if str(path) == "-" else str(path)
+        self.utf8_only = utf8_only
         self.lines_read = 0
         self.lines_rejected = 0
         self.num_scores: int | None = None
@@ -191,6 +203,8 @@ class PhraseTableReader:
                 raw = line[:-1] if line[-1:] == b"\n" else line
                 try:
                     entry = parse_line(raw, line_no, self.num_scores)
+                    if self.utf8_only:
+                        _check_utf8(raw)
                 except _BadLine as exc:
                     if reject is None:
                         raise PhraseTableFormatError(f"{name}:{line_no}: {exc}") from None

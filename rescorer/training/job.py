@@ -57,23 +57,19 @@ def training_source(phrase_table: Optional[Path], parallel: Optional[tuple], set
                     explicit: frozenset) -> tuple[PairSource, TrainSettings]:
     """What `rescore train` reads, the table or the parallel corpus, and the settings for it: a
     corpus refuses the settings it cannot take and trains with the sentence recipe
-    (rescorer.training.recipes.SENTENCE_RECIPE) where not told otherwise; a table refuses the subword
-    settings."""
+    (rescorer.training.recipes.SENTENCE_RECIPE) where not told otherwise; a table's model reads
+    words through shortlists unless --subwords asks for subword models learned on its phrases."""
     from rescorer.data.pair_sources import ParallelCorpusPairs, PhraseTablePairs
 
     if (phrase_table is None) == (parallel is None):
         raise SettingError("give a PHRASE_TABLE or --parallel SRC TGT (one of them)")
-    subword_options = [name for name in ("subwords", "subword_size") if name in explicit]
     if phrase_table is not None:
-        if subword_options:
-            shown = ", ".join(option_name(TrainSettings, name) for name in subword_options)
-            raise SettingError(f"{shown}: subword models are learned on a parallel corpus (--parallel SRC TGT); "
-                               f"a phrase table's models read words through shortlists: drop "
-                               f"{'them' if len(subword_options) > 1 else 'it'}")
         require_rereadable(phrase_table)
         if settings.valid_src is not None:
             raise SettingError("--valid-src/--valid-tgt: a validation set of sentences goes with --parallel; a "
                                "phrase table validates on a held-out slice of its pairs (--valid-pairs)")
+        if not settings.resume:  # resumed, they are the checkpoint's (rescorer.training.resume checks them)
+            check_subword_settings(settings, explicit)
         return PhraseTablePairs(phrase_table), settings
     if settings.valid_src is not None and "valid_pairs" in explicit:
         raise SettingError("--valid-pairs: with --valid-src/--valid-tgt every sentence of them is the validation "
@@ -103,6 +99,12 @@ def check_subword_settings(settings: TrainSettings, explicit: frozenset) -> None
                            f"subword models' pieces; size them with --subword-size (drop --shortlist-size{words})")
     if settings.subwords == NO_SUBWORDS and "subword_size" in explicit:
         raise SettingError("--subword-size: only with --subwords bpe or unigram (the model reads words now)")
+    corpora = [name for name in ("src_corpus", "tgt_corpus") if getattr(settings, name) is not None]
+    if settings.subwords != NO_SUBWORDS and corpora:
+        shown = ", ".join(option_name(TrainSettings, name) for name in corpora)
+        raise SettingError(f"{shown}: with --subwords {settings.subwords} there are no shortlists to count: the "
+                           f"vocabularies are the subword models' pieces, learned on the table's phrases; drop "
+                           f"{'them' if len(corpora) > 1 else 'it'}")
 
 
 def resumed(job: TrainJob) -> tuple[TrainSettings, ModelOptions, Optional[dict]]:

@@ -326,19 +326,14 @@ def train_on_table(table_path: Union[Path, PairSource], model_path: Path, *, pre
 
 
 def _read_as_units(table_path: Union[Path, PairSource], subwords: str) -> PairSource:
-    """What training reads: with subwords, a parallel corpus whose lines must be UTF-8."""
+    """What training reads: with subwords, lines that must be UTF-8 (a table's or a corpus's)."""
     source = pair_source(table_path)
-    if subwords == NO_SUBWORDS:
-        return source
-    if not isinstance(source, ParallelCorpusPairs):
-        raise RescorerError(f"{source}: subword models are learned on a parallel corpus (--parallel SRC TGT), "
-                            f"not on a phrase table")
-    return dataclasses.replace(source, utf8_only=True)
+    return source if subwords == NO_SUBWORDS else dataclasses.replace(source, utf8_only=True)
 
 
-def _learned_subwords(source: ParallelCorpusPairs, settings: TrainSettings, run: TrainingRun,
+def _learned_subwords(source: PairSource, settings: TrainSettings, run: TrainingRun,
                       rejects: _RejectsOnce) -> VocabularyReport:
-    """A fresh sentence model's subword models, learned on its corpus (on rank 0), and their
+    """A fresh model's subword models, learned on its corpus or table (on rank 0), and their
     pieces as its vocabularies; without a --subword-size, SUBWORD_SIZE pieces or as many as a
     side allows."""
     run.on_pass("learning subwords")

@@ -79,18 +79,18 @@ class TrainSettings:
     tgt_corpus: Optional[Path] = setting(None, EXISTING_FILE_OR_STDIN,
                                          "Tokenized target corpus to count the shortlist on.",
                                          option="--tgt-corpus", show_default=False, resume=NOT_RECORDED)
-    # With --parallel: one sentencepiece model per side, learned on that side of the corpus,
-    # stored in the model file; its pieces are the vocabulary (no shortlist, no [UNK]).
+    # One sentencepiece model per side, learned on that side of the corpus (or of the table's
+    # phrases), stored in the model file; its pieces are the vocabulary (no shortlist, no [UNK]).
     subwords: str = setting(
         NO_SUBWORDS, choice(*SUBWORDS),
-        f"With --parallel: read each side as the pieces of a subword model learned on it (sentencepiece BPE "
-        f"or unigram, with byte fallback: no [UNK]) and kept in the model file; none: words through "
-        f"shortlists [default: {NO_SUBWORDS}; {parallel_default('subwords')}].", option="--subwords",
-        show_default=False)
+        f"Read each side as the pieces of a subword model learned on it (the corpus's sentences, or the "
+        f"table's phrases; sentencepiece BPE or unigram, with byte fallback: no [UNK]) and kept in the model "
+        f"file; none: words through shortlists [default: {NO_SUBWORDS}; {parallel_default('subwords')}].",
+        option="--subwords", show_default=False)
     # None: SUBWORD_SIZE, or all that a smaller corpus allows (a checkpoint records SUBWORD_SIZE)
     subword_size: Optional[int] = setting(
         None, POSITIVE_INT, "Pieces per side with --subwords (the 256 byte pieces included) [default: "
-                            f"{SUBWORD_SIZE}, or as many as a smaller corpus allows].", option="--subword-size",
+                            f"{SUBWORD_SIZE}, or as many as less text allows].", option="--subword-size",
         show_default=False)
     direction: str = setting("forward", choice(*DIRECTIONS),
                              "forward: log p(target | source), the paper's; inverse: log p(source | target), "

@@ -245,8 +245,11 @@ def test_none_reads_words_through_shortlists(tmp_path, sides):
 
 
 @pytest.mark.parametrize("args, said", [
-    (["TABLE", "--subwords", "bpe"], "--subwords: subword models are learned on a parallel corpus"),
-    (["TABLE", "--subword-size", "500"], "--subword-size: subword models are learned on a parallel corpus"),
+    (["TABLE", "--subwords", "bpe", "--src-corpus", "SRC"], "--src-corpus: with --subwords bpe there are no "
+     "shortlists to count: the vocabularies are the subword models' pieces, learned on the table's phrases"),
+    (["TABLE", "--subwords", "bpe", "--shortlist-size", "100"],
+     "--shortlist-size: with --subwords bpe the vocabularies are the subword models' pieces"),
+    (["TABLE", "--subword-size", "500"], "--subword-size: only with --subwords bpe or unigram"),
     (["--lm", "TGT", "--subwords", "bpe", "--subword-size", "500"],
      "--subwords, --subword-size: not for a language model (--lm)"),
     (["--parallel", "SRC", "TGT", "--subwords", "bpe", "--shortlist-size", "100"],
@@ -314,3 +317,40 @@ def test_a_validation_line_that_cannot_be_segmented_is_named(tmp_path, sides):
         f"Error: {dev[1]}:2: the target sentence is not UTF-8 (byte 0xFF at byte 9): subword models segment UTF-8 "
         f"text (the validation set, --valid-src/--valid-tgt)")
     assert not model.exists()
+
+
+def test_a_phrase_table_model_reads_pieces_learned_on_the_table_and_scores_the_table(tmp_path):
+    """--subwords on a table: each side's subword model is learned on the table's phrases, the
+    model reads pieces (no shortlist, no [UNK]), and `rescore score` scores every line with it."""
+    table = first_lines(EXAMPLE_TABLE, 400, tmp_path / "t.gz")
+    model = tmp_path / "pieces.pt"
+    run = rescore("train", table, "-o", model, *TINY, "--max-updates", "4", *SUBWORDS)
+    assert run.returncode == 0, run.stderr
+    assert f"subwords (bpe) learned on phrase table t.gz: {SIZE} source, {SIZE} target pieces" in run.stderr
+    bundle = load_model(model)
+    assert bundle.subwords is not None and len(bundle.subwords.target.pieces) == int(SIZE)
+    assert bundle.tgt_vocab.tokens[3:] == bundle.subwords.target.pieces[1:]  # the pieces are the vocabulary
+    phrases = [line.split(" ||| ")[1] for line in gzip.open(table, "rt", encoding="utf-8")]
+    pieces = [bundle.subwords.target.segment(phrase) for phrase in phrases[:20]]
+    assert all(pieces) and any(len(split) > len(phrase.split()) for split, phrase in zip(pieces, phrases))
+    scored = tmp_path / "scored.gz"
+    run = rescore("score", table, "--model", model, "-o", scored)
+    assert run.returncode == 0, run.stderr
+    lines = gzip.open(scored, "rt", encoding="utf-8").read().splitlines()
+    assert len(lines) == 400 and all(0 < float(line.split(" ||| ")[2].split()[-1]) <= 1 for line in lines)
+
+
+def test_a_table_line_that_is_not_utf8_is_named_or_rejected_with_subwords(tmp_path):
+    good = gzip.open(EXAMPLE_TABLE, "rb").read().splitlines(keepends=True)[:300]
+    bad = b"caf\xe9 ||| caf\xc3\xa9 ||| 0.5 0.5 0.5 0.5 ||| 0-0 ||| 1 1 1\n"
+    table = tmp_path / "t.gz"
+    table.write_bytes(gzip.compress(b"".join(good[:5] + [bad] + good[5:])))
+    args = ["train", table, "-o", tmp_path / "m.pt", *TINY, "--max-updates", "2", *SUBWORDS]
+    run = rescore(*args)
+    assert run.returncode == 1 and run.stderr.strip().splitlines()[-1] == (
+        f"Error: {table}:6: not UTF-8 (byte 0xE9 at byte 4 of the line): subword models segment UTF-8 text")
+    assert not (tmp_path / "m.pt").exists()
+    run = rescore(*args, "--reject", tmp_path / "rejects.txt")
+    assert run.returncode == 0, run.stderr
+    assert (tmp_path / "rejects.txt").read_bytes() == bad
+    assert rescore("train", table, "-o", tmp_path / "w.pt", *TINY, "--max-updates", "2").returncode == 0  # words
