@@ -30,6 +30,7 @@ class Encoding:
     unknown_tgt: np.ndarray  # shortlist-unknown words of the table's target per pair (the word penalty)
     unknown_src: int  # of the table's source side, whichever way the model reads the pair
     unknown_tgt_total: int
+    tgt_words: np.ndarray  # words of the model's target side per pair (its pieces' words with subwords)
     batches: Optional[list] = None  # PaddedBatches made ahead by a host worker (None: made when scored)
 
 
@@ -68,8 +69,10 @@ def encode_chunk(entries: list, vocabularies: list) -> Chunk:
         model_src, model_tgt = oriented(src_phrases, tgt_phrases, direction)
         src, tgt = _encoded(model_src, src_encoding), _encoded(model_tgt, tgt_encoding)
         table_src, table_tgt = oriented(src, tgt, direction)  # back to the table's sides
+        tgt_words = (tgt.lengths if tgt_encoding.subwords is None
+                     else np.array([len(phrase.split()) for phrase in model_tgt], dtype=tgt.lengths.dtype))
         encodings.append(Encoding(src, tgt, table_tgt.unknown, int(table_src.unknown.sum()),
-                                  int(table_tgt.unknown.sum())))
+                                  int(table_tgt.unknown.sum()), tgt_words))
         if src_encoding.subwords is None and tgt_encoding.subwords is None:
             words = int(table_src.offsets[-1]), int(table_tgt.offsets[-1])
     if words is None:  # subword models only: their pieces are not the table's words

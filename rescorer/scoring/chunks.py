@@ -129,16 +129,16 @@ def output_columns(chunk: Chunk, logps: list, vocab_index: list, ensemble: bool,
                    per_word: bool) -> list[np.ndarray]:
     """The log p columns a line gets: one per model, or with `ensemble` one for all, their
     mixture log((p_1 + ... + p_n) / n) (a distribution over targets, as each model's is); then
-    with `per_word` each column again divided by the word count of its model's target side
-    (log p includes [EOS]'s term; the paper notes the RNN prefers short phrases)."""
+    with `per_word` each column again divided by the word count of its model's target side, its
+    words, not a subword model's pieces (log p includes [EOS]'s term; the paper notes the RNN
+    prefers short phrases)."""
     if ensemble:
         columns = [np.logaddexp.reduce(np.stack(logps), axis=0) - np.log(len(logps))]
         vocab_index = vocab_index[:1]  # the models of an ensemble read the pair the same way
     else:
         columns = list(logps)
     if per_word:
-        columns += [column / chunk.encodings[index].tgt_seqs.lengths
-                    for column, index in zip(columns, vocab_index)]
+        columns += [column / chunk.encodings[index].tgt_words for column, index in zip(columns, vocab_index)]
     return columns
 
 

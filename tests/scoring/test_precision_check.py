@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from moses_integration.nbest.rnn_features import rescore_nbest
+from moses_integration.nbest.rnn_features import NbestModel, rescore_nbest
 from moses_integration.scorer import pair_scorer
 from rescorer.cli.main import main
 from rescorer.errors import RescorerError
@@ -343,11 +343,13 @@ def test_a_small_nbest_list_is_scored_in_fp32_saying_how_few_pairs(monkeypatch, 
     nbest = tmp_path / "dev.nbest"
     nbest.write_text("".join(f"0 ||| {hypothesis} ||| LM0= -1 ||| -1\n" for hypothesis in hypotheses))
     with caplog.at_level(logging.INFO, logger="rescorer"):
-        rescore_nbest(nbest, tmp_path / "auto.nbest", source, pair_scorer(InProcessScorer("cpu"), MODEL))
+        rescore_nbest(nbest, tmp_path / "auto.nbest", source,
+                      NbestModel("RNN0", pair_scorer(InProcessScorer("cpu"), MODEL)))
     assert asked == []  # no check ran
     said = [record.getMessage() for record in caplog.records if "precision auto" in record.getMessage()]
     assert said == [f"precision auto: fp32, unchecked: 9 pairs to check, fewer than the {MIN_SAMPLE_PAIRS} the "
                     f"check needs to tell bf16's error from noise (bf16 is native on this CPU (avx512_bf16)); "
                     f"--precision bf16 scores in bf16 without the check"]
-    rescore_nbest(nbest, tmp_path / "fp32.nbest", source, pair_scorer(InProcessScorer("cpu", "fp32"), MODEL))
+    rescore_nbest(nbest, tmp_path / "fp32.nbest", source,
+                  NbestModel("RNN0", pair_scorer(InProcessScorer("cpu", "fp32"), MODEL)))
     assert (tmp_path / "auto.nbest").read_bytes() == (tmp_path / "fp32.nbest").read_bytes()
