@@ -185,6 +185,11 @@ def architectures_further() -> str:
                         {"rnnsearch": "`--arch rnnsearch`, to its own stop (69 min)"}, updates="Updates")
 
 
+def subwords() -> str:
+    return trained_rows("subwords", "Phrase model", f"words through 15,000-word shortlists, the default (`{DEFAULT_SYSTEM}`)",
+                        {"subwords": "`--subwords bpe`, 8,000 pieces a side (perplexity per piece)"})
+
+
 def pair_weights() -> str:
     return trained_rows("pair-weights", "Pair weights", f"unique, the paper's and the default (`{DEFAULT_SYSTEM}`)",
                         {"logcount": "`log-count`", "count": "`count`"})
@@ -219,7 +224,7 @@ def speed() -> str:
 TABLES: dict[str, Callable[[], str]] = {
     "study": study, "proxy-vs-real": proxy_vs_real, "precision-columns": precision_columns,
     "precision-bleu": precision_bleu, "stability": stability, "recipes": recipes, "architectures": architectures,
-    "recipes-further": recipes_further, "architectures-further": architectures_further, "pair-weights": pair_weights, "speed": speed}
+    "recipes-further": recipes_further, "architectures-further": architectures_further, "subwords": subwords, "pair-weights": pair_weights, "speed": speed}
 
 
 def page_tables(text: str) -> dict:
