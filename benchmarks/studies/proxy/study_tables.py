@@ -175,6 +175,11 @@ def recipes_further() -> str:
                         {"dropout": "`--dropout 0.3`, to its own stop (32 min)"}, updates="Updates")
 
 
+def smoothing_further() -> str:
+    return trained_rows("smoothing-further", "Recipe", f"default (`{DEFAULT_SYSTEM}`)",
+                        {"smoothing": "`--label-smoothing 0.1`, to its own stop (117 min)"}, updates="Updates")
+
+
 def architectures() -> str:
     return trained_rows("architectures", "Phrase scorer", f"cho2014, the default (`{DEFAULT_SYSTEM}`)",
                         {"rnnsearch": "`--arch rnnsearch`", "transformer": "`--arch transformer`"})
@@ -224,7 +229,8 @@ def speed() -> str:
 TABLES: dict[str, Callable[[], str]] = {
     "study": study, "proxy-vs-real": proxy_vs_real, "precision-columns": precision_columns,
     "precision-bleu": precision_bleu, "stability": stability, "recipes": recipes, "architectures": architectures,
-    "recipes-further": recipes_further, "architectures-further": architectures_further, "subwords": subwords, "pair-weights": pair_weights, "speed": speed}
+    "recipes-further": recipes_further, "smoothing-further": smoothing_further,
+    "architectures-further": architectures_further, "subwords": subwords, "pair-weights": pair_weights, "speed": speed}
 
 
 def page_tables(text: str) -> dict:
