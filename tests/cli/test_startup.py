@@ -16,7 +16,7 @@ REFUSALS = [
     (["train", "{table}", "-o", "{out}", "--arch", "cho2014", "--attention", "local-m"], 2),
     (["train", "{table}", "-o", "{out}", "--arch", "transformer", "--attention-heads", "3"], 2),
     (["train", "{table}", "-o", "{out}", "--arch", "luong", "--attention-window", "3"], 2),
-    (["train", "{table}", "-o", "{out}", "--subwords", "bpe"], 2),
+    (["train", "{table}", "-o", "{out}", "--subwords", "bpe", "--shortlist-size", "100"], 2),
     (["train", "{table}", "-o", "{out}", "--label-smoothing", "0.1", "--sampled-softmax", "100"], 2),
     (["train", "--lm", "{table}", "-o", "{out}", "--arch", "rnnsearch"], 2),
     (["score", "{table}"], 2),
