@@ -39,10 +39,8 @@ sys.path.insert(0, str(REPO))
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
+from benchmarks.helpers.pairs import DEFAULT_TABLE, RESULTS_DIR  # noqa: E402
 from benchmarks.helpers.timing import interleave  # noqa: E402
-
-DEFAULT_TABLE = REPO.parent / "shared" / "data" / "bible-en-fr" / "model" / "phrase-table.gz"
-RESULTS = REPO / "benchmarks" / "results"
 
 
 def table_prefix(table: Path, lines: int, directory: Path) -> Path:
@@ -158,8 +156,8 @@ def main() -> None:
     from rescorer.io.gzip_io import gzip_backend
     from rescorer.models.model_files import ModelBundle, load_model
 
-    table = table_prefix(args.table, args.lines, RESULTS)
-    bundle = load_model(args.model or tiny_model(table, RESULTS), torch.device("cpu"))
+    table = table_prefix(args.table, args.lines, RESULTS_DIR)
+    bundle = load_model(args.model or tiny_model(table, RESULTS_DIR), torch.device("cpu"))
     null = ModelBundle(NullScorer(bundle.config), bundle.src_vocab, bundle.tgt_vocab)
     print(f"{args.lines:,} lines of {args.table.name} ({table}); {torch.get_num_threads()} torch thread(s), "
           f"{os.cpu_count()} cores, gzip {gzip_backend()}, new path: {args.workers} host worker(s)")
@@ -167,7 +165,7 @@ def main() -> None:
         print("\neach host stage alone, one thread (pairs per CPU second):")
         for stage, rate in stage_rates(table, bundle).items():
             print(f"  {stage:18} {rate:12,.0f}")
-    work = Path(tempfile.mkdtemp(dir=RESULTS))
+    work = Path(tempfile.mkdtemp(dir=RESULTS_DIR))
     try:
         runs, cpu = {}, {}
         for name, scorer in (("tiny model", bundle), ("null model", null)):

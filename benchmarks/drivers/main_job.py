@@ -41,8 +41,8 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(REPO))
 
-TABLE = REPO.parent / "shared" / "data" / "bible-en-fr" / "model" / "phrase-table.gz"
-RESULTS = HERE.parent / "results"
+from benchmarks.helpers.pairs import DEFAULT_TABLE, RESULTS_DIR  # noqa: E402
+
 PHASES = ("read and cache", "train", "score", "write")
 
 SUMMARY_PATTERNS = {
@@ -182,10 +182,10 @@ def table(figures: dict, old: dict | None) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--table", type=Path, default=TABLE, help="phrase table (default: the bible table)")
+    parser.add_argument("--table", type=Path, default=DEFAULT_TABLE, help="phrase table (default: the bible table)")
     parser.add_argument("--max-lines", type=int, default=None, help="run on the table's first N lines")
     parser.add_argument("--max-time", type=float, default=None, help="passed to rescore: training's time limit (s)")
-    parser.add_argument("--work", type=Path, default=RESULTS / "main-job", help="where the run's files go (replaced)")
+    parser.add_argument("--work", type=Path, default=RESULTS_DIR / "main-job", help="where the run's files go (replaced)")
     parser.add_argument("--json-out", type=Path, default=None, help="write this run's figures here")
     parser.add_argument("--compare", type=Path, default=None, help="a previous run's --json-out, printed beside")
     parser.add_argument("rescore_args", nargs="*", help="more rescore options, after --")

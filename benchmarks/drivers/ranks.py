@@ -28,9 +28,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from benchmarks.helpers import ours  # noqa: E402
-
-DEFAULT_TABLE = REPO.parent / "shared" / "data" / "bible-en-fr" / "model" / "phrase-table.gz"
-RESULTS = REPO / "benchmarks" / "results"
+from benchmarks.helpers.pairs import DEFAULT_TABLE, RESULTS_DIR  # noqa: E402
 
 
 def table_slice(table: Path, lines: int, directory: Path) -> Path:
@@ -72,16 +70,16 @@ def main() -> None:
     parser.add_argument("--unit-lines", type=int, default=5_000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--presets", default="small,paper")
-    parser.add_argument("--json", type=Path, default=RESULTS / "ranks.json")
+    parser.add_argument("--json", type=Path, default=RESULTS_DIR / "ranks.json")
     args = parser.parse_args()
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    vocabs = ours.load_shortlists(args.table, RESULTS)
-    table = table_slice(args.table, args.lines, RESULTS)
+    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+    vocabs = ours.load_shortlists(args.table, RESULTS_DIR)
+    table = table_slice(args.table, args.lines, RESULTS_DIR)
     presets = args.presets.split(",")
-    models = {preset: ours.save_bundle(ours.make_bundle(preset, *vocabs), RESULTS / f"model-{preset}-random.pt")
+    models = {preset: ours.save_bundle(ours.make_bundle(preset, *vocabs), RESULTS_DIR / f"model-{preset}-random.pt")
               for preset in presets}
     runs = {preset: [] for preset in presets}
-    with tempfile.TemporaryDirectory(dir=RESULTS) as work:
+    with tempfile.TemporaryDirectory(dir=RESULTS_DIR) as work:
         for round_ in range(args.rounds):
             for preset in presets:
                 one, two = one_and_two(table, models[preset], args.unit_lines, Path(work))

@@ -33,11 +33,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
+from benchmarks.helpers.pairs import DEFAULT_TABLE  # noqa: E402
 from rescorer.io import gzip_io  # noqa: E402
 from rescorer.io.table_reader import PhraseTableReader  # noqa: E402
 from rescorer.io.table_units import UnitReader  # noqa: E402
 
-DEFAULT_TABLE = REPO.parent / "shared" / "data" / "bible-en-fr" / "model" / "phrase-table.gz"
 UNIT_LINES = 200_000
 
 

@@ -29,14 +29,12 @@ REPO = HERE.parents[1]
 sys.path.insert(0, str(REPO))
 
 from benchmarks.helpers import ours  # noqa: E402
+from benchmarks.helpers.pairs import DEFAULT_TABLE, RESULTS_DIR  # noqa: E402
 from rescorer.models.model_files import load_model  # noqa: E402
 from rescorer.runtime.cpu_features import cpu_features  # noqa: E402
 from rescorer.scoring.precision_check import choose_precision, table_sample  # noqa: E402
 from rescorer.scoring.settings import ScoreSettings  # noqa: E402
 from rescorer.scoring.table_rescoring import rescore_table  # noqa: E402
-
-TABLE = REPO.parent / "shared" / "data" / "bible-en-fr" / "model" / "phrase-table.gz"
-RESULTS = HERE.parent / "results"
 
 
 def first_lines(table: Path, count: int, out: Path) -> Path:
@@ -51,7 +49,7 @@ def first_lines(table: Path, count: int, out: Path) -> Path:
 
 def lines_per_second(bundle, table: Path, precision: str, lines: int) -> float:
     """One `rescore_table` pass (as `rescore score` writes it), in lines per second."""
-    with tempfile.TemporaryDirectory(dir=RESULTS) as tmp:
+    with tempfile.TemporaryDirectory(dir=RESULTS_DIR) as tmp:
         started = time.perf_counter()
         rescore_table(table, Path(tmp) / "out.gz", bundle, ScoreSettings(force=True, precision=precision))
         return lines / (time.perf_counter() - started)
@@ -82,7 +80,7 @@ def report(result: dict) -> list:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--table", type=Path, default=TABLE)
+    parser.add_argument("--table", type=Path, default=DEFAULT_TABLE)
     parser.add_argument("--lines", type=int, default=10000)
     parser.add_argument("--presets", default="small,paper")
     parser.add_argument("--model", action="append", default=[], metavar="NAME=PATH",
@@ -91,14 +89,14 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    table = first_lines(args.table, args.lines, RESULTS / f"table-first-{args.lines}.gz")
+    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+    table = first_lines(args.table, args.lines, RESULTS_DIR / f"table-first-{args.lines}.gz")
     features = cpu_features()
     print(f"CPU: {features.describe() if features else 'unknown'}; torch {torch.__version__}, "
           f"{args.threads} threads; {args.lines} lines of {args.table}")
     models = []
     if args.presets:
-        src_vocab, tgt_vocab = ours.load_shortlists(args.table, RESULTS)
+        src_vocab, tgt_vocab = ours.load_shortlists(args.table, RESULTS_DIR)
         models += [(f"{preset} (random init)", ours.make_bundle(preset, src_vocab, tgt_vocab))
                    for preset in args.presets.split(",")]
     for given in args.model:
