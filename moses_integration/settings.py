@@ -353,8 +353,9 @@ class NbestFeatureSettings:
         check_record(self)
         if self.model is None and not self.lms:
             raise SettingError("give the model whose log p becomes a feature: --model, --lm or both")
-        if dense_name_problem(self.feature_name):
-            raise SettingError(f"--feature-name: {dense_name_problem(self.feature_name)}")
+        problem = dense_name_problem(self.feature_name)
+        if problem:
+            raise SettingError(f"--feature-name: {problem}")
         if self.lms and self.mode == "phrase":
             raise SettingError("--lm scores whole hypotheses: --mode phrase applies to --model alone")
         if self.per_word and not self.lms:

@@ -40,15 +40,15 @@ def lm_feature_names(count: int) -> list[str]:
 def lm_nbest_model(name: str, scorer: LmScorer, model_path: Path) -> NbestModel:
     """A target language model's feature: log p of the hypothesis, which must be in its vocabulary."""
     return NbestModel(name, lm_pair_scorer(scorer, model_path),
-                         checks=TextChecks(vocabulary_judge(
-                             lambda hypotheses: scorer.known_share(model_path, hypotheses), model_path)))
+                      checks=TextChecks(vocabulary_judge(
+                          lambda hypotheses: scorer.known_share(model_path, hypotheses), model_path)))
 
 
 def rnn_nbest_model(name: str, scorer: RnnScorer, model_path: Path) -> NbestModel:
     """A sentence model's feature: log p of the pair, in the model's direction; the list must be
     in its language and tokenization, UTF-8 for a subword model (language_check)."""
     return NbestModel(name, pair_scorer(scorer, model_path), scorer.direction(model_path) == "inverse",
-                         checks=sentence_model_checks(scorer, model_path))
+                      checks=sentence_model_checks(scorer, model_path))
 
 
 def sentence_features(scorer: Optional[RnnScorer], models: Sequence[Path], per_word: bool,

@@ -67,7 +67,7 @@ def _with_lm_features(nbest_path: Path, output: Path, settings: NbestFeatureSett
     models = []
     if settings.model is not None:
         models.append(rnn_nbest_model(settings.feature_name, rnn_scorer(settings.device, settings.precision),
-                                         settings.model))
+                                      settings.model))
     language_models = lm_scorer(settings.device, settings.precision)
     models += [lm_nbest_model(name, language_models, Path(lm))
                for name, lm in zip(lm_feature_names(len(settings.lms)), settings.lms)]

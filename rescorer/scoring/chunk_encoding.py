@@ -8,6 +8,7 @@ and start without it.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Iterator, Optional, Sequence
 
@@ -65,20 +66,28 @@ def encode_chunk(entries: list, vocabularies: list) -> Chunk:
     tgt_phrases = [entry.tgt for entry in entries]
     encodings = []
     words = None  # (source, target) words of the table, as a word model's encoding counts them
+    # (source, target) words per phrase, counted once where subword models need them
+    phrase_words = functools.cache(lambda: (_words_per_phrase(src_phrases), _words_per_phrase(tgt_phrases)))
     for src_encoding, tgt_encoding, direction in vocabularies:
         model_src, model_tgt = oriented(src_phrases, tgt_phrases, direction)
         src, tgt = _encoded(model_src, src_encoding), _encoded(model_tgt, tgt_encoding)
         table_src, table_tgt = oriented(src, tgt, direction)  # back to the table's sides
-        tgt_words = (tgt.lengths if tgt_encoding.subwords is None
-                     else np.array([len(phrase.split()) for phrase in model_tgt], dtype=tgt.lengths.dtype))
+        if tgt_encoding.subwords is None:
+            tgt_words = tgt.lengths
+        else:  # its pieces are not the words
+            tgt_words = oriented(*phrase_words(), direction)[1]
         encodings.append(Encoding(src, tgt, table_tgt.unknown, int(table_src.unknown.sum()),
                                   int(table_tgt.unknown.sum()), tgt_words))
         if src_encoding.subwords is None and tgt_encoding.subwords is None:
             words = int(table_src.offsets[-1]), int(table_tgt.offsets[-1])
-    if words is None:  # subword models only: their pieces are not the table's words
-        words = tuple(sum(len(phrase.split()) for phrase in phrases) for phrases in (src_phrases, tgt_phrases))
+    if words is None:  # subword models only
+        words = tuple(int(counts.sum()) for counts in phrase_words())
     line_numbers = np.fromiter((entry.line_no for entry in entries), dtype=np.int64, count=len(entries))
     return Chunk(line_numbers, encodings, *words, entries=entries)
+
+
+def _words_per_phrase(phrases: Sequence[str]) -> np.ndarray:
+    return np.fromiter((len(phrase.split()) for phrase in phrases), dtype=np.int64, count=len(phrases))
 
 
 def _encoded(phrases: Sequence[str], encoding: SideEncoding) -> EncodedPhrases:
