@@ -17,6 +17,7 @@ from typing import BinaryIO, Iterator
 from rescorer.counts import counted
 from rescorer.errors import CorpusError, RescorerError
 from rescorer.io.compression import CompressedStreamError, decompressing_reader
+from rescorer.io.utf8_bytes import first_non_utf8
 
 __all__ = ["ParallelCorpusReader"]
 
@@ -84,12 +85,10 @@ class ParallelCorpusReader:
 
 def _not_utf8(name: str, line_no: int, words: bytes, side: str):
     """Why a sentence cannot be segmented into subwords (its first byte that is not UTF-8), or None."""
-    try:
-        words.decode("utf-8")
-    except UnicodeDecodeError as error:
-        return (f"{name}:{line_no}: the {side} sentence is not UTF-8 (byte 0x{words[error.start]:02X} at byte "
-                f"{error.start + 1}): subword models segment UTF-8 text")
-    return None
+    where = first_non_utf8(words)
+    if where is None:
+        return None
+    return f"{name}:{line_no}: the {side} sentence is not UTF-8 ({where}): subword models segment UTF-8 text"
 
 
 def _only_spaces(words: bytes) -> str:

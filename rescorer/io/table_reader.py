@@ -26,6 +26,7 @@ from rescorer.errors import PhraseTableFormatError, RescorerError
 from rescorer.io.compression import CompressedStreamError, decompressing_reader
 from rescorer.io.file_names import same_file
 from rescorer.io.gzip_io import BUFFER_SIZE
+from rescorer.io.utf8_bytes import first_non_utf8
 
 __all__ = ["PhraseEntry", "PhraseTableReader", "RejectSink", "SKIP_BAD_LINES", "read_chunks", "append_scores",
            "insert_scores", "STDIN_NAME"]
@@ -127,11 +128,9 @@ def parse_line(raw: bytes, line_no: int, expected_num_scores: int | None) -> Phr
 
 
 def _check_utf8(raw: bytes) -> None:
-    try:
-        raw.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise _BadLine(f"not UTF-8 (byte 0x{raw[error.start]:02X} at byte {error.start + 1} of the line): "
-                       f"subword models segment UTF-8 text") from None
+    where = first_non_utf8(raw)
+    if where is not None:
+        raise _BadLine(f"not UTF-8 ({where} of the line): subword models segment UTF-8 text")
 
 
 class PhraseTableReader:
