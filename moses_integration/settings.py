@@ -2,8 +2,9 @@
 rerank, ablation): one settings record each (rescorer.records), every setting declared once as a field with its kind, default,
 help and option spelling; the command line makes its options from these fields. Settings that
 several commands take are declared on DataSets and DecodingSettings and taken from there with
-`like`, so each command's record keeps its own (--help) order. The library's per-run configs
-(TuningConfig, RerankConfig, AblationConfig) are made from these records by the commands."""
+`like`, so each command's record keeps its own (--help) order. The library takes these records
+themselves: `moses tune`'s is what tuning/mert_moses.py runs, and the ablation makes one for
+each replicate's tuning run."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from typing import Optional
 
 from moses_integration.ini.decoder_flags import parse_decoder_flags
 from moses_integration.nbest.feature_field import dense_name_problem
+from moses_integration.preflight import ParallelSet
 from moses_integration.tables.columns import parse_column_names
 from rescorer.io.score_format import score_column
 from rescorer.records import (ANY_PATH, EXISTING_FILE, FLAG, INT, POSITIVE_INT, TEXT, TEXTS, Kind, SettingError,
@@ -21,7 +23,7 @@ from rescorer.runtime.settings import RuntimeSettings
 
 __all__ = ["DataSets", "DecodingSettings", "TuningSettings", "RerankSettings", "AblationSettings", "AddFeatureSettings",
            "EvaluationSettings", "NbestFeatureSettings", "PreflightSettings", "ScorePlotSettings", "NBEST_MODES", "OPTIMIZER_NAMES", "OPTIMIZER_PROGRAMS",
-           "INITIAL_WEIGHT_HELP"]
+           "INITIAL_WEIGHT_HELP", "parallel_set"]
 
 # Moses' optimizers of log-linear weights, by the name users know, and the program that runs
 # each (mert-moses.pl --batch-mira runs kbmira, which `moses rerank` runs itself).
@@ -46,6 +48,16 @@ RERANKING_OPTIMIZER_HELP = "Moses' optimizer of the reranking weights: mert, or 
 # its segmentation's phrase pairs (a phrase model), or as the model's kind says (auto).
 NBEST_MODES = ("auto", "sentence", "phrase")
 NBEST_SIZE_HELP = "Hypotheses per sentence in each n-best list the decoder writes (Moses' -n-best-list FILE N distinct)."
+
+
+def parallel_set(label: str, pair: Optional[tuple], extra_refs: tuple = ()) -> Optional[ParallelSet]:
+    """The ParallelSet of `--LABEL SRC REF` and its `--LABEL-ref` files (None without --LABEL),
+    made absolute: paths on the command line are relative to the cwd, those inside moses.ini to
+    --base-dir, where the decoder runs."""
+    if not pair:
+        return None
+    return ParallelSet(label, Path(pair[0]).resolve(), Path(pair[1]).resolve(),
+                       tuple(Path(path).resolve() for path in extra_refs))
 
 
 def _pair(name: str, use: str):
@@ -134,6 +146,10 @@ class TuningSettings:
 
     def __post_init__(self) -> None:
         check_record(self)
+
+    @property
+    def dev_set(self) -> ParallelSet:
+        return parallel_set("dev", self.dev, self.dev_refs)
 
 
 @dataclass(frozen=True)

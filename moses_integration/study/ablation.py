@@ -65,7 +65,8 @@ from ..tables.starting_weights import (ColumnStats, cached_column_stats, check_l
                                warm_start_ini)
 from ..tables.system_tables import check_same_pairs, column_indices, system_ini, write_system_tables
 from ..tuning.dev_curve import dev_bleu_curve, read_stop_reason
-from ..tuning.mert_moses import TuningConfig, check_tuned_weights, iterations_run, read_finished_step, tune
+from ..settings import TuningSettings
+from ..tuning.mert_moses import check_tuned_weights, iterations_run, read_finished_step, tune
 from .ablation_config import AblationConfig, RerankRows
 from .decoding_rows import NEURAL_LM, built_systems, neural_lm_ini, plan_decoding_rows
 from .reranked_rows import (check_rerank_systems, cslm_row_name, cslm_systems, rerank_replicate,
@@ -267,13 +268,12 @@ def _run_replicate(spec: SystemSpec, replicate: int, plan: _Plan, config: Ablati
     kind = _start_kind(spec, config, base)
     _check_start_kind(rep_dir, kind)
     start_ini, starts = _start(spec, kind, replicate, plan, config, rep_dir, report, base)
-    tuning = TuningConfig(
-        ini_path=start_ini, dev_src=config.dev.src_path, dev_ref=config.dev.ref_path,
-        dev_extra_refs=config.dev.extra_refs,
+    dev = _resolved_sets(config)[0]
+    tuning = TuningSettings(
+        ini_path=start_ini, dev=(dev.src_path, dev.ref_path), dev_refs=dev.extra_refs,
         work_dir=rep_dir / "mert", base_dir=config.base_dir, threads=config.threads,
         nbest_size=config.nbest_size, seed=config.seed + replicate, optimizer=config.optimizer,
-        max_iterations=config.max_iterations, extra_args=config.mert_extra_args,
-        decoder_flags=config.decoder_flags)
+        max_iterations=config.max_iterations, decoder_flags=config.decoder_flags)
     tuned = tune(moses, tuning, progress=lambda i, b: report(
         f"{spec.name} replicate {replicate}: iteration {i} dev BLEU "
         f"{'?' if b is None else f'{b:.2f}'}"))

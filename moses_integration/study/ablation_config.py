@@ -53,7 +53,6 @@ class AblationConfig:
     detokenize_lang: Optional[str] = None
     max_iterations: Optional[int] = None
     systems: Optional[Sequence[str]] = None
-    mert_extra_args: Sequence[str] = field(default_factory=tuple)
     plot: bool = True
     rerank: Optional[RerankRows] = None  # reranked rows (+rerank, +RNN+rerank) when given
     lm_rerank: Optional[RerankRows] = None  # the CSLM's reranked rows (+CSLM, +CSLM+RNN, +CSLM+RNN+WP)

@@ -20,11 +20,11 @@ from ..errors import MosesConfigError, MosesRunError
 from ..ini.moses_ini import MosesIni
 from ..ini.moses_install import MosesInstall
 from ..line_files import is_gzipped, open_binary_read
+from ..settings import TuningSettings
 from ..step_provenance import Step, changed, damaged, files_of, fingerprint, ini_files, record
 from .dev_curve import MERT_DEFAULT_MAX_ITERATIONS, read_stop_reason
 
 __all__ = [
-    "TuningConfig",
     "TuningResult",
     "build_mert_argv",
     "read_iteration_bleu",
@@ -42,26 +42,6 @@ logger = logging.getLogger(__name__)
 _MERT_BEST = re.compile(r"Best point:\s*([\s\d.\-e]+?)\s*=> ([\-\d.]+)")
 _MIRA_BEST = re.compile(r"Best BLEU = ([\-\d.]+)")
 _INI_BLEU = re.compile(r"^# BLEU (\S+) on dev")
-
-
-@dataclass
-class TuningConfig:
-    """One mert-moses.pl run. Paths may be relative to `base_dir`, the system's directory."""
-
-    ini_path: Path
-    dev_src: Path
-    dev_ref: Path
-    work_dir: Path
-    base_dir: Path
-    threads: int = 4
-    nbest_size: int = 100
-    seed: Optional[int] = None
-    optimizer: str = "mert"  # or "batch-mira" (moses_integration.settings.OPTIMIZER_NAMES)
-    resume: bool = True
-    max_iterations: Optional[int] = None
-    extra_args: Sequence[str] = field(default_factory=tuple)
-    decoder_flags: Sequence[str] = field(default_factory=tuple)  # checked by parse_decoder_flags
-    dev_extra_refs: Sequence[Path] = field(default_factory=tuple)  # more references of the dev set
 
 
 @dataclass
@@ -135,23 +115,23 @@ def _plain_copy(path: Path, target: Path, always_copy: bool = False) -> Path:
     return target.resolve()
 
 
-def dev_references(config: TuningConfig, work_dir: Path) -> Path:
+def dev_references(settings: TuningSettings, work_dir: Path) -> Path:
     """The references argument of mert-moses.pl: the one reference file, or with several a prefix
     whose files `dev.ref0`, `dev.ref1`, ... it finds itself (its rule: a path that is not a file
     is a prefix, followed by 0, 1, ...). Plain copies in the working directory either way."""
-    paths = [config.dev_ref, *config.dev_extra_refs]
+    paths = settings.dev_set.ref_paths
     if len(paths) == 1:
-        return _plain_copy(config.base_dir / paths[0], work_dir / "dev.ref")
+        return _plain_copy(paths[0], work_dir / "dev.ref")
     for index, path in enumerate(paths):
         copy = work_dir / f"dev.ref{index}"
         copy.unlink(missing_ok=True)  # the references of this run, never those of an earlier one
-        _plain_copy(config.base_dir / path, copy, always_copy=True)
+        _plain_copy(path, copy, always_copy=True)
     (work_dir / f"dev.ref{len(paths)}").unlink(missing_ok=True)  # else it would be read as one more
     (work_dir / "dev.ref").unlink(missing_ok=True)  # else it would be read as the only one
     return (work_dir / "dev.ref").resolve()
 
 
-def build_mert_argv(moses: MosesInstall, config: TuningConfig, ini_for_run: Path,
+def build_mert_argv(moses: MosesInstall, config: TuningSettings, ini_for_run: Path,
                     dev_src: Path, dev_ref: Path, resume: bool) -> list[str]:
     """The mert-moses.pl command line, as a list (no shell), with absolute paths."""
     argv = [
@@ -185,11 +165,10 @@ def build_mert_argv(moses: MosesInstall, config: TuningConfig, ini_for_run: Path
         argv.append(f"--maximum-iterations={config.max_iterations}")
     if resume:
         argv.append("--continue")
-    argv.extend(config.extra_args)
     return argv
 
 
-def tune(moses: MosesInstall, config: TuningConfig,
+def tune(moses: MosesInstall, config: TuningSettings,
          progress: Callable[[int, Optional[float]], None] = lambda i, b: None,
          poll_seconds: float = 5.0) -> TuningResult:
     """Run (or resume, or skip if finished) one tuning run; returns the tuned moses.ini."""
@@ -207,11 +186,11 @@ def tune(moses: MosesInstall, config: TuningConfig,
     if not (config.resume and read_finished_step(work_dir) is not None):
         record(Step(made_from.name, made_from.record_path, [], made_from.inputs, made_from.settings))  # its start
     # The decoder runs inside work_dir, so the ini it gets names files by absolute path.
-    ini = MosesIni.read(config.base_dir / config.ini_path)
+    ini = MosesIni.read(config.ini_path)
     ini.make_paths_absolute(config.base_dir)
     ini_for_run = work_dir / "input.moses.ini"
     ini.write(ini_for_run)
-    dev_src = _plain_copy(config.base_dir / config.dev_src, work_dir / "dev.src")
+    dev_src = _plain_copy(config.dev_set.src_path, work_dir / "dev.src")
     dev_ref = dev_references(config, work_dir)
     finished = read_finished_step(work_dir)
     resume = config.resume and finished is not None
@@ -242,17 +221,18 @@ def tune(moses: MosesInstall, config: TuningConfig,
     return _result(final_ini, reported, config)
 
 
-def tuning_step(config: TuningConfig) -> Step:
+def tuning_step(config: TuningSettings) -> Step:
     """What a tuning run is made from: the ini and the files it names, the dev set, the settings
-    that change its weights (not the threads: mert's restarts are drawn before its pool starts)."""
-    ini = config.base_dir / config.ini_path
+    that change its weights (not the threads: mert's restarts are drawn before its pool starts).
+    (Records written before 2026-11-29 also hold "extra_args", always []: a setting no longer
+    asked for is not compared, step_provenance.changed.)"""
+    ini, dev = config.ini_path, config.dev_set
     return Step("the tuning run", config.work_dir / "tuning.record.json", [config.work_dir / "moses.ini"],
                 {"ini": fingerprint(ini), "ini's files": ini_files(ini, config.base_dir),
-                 "dev source": fingerprint(config.base_dir / config.dev_src),
-                 "dev references": files_of(config.base_dir / path for path in (config.dev_ref, *config.dev_extra_refs))},
+                 "dev source": fingerprint(dev.src_path), "dev references": files_of(dev.ref_paths)},
                 {"optimizer": config.optimizer, "seed": config.seed,
                  "nbest": config.nbest_size, "max_iterations": config.max_iterations,
-                 "extra_args": list(config.extra_args), "decoder_flags": list(config.decoder_flags)})
+                 "decoder_flags": list(config.decoder_flags)})
 
 
 def _check_same_run(step: Step) -> None:
@@ -265,7 +245,7 @@ def _check_same_run(step: Step) -> None:
                                "to tune again")
 
 
-def _result(final_ini: Path, iterations: int, config: TuningConfig) -> TuningResult:
+def _result(final_ini: Path, iterations: int, config: TuningSettings) -> TuningResult:
     bleu = read_iteration_bleu(config.work_dir, iterations) if iterations else None
     if bleu is None:
         bleu = read_ini_bleu(final_ini)

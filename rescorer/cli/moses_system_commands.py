@@ -81,34 +81,19 @@ def tune_command(**options) -> None:
     from moses_integration.tuning.mert_moses import tune
 
     settings = record_from(TuningSettings, options)
-    dev_set = parallel_set("dev", settings.dev, settings.dev_refs)
     install = find_moses(settings.moses_dir)
     install.require()  # before the work directory is made
     signature("moses tune", moses=install.root, ini=settings.ini_path, dev=",".join(map(str, settings.dev)),
-              references=len(dev_set.ref_paths), nbest=settings.nbest_size,
+              references=len(settings.dev_set.ref_paths), nbest=settings.nbest_size,
               seed=settings.seed, optimizer=settings.optimizer, moses_threads=settings.threads)
     with working_in(settings.work_dir, "mert-moses.pl working directory"):
-        result = tune(install, tuning_config(settings, dev_set), progress=lambda i, b: say(
+        result = tune(install, settings, progress=lambda i, b: say(
             f"iteration {i}: dev BLEU {'?' if b is None else f'{b:.2f}'}"))
     for warning in result.warnings:
         say(f"warning: {warning}")
     say(f"tuned after {result.iterations} iteration(s), stopped by {result.stopped_by}, dev BLEU "
         f"{'?' if result.dev_bleu is None else f'{result.dev_bleu:.2f}'}")
     click.echo(str(result.ini_path))
-
-
-def tuning_config(settings: TuningSettings, dev_set):
-    """The library's TuningConfig of the command's settings. Paths given on the command line are
-    relative to the cwd; those inside moses.ini are relative to --base-dir: the former are
-    resolved now so the library can join the latter."""
-    from moses_integration.tuning.mert_moses import TuningConfig
-
-    return TuningConfig(ini_path=settings.ini_path.resolve(), dev_src=dev_set.src_path,
-                        dev_ref=dev_set.ref_path, dev_extra_refs=dev_set.extra_refs,
-                        work_dir=settings.work_dir, base_dir=settings.base_dir, threads=settings.threads,
-                        nbest_size=settings.nbest_size, seed=settings.seed, optimizer=settings.optimizer,
-                        resume=settings.resume, max_iterations=settings.max_iterations,
-                        decoder_flags=settings.decoder_flags)
 
 
 def named_systems(items) -> list[tuple[str, Path]]:

@@ -18,7 +18,7 @@ from pathlib import Path
 import click
 from click.core import ParameterSource
 
-from moses_integration.preflight import ParallelSet
+from moses_integration.settings import parallel_set as moses_parallel_set
 from rescorer.cli.record_options import record_from, record_options
 from rescorer.errors import ModelSettingError
 from rescorer.models import architecture_names, get_architecture
@@ -157,8 +157,7 @@ def parallel_set(label: str, pair, extra_refs: tuple):
         if extra_refs:
             raise click.UsageError(f"--{label}-ref adds a reference to --{label} SRC REF: give --{label} too")
         return None
-    return ParallelSet(label, Path(pair[0]).resolve(), Path(pair[1]).resolve(),
-                       tuple(Path(path).resolve() for path in extra_refs))
+    return moses_parallel_set(label, pair, extra_refs)
 
 
 def model_option(help: str, multiple: bool = False, required: bool = True, name: str = "--model"):

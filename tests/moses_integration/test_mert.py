@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from moses_integration.errors import MosesConfigError, MosesRunError
-from moses_integration.tuning.mert_moses import (TuningConfig, build_mert_argv, check_tuned_weights, read_finished_step,
+from moses_integration.settings import TuningSettings
+from moses_integration.tuning.mert_moses import (build_mert_argv, check_tuned_weights, read_finished_step,
                                     read_iteration_bleu, tune)
 from moses_integration.tuning.dev_curve import dev_bleu_curve, read_stop_reason
 from moses_integration.ini.moses_ini import MosesIni
@@ -37,13 +38,11 @@ def moses(tmp_path):
     return find_moses(install_fake_moses(tmp_path / "moses"))
 
 
-def config(tmp_path, **kwargs) -> TuningConfig:
-    settings = dict(ini_path=Path("model/moses.ini"), dev_src=Path("corpus/dev.en.gz"),
-                    dev_ref=Path("corpus/dev.fr.gz"), work_dir=tmp_path / "work",
-                    base_dir=FIXTURES, threads=2, poll=None)
-    settings.pop("poll")
+def config(tmp_path, **kwargs) -> TuningSettings:
+    settings = dict(ini_path=FIXTURES / "model/moses.ini", dev=(FIXTURES / "corpus/dev.en.gz",
+                    FIXTURES / "corpus/dev.fr.gz"), work_dir=tmp_path / "work", base_dir=FIXTURES, threads=2)
     settings.update(kwargs)
-    return TuningConfig(**settings)
+    return TuningSettings(**settings)
 
 
 ARGV_CASES = [
@@ -99,8 +98,8 @@ def test_tune_runs_the_script_and_reads_the_result(moses, tmp_path):
 def test_two_references_reach_mert_moses_as_a_prefix(moses, tmp_path):
     """mert-moses.pl takes a file, or a prefix whose files PREFIX0, PREFIX1, ... it finds itself
     (the stand-in applies the real script's rule and logs what it found)."""
-    darby = Path("corpus/dev.ref-darby.fr.gz")
-    tune(moses, config(tmp_path, dev_extra_refs=(darby,)), poll_seconds=0.05)
+    darby = FIXTURES / "corpus/dev.ref-darby.fr.gz"
+    tune(moses, config(tmp_path, dev_refs=(darby,)), poll_seconds=0.05)
     work = tmp_path / "work"
     [call] = calls(moses.root, "mert-moses.pl")
     assert call["argv"][1] == str(work / "dev.ref") and not (work / "dev.ref").exists()
@@ -150,7 +149,8 @@ def test_a_run_is_continued_or_reused_only_with_what_it_began_with(moses, tmp_pa
                                                r"rerun with what it began with, or delete .*work to tune again"):
         tune(moses, config(tmp_path, seed=2, max_iterations=3), poll_seconds=0.05)
     with pytest.raises(MosesConfigError, match=r"work: its dev source changed since the tuning run was made"):
-        tune(moses, config(tmp_path, seed=1, max_iterations=3, dev_src=Path("corpus/test.en.gz")), poll_seconds=0.05)
+        tune(moses, config(tmp_path, seed=1, max_iterations=3, dev=(FIXTURES / "corpus/test.en.gz",
+                                                                    FIXTURES / "corpus/dev.fr.gz")), poll_seconds=0.05)
     assert len(calls(moses.root, "mert-moses.pl")) == 1
     tune(moses, config(tmp_path, seed=1, max_iterations=3), poll_seconds=0.05)  # the same: continued
     assert calls(moses.root, "mert-moses.pl")[-1]["argv"][-1] == "--continue"
