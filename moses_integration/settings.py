@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Optional
 
 from moses_integration.ini.decoder_flags import parse_decoder_flags
-from moses_integration.nbest.feature_field import dense_name_problem
+from moses_integration.feature_field import dense_name_problem
 from moses_integration.preflight import ParallelSet
 from moses_integration.tables.columns import parse_column_names
 from rescorer.io.score_format import score_column
@@ -200,6 +200,7 @@ class RerankSettings:
     base_dir: Path = like(DecodingSettings, "base_dir")
     moses_dir: Optional[Path] = like(DecodingSettings, "moses_dir")
     threads: int = like(DecodingSettings, "threads")
+    num_samples: int = setting(0, INT)  # AR trials / bootstrap resamples; 0: sacrebleu's 10,000 / 1,000 (tests: fewer)
 
     def __post_init__(self) -> None:
         check_record(self)
@@ -208,6 +209,30 @@ class RerankSettings:
     def decodes(self) -> bool:
         """Whether an n-best list is decoded here (one was not given)."""
         return self.dev_nbest is None or self.test_nbest is None
+
+    @property
+    def dev_set(self) -> ParallelSet:
+        return parallel_set("dev", self.dev, self.dev_refs)
+
+    @property
+    def test_set(self) -> ParallelSet:
+        return parallel_set("test", self.test, self.test_refs)
+
+    @property
+    def optimizer_program(self) -> str:
+        """mert or kbmira, which the reranking runs itself."""
+        return OPTIMIZER_PROGRAMS[self.optimizer]
+
+    @property
+    def seed_range(self) -> tuple:
+        """--seeds runs, with seeds --seed .. --seed + N - 1."""
+        return tuple(range(self.seed, self.seed + self.seeds))
+
+    @property
+    def start_weight(self) -> float:
+        """A new feature's starting weight: 0 unless given, so that the search starts from the
+        decoder's own ranking."""
+        return 0.0 if self.initial_weight is None else self.initial_weight
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from ..errors import NbestFormatError
-from .feature_field import feature_values
+from ..feature_field import feature_values
 from .nbest_lines import checked_lines
 
 __all__ = ["Candidate", "feature_values", "read_nbest", "rerank", "first_best"]

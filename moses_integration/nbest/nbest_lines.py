@@ -33,7 +33,7 @@ from typing import Iterator, Optional, Sequence
 
 from ..errors import NbestFormatError
 from ..line_files import decoded, open_binary_read
-from .feature_field import NUMBER, feature_values
+from ..feature_field import NUMBER, feature_values
 from .language_check import TextChecks, check_utf8
 from .segmentation import checked_segmentation
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
@@ -38,41 +38,17 @@ from ..ini.moses_ini import MosesIni
 from ..ini.moses_install import MosesInstall
 from ..line_files import count_lines, read_lines
 from ..preflight import ParallelSet
+from ..settings import RerankSettings
 from ..step_provenance import Step, check, files_of, fingerprint, forget, ini_files, record
 from ..tables.filtering import filter_for_test, filtered_ini
 from .candidates import first_best, read_nbest, rerank
 from .nbest_lines import check_nbest
-from .sentence_models import AddFeatures
+from .sentence_models import SentenceFeatures
 from .python_extractor import extract_in_python
 from .weight_tuning import extract, feature_names, tune_in_numpy, tune_weights
 
-__all__ = ["RerankConfig", "run_rerank", "start_weights"]
+__all__ = ["run_rerank", "start_weights"]
 
-
-
-@dataclass
-class RerankConfig:
-    dev_nbest: Optional[Path]  # None: decoded here with ini_path
-    dev: ParallelSet
-    test_nbest: Optional[Path]
-    test: ParallelSet
-    ini_path: Path  # the tuned system that wrote the n-best lists: its weights start the search
-    out_dir: Path
-    nbest_size: int = 100
-    base_dir: Path = Path(".")  # where the ini's relative paths start
-    threads: int = 2
-    decoder_flags: Sequence[str] = ()
-    filter_tables: bool = True  # decode with the text tables filtered for each set (tables/filtering.py)
-    optimizer: str = "mert"
-    tuner: str = "moses"  # "moses": extractor and mert/kbmira; "numpy": python_extractor and mert_search
-    seeds: Sequence[int] = (1, 2, 3)
-    initial_weight: float = 0.0  # the new features' start: 0 starts from the decoder's own ranking
-    test_type: str = "ar"
-    num_samples: int = 0  # AR trials / bootstrap resamples; 0: sacrebleu's 10,000 / 1,000
-    detokenize_lang: Optional[str] = None
-    new_features: Sequence[str] = field(default_factory=tuple)  # names the command adds (for the report)
-    scored_with: Sequence[str] = field(default_factory=tuple)  # the models (paths) behind the features
-    scoring: dict = field(default_factory=dict)  # the scorer's settings that change the features (precision)
 
 
 def start_weights(ini: MosesIni, names: Sequence[str], initial_weight: float) -> dict:
@@ -101,7 +77,7 @@ def _write_lines(path: Path, lines: Sequence[str]) -> None:
     _write_text(path, "".join(line + "\n" for line in lines))
 
 
-def decode_nbest(install: MosesInstall, config: RerankConfig, data: ParallelSet, path: Path) -> Path:
+def decode_nbest(install: MosesInstall, config: RerankSettings, data: ParallelSet, path: Path) -> Path:
     """The tuned system's `nbest_size` distinct best hypotheses of every sentence of `data`,
     decoded with its text tables filtered for the set (a text table is otherwise loaded whole)."""
     ini_path = config.ini_path
@@ -150,7 +126,7 @@ class _Steps:
                 "rerun the same command to continue from them")
 
 
-def _decoded(steps: _Steps, install: MosesInstall, config: RerankConfig, data: ParallelSet) -> Path:
+def _decoded(steps: _Steps, install: MosesInstall, config: RerankSettings, data: ParallelSet) -> Path:
     path = config.out_dir / f"{data.label}.decoder.nbest"
     step = steps.step(f"decode-{data.label}", f"the {data.label} set's decoded n-best list", [path],
                       {"ini": fingerprint(config.ini_path), "ini's files": ini_files(config.ini_path, config.base_dir),
@@ -162,30 +138,30 @@ def _decoded(steps: _Steps, install: MosesInstall, config: RerankConfig, data: P
     return path
 
 
-def _scored_lists(config: RerankConfig, install: MosesInstall, add_features: AddFeatures, steps: _Steps) -> dict:
+def _scored_lists(config: RerankSettings, install: MosesInstall, features: SentenceFeatures, steps: _Steps) -> dict:
     lists = {}
-    for label, nbest, data in (("dev", config.dev_nbest, config.dev), ("test", config.test_nbest, config.test)):
+    for label, nbest, data in (("dev", config.dev_nbest, config.dev_set), ("test", config.test_nbest, config.test_set)):
         if nbest is None:
             nbest = _decoded(steps, install, config, data)
         path = config.out_dir / f"{label}.nbest.gz"
         step = steps.step(f"score-{label}", f"the {label} list scored with the models", [path],
                           {"n-best list": fingerprint(nbest), "source": fingerprint(data.src_path),
-                           "models": files_of(config.scored_with)},
-                          {"features": list(config.new_features), **config.scoring})
+                           "models": files_of(features.scored_with)},
+                          {"features": list(features.names), **features.scoring})
 
         def make(nbest=nbest, data=data, path=path):
-            add_features(nbest, data.src_path, path)  # checks the whole list, naming its lines, before scoring
+            features.add(nbest, data.src_path, path)  # checks the whole list, naming its lines, before scoring
 
-        features = ", ".join(config.new_features)
-        steps.ensure(step, make, f"scoring the {label} n-best list {nbest} for the features {features}")
+        names = ", ".join(features.names)
+        steps.ensure(step, make, f"scoring the {label} n-best list {nbest} for the features {names}")
         lists[label] = path
     return lists
 
 
-def _plain_references(config: RerankConfig) -> list:
+def _plain_references(config: RerankSettings) -> list:
     """The dev references uncompressed (`dev.ref0`, ...): the extractor reads them as plain text."""
     paths = []
-    for i, ref in enumerate(config.dev.ref_paths):
+    for i, ref in enumerate(config.dev_set.ref_paths):
         path = config.out_dir / f"dev.ref{i}"
         _write_lines(path, read_lines(ref))
         paths.append(path)
@@ -195,46 +171,46 @@ def _plain_references(config: RerankConfig) -> list:
 _TUNER_NAMES = {"moses": "Moses' own", "numpy": "this package's MERT in numpy"}
 
 
-def _tuner_setting(config: RerankConfig) -> dict:
+def _tuner_setting(config: RerankSettings) -> dict:
     """The tuner in a step's record only when it is numpy, so that the records of runs made
     before the choice existed (Moses' programs) still match."""
     return {"tuner": config.tuner} if config.tuner != "moses" else {}
 
 
-def _tuned(config: RerankConfig, install: MosesInstall, dev_list: Path, steps: _Steps) -> dict:
+def _tuned(config: RerankSettings, install: MosesInstall, dev_list: Path, steps: _Steps) -> dict:
     features, scores = config.out_dir / "dev.features.dat", config.out_dir / "dev.scores.dat"
     step = steps.step("extract-dev", "the dev list's extracted features and BLEU statistics", [features, scores],
-                      {"dev list": fingerprint(dev_list), "references": files_of(config.dev.ref_paths)},
+                      {"dev list": fingerprint(dev_list), "references": files_of(config.dev_set.ref_paths)},
                       _tuner_setting(config))
     if config.tuner == "numpy":
-        steps.ensure(step, lambda: extract_in_python(dev_list, read_lines(config.dev.src_path),
-                                                     config.dev.ref_paths, features, scores),
+        steps.ensure(step, lambda: extract_in_python(dev_list, read_lines(config.dev_set.src_path),
+                                                     config.dev_set.ref_paths, features, scores),
                      "extracting the dev list's features and BLEU statistics (in Python)")
     else:
         steps.ensure(step, lambda: extract(install, dev_list, _plain_references(config), features, scores),
                      "extracting the dev list's features and BLEU statistics (extractor)")
-    start = start_weights(MosesIni.read(config.ini_path), feature_names(features), config.initial_weight)
+    start = start_weights(MosesIni.read(config.ini_path), feature_names(features), config.start_weight)
     tuned = {}
-    for seed in config.seeds:
+    for seed in config.seed_range:
         path = config.out_dir / f"seed{seed}" / "weights.json"
         step = steps.step(f"tune-seed{seed}", f"seed {seed}'s reranking weights", [path],
                           {"features": fingerprint(features), "statistics": fingerprint(scores)},
-                          {"optimizer": config.optimizer, **_tuner_setting(config), "seed": seed, "initial_weight": config.initial_weight,
+                          {"optimizer": config.optimizer_program, **_tuner_setting(config), "seed": seed, "initial_weight": config.start_weight,
                            "start weights": start})
 
         def make(seed=seed, path=path):
             path.parent.mkdir(parents=True, exist_ok=True)
             result = (tune_in_numpy(features, scores, start, seed) if config.tuner == "numpy" else
-                      tune_weights(install, config.optimizer, features, scores, start, seed, path.parent))
-            _write_json(path, {"optimizer": config.optimizer, "dev_bleu_nbest": result.dev_bleu,
+                      tune_weights(install, config.optimizer_program, features, scores, start, seed, path.parent))
+            _write_json(path, {"optimizer": config.optimizer_program, "dev_bleu_nbest": result.dev_bleu,
                                "weights": result.weights})
 
-        steps.ensure(step, make, f"seed {seed}: tuning the reranking weights ({config.optimizer})")
+        steps.ensure(step, make, f"seed {seed}: tuning the reranking weights ({config.optimizer_program})")
         tuned[seed] = json.loads(path.read_text())
     return tuned
 
 
-def _reranked(config: RerankConfig, lists: dict, sentences: dict, tuned: dict, steps: _Steps) -> dict:
+def _reranked(config: RerankSettings, lists: dict, sentences: dict, tuned: dict, steps: _Steps) -> dict:
     """Each seed's reranked dev and test outputs."""
     outputs = {}
     for seed, found in tuned.items():
@@ -251,23 +227,28 @@ def _reranked(config: RerankConfig, lists: dict, sentences: dict, tuned: dict, s
     return outputs
 
 
-def run_rerank(config: RerankConfig, install: Optional[MosesInstall], add_features: AddFeatures,
+def run_rerank(config: RerankSettings, install: Optional[MosesInstall], features: SentenceFeatures,
                report: Callable[[str], None] = lambda message: None) -> pd.DataFrame:
-    """All the steps (see the module's docstring); returns the results table. An interrupt
-    leaves with `.note` saying which finished steps out_dir keeps for a rerun."""
+    """All the steps (see the module's docstring) of `moses rerank`'s record, its tuner resolved
+    ("moses" or "numpy", not "auto"); returns the results table. An interrupt leaves with `.note`
+    saying which finished steps out_dir keeps for a rerun."""
+    if config.tuner not in _TUNER_NAMES:
+        raise ValueError(f"run_rerank takes a resolved tuner ({' or '.join(_TUNER_NAMES)}), not {config.tuner!r}")
+    # The decoder runs in --base-dir: the paths given on the command line are made absolute first.
+    config = replace(config, ini_path=config.ini_path.resolve(), out_dir=config.out_dir.resolve())
     sources = check_sets(config)
     config.out_dir.mkdir(parents=True, exist_ok=True)
     steps = _Steps(config.out_dir, report)
     try:
-        lists = _scored_lists(config, install, add_features, steps)
+        lists = _scored_lists(config, install, features, steps)
         tuned = _tuned(config, install, lists["dev"], steps)
         sentences = {label: read_nbest(lists[label], sources[label], f"the {label} source") for label in lists}
         outputs = _reranked(config, lists, sentences, tuned, steps)
         refs = {label: [read_lines(p) for p in data.ref_paths] for label, data in
-                (("dev", config.dev), ("test", config.test))}
+                (("dev", config.dev_set), ("test", config.test_set))}
         baseline = {label: first_best(sentences[label]) for label in sentences}
         _write_lines(config.out_dir / "test.1best", baseline["test"])
-        table = _results(config, tuned, baseline, outputs, refs)
+        table = _results(config, tuned, baseline, outputs, refs, features.names)
         _write_tables(config, table, refs)
     except KeyboardInterrupt as interrupt:
         interrupt.note = steps.kept_note()
@@ -275,7 +256,8 @@ def run_rerank(config: RerankConfig, install: Optional[MosesInstall], add_featur
     return table
 
 
-def _results(config: RerankConfig, tuned: dict, baseline: dict, outputs: dict, refs: dict) -> pd.DataFrame:
+def _results(config: RerankSettings, tuned: dict, baseline: dict, outputs: dict, refs: dict,
+             new_features: Sequence[str]) -> pd.DataFrame:
     lang = config.detokenize_lang
     seeds = list(tuned)
     base_test = score(baseline["test"], refs["test"], "test.1best", lang)
@@ -295,12 +277,12 @@ def _results(config: RerankConfig, tuned: dict, baseline: dict, outputs: dict, r
                 for s in seeds]
     (dev_bleu, dev_sd), (test_bleu, test_sd), (chrf, chrf_sd) = (
         mean_sd([r.bleu for r in devs]), mean_sd([r.bleu for r in tests]), mean_sd([r.chrf for r in tests]))
-    rows.append({"system": f"+rerank ({config.optimizer})", "seeds": ",".join(map(str, seeds)),
+    rows.append({"system": f"+rerank ({config.optimizer_program})", "seeds": ",".join(map(str, seeds)),
                  "dev_bleu": dev_bleu, "dev_bleu_sd": dev_sd, "test_bleu": test_bleu, "test_bleu_sd": test_sd,
                  "test_chrf": chrf, "test_chrf_sd": chrf_sd, "delta_test_bleu": test_bleu - base_test.bleu,
                  "p_bleu": together["bleu"], "p_chrf": together["chrf"],
                  "p_bleu_per_seed": ", ".join(f"{p:.4f}" for p in per_seed),
-                 "new_feature_weights": _weights(tuned, config.new_features)})
+                 "new_feature_weights": _weights(tuned, new_features)})
     return pd.DataFrame(rows)
 
 
@@ -313,7 +295,7 @@ def _weights(tuned: dict, new_features: Sequence[str]) -> str:
     return "; ".join(parts)
 
 
-def _write_tables(config: RerankConfig, table: pd.DataFrame, refs: dict) -> None:
+def _write_tables(config: RerankSettings, table: pd.DataFrame, refs: dict) -> None:
     header = ["System", "Seeds", "Dev BLEU", "Test BLEU", "Δ Test BLEU", "p (BLEU)", "Test chrF", "p (chrF)",
               "p (BLEU) per seed", "New-feature weights"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
@@ -326,7 +308,7 @@ def _write_tables(config: RerankConfig, table: pd.DataFrame, refs: dict) -> None
             row.new_feature_weights or "–"]) + " |")
     lines += ["", f"BLEU and chrF against {len(refs['test'])} reference(s), {len(refs['test'][0])} test "
               f"and {len(refs['dev'][0])} dev sentences. 1-best: the decoder's own first hypothesis. "
-              f"+rerank: weights tuned on the dev n-best lists by {config.optimizer} "
+              f"+rerank: weights tuned on the dev n-best lists by {config.optimizer_program} "
               f"({_TUNER_NAMES[config.tuner]}), one run "
               f"per seed, mean ± sample sd over the seeds. p: {config.test_type.upper()} test of the seeds' "
               f"concatenated test outputs against the 1-best repeated (Clark et al. 2011); p per seed: the "
@@ -336,12 +318,12 @@ def _write_tables(config: RerankConfig, table: pd.DataFrame, refs: dict) -> None
     _write_text(config.out_dir / "results.csv", table.to_csv(index=False, float_format="%.4f"))
 
 
-def check_sets(config: RerankConfig) -> dict:
+def check_sets(config: RerankSettings) -> dict:
     """Before any decoding or scoring: each set has sentences, each reference its source's number
     of lines, and a given n-best list is whole, with hypotheses for every sentence (every field of
     every line checked: nbest_lines.check_nbest). Returns the source sentences of each set."""
     sources = {}
-    for label, data, nbest in (("dev", config.dev, config.dev_nbest), ("test", config.test, config.test_nbest)):
+    for label, data, nbest in (("dev", config.dev_set, config.dev_nbest), ("test", config.test_set, config.test_nbest)):
         sources[label] = read_lines(data.src_path)
         if not sources[label]:
             raise MosesConfigError(f"{data.src_path}: the {label} source is empty; reranking needs "

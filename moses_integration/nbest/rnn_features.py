@@ -28,7 +28,7 @@ from rescorer.io.atomic_output import AtomicOutput
 
 from ..errors import NbestFormatError
 from ..line_files import decoded, open_binary_read, read_lines
-from .feature_field import dense_name_problem
+from ..feature_field import dense_name_problem
 from .language_check import TextChecks, check_language, check_utf8
 from .nbest_lines import SEP, ListSummary, NbestChecker, NbestLine, checked_lines
 from .segmentation import parse_segmentation, phrase_pairs

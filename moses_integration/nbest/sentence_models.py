@@ -4,6 +4,7 @@ model), and per word with `per_word`, scored by the scorers the caller hands in.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
@@ -11,10 +12,22 @@ from ..scorer import LmScorer, RnnScorer, lm_pair_scorer, pair_scorer
 from .language_check import TextChecks, sentence_model_checks, vocabulary_judge
 from .rnn_features import NbestModel, add_sentence_features
 
-__all__ = ["AddFeatures", "added_names", "lm_feature_names", "lm_nbest_model", "rnn_nbest_model",
+__all__ = ["AddFeatures", "SentenceFeatures", "added_names", "lm_feature_names", "lm_nbest_model", "rnn_nbest_model",
            "sentence_features"]
 
 AddFeatures = Callable[[Path, Path, Path], None]  # (nbest, source, out)
+
+
+@dataclass
+class SentenceFeatures:
+    """What a reranking adds to the lists: the step that scores a list (`add`), the feature names
+    it adds, and what the reranking's steps record of the models: their paths and the scorer's
+    settings that change the values (precision)."""
+
+    add: AddFeatures
+    names: Sequence[str]
+    scored_with: Sequence[str] = ()
+    scoring: dict = field(default_factory=dict)
 
 
 def feature_names(directions: Sequence[str]) -> list[str]:
@@ -52,18 +65,19 @@ def rnn_nbest_model(name: str, scorer: RnnScorer, model_path: Path) -> NbestMode
 
 
 def sentence_features(scorer: Optional[RnnScorer], models: Sequence[Path], per_word: bool,
-                      lm_scorer: Optional[LmScorer] = None,
-                      lms: Sequence[Path] = ()) -> tuple[AddFeatures, list[str]]:
-    """(add_features, names): the n-best scoring step and the feature names it adds: the
-    sentence models' (each model's direction names its features), then the language models'."""
+                      lm_scorer: Optional[LmScorer] = None, lms: Sequence[Path] = (),
+                      scoring: Optional[dict] = None) -> SentenceFeatures:
+    """The n-best scoring step and the feature names it adds: the sentence models' (each model's
+    direction names its features), then the language models'; `scoring`: the scorer's settings
+    that change the values, recorded with the models' paths."""
     directions = [scorer.direction(Path(model)) for model in models] if models else []
     names = feature_names(directions)
     sentence_models = [rnn_nbest_model(name, scorer, Path(model)) for name, model in zip(names, models)]
     lm_names = lm_feature_names(len(lms))
     sentence_models += [lm_nbest_model(name, lm_scorer, Path(lm)) for name, lm in zip(lm_names, lms)]
-    new = added_names(sentence_models, per_word)
 
     def add_features(nbest: Path, source: Path, out: Path) -> None:
         add_sentence_features(nbest, out, source, sentence_models, per_word=per_word)
 
-    return add_features, new
+    return SentenceFeatures(add_features, added_names(sentence_models, per_word),
+                            [str(Path(path).resolve()) for path in (*models, *lms)], dict(scoring or {}))

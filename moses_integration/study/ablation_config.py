@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Optional, Sequence
+from typing import Optional, Sequence
 
+from ..nbest.sentence_models import SentenceFeatures
 from ..preflight import ParallelSet
 
 __all__ = ["AblationConfig", "RerankRows"]
@@ -16,15 +17,13 @@ __all__ = ["AblationConfig", "RerankRows"]
 
 @dataclass
 class RerankRows:
-    """The sentence models of the reranked rows: `add_features` scores an n-best list with them
-    (reranking.AddFeatures), adding the features `new_features`."""
+    """The reranked rows' sentence models (their features, nbest/sentence_models.py), the
+    optimizer of the reranking weights (mert or batch-mira) and the systems whose lists are
+    reranked (empty: see reranked_rows.reranked_systems)."""
 
-    add_features: Callable
-    new_features: Sequence[str]
+    features: SentenceFeatures
     optimizer: str = "mert"
-    systems: Sequence[str] = ()  # the systems whose lists are reranked; empty: see reranked_systems
-    scored_with: Sequence[str] = ()  # the models' paths (their contents are recorded by the steps)
-    scoring: dict = field(default_factory=dict)  # the scorer's settings that change the features
+    systems: Sequence[str] = ()
 
 
 @dataclass

@@ -11,6 +11,7 @@ from ..errors import MosesConfigError
 from ..evaluation.scores import EvalResult, evaluate_file, write_result
 from ..ini.moses_install import MosesInstall
 from ..preflight import ParallelSet
+from ..settings import RerankSettings
 from ..tables.columns import SystemSpec
 from .ablation_config import AblationConfig, RerankRows
 from .decoding_rows import built_systems
@@ -26,7 +27,7 @@ def rerank_replicate(spec: SystemSpec, replicate: int, config: AblationConfig, s
     (default: config.rerank's), as the result row `row_name`, worked on in rep<r>/`folder`.
     The row is made again on every run from the reranking's steps, which are reused only when
     their records match (a failed or other reranking is redone, never taken for a result)."""
-    from ..nbest.reranking import RerankConfig, run_rerank
+    from ..nbest.reranking import run_rerank
 
     rows = rows or config.rerank
     row_name = row_name or f"{spec.name}+rerank"
@@ -34,19 +35,19 @@ def rerank_replicate(spec: SystemSpec, replicate: int, config: AblationConfig, s
     work = rep_dir / folder
     result_path = work / "result.json"  # the row, for the reader: never read back
     seed = config.seed + replicate
-    rerank = RerankConfig(dev_nbest=None, dev=sets[0], test_nbest=None, test=sets[1],
-                          ini_path=rep_dir / "mert" / "moses.ini", out_dir=work,
-                          nbest_size=config.nbest_size, base_dir=config.base_dir, threads=config.threads,
-                          decoder_flags=config.decoder_flags, optimizer=rows.optimizer, seeds=(seed,),
-                          test_type=config.test_type, num_samples=config.num_samples,
-                          detokenize_lang=config.detokenize_lang, new_features=rows.new_features,
-                          scored_with=rows.scored_with, scoring=rows.scoring)
-    table = run_rerank(rerank, moses, rows.add_features,
+    dev, test = sets
+    rerank = RerankSettings(ini_path=rep_dir / "mert" / "moses.ini", dev=(dev.src_path, dev.ref_path),
+                            dev_refs=dev.extra_refs, test=(test.src_path, test.ref_path), test_refs=test.extra_refs,
+                            out_dir=work, nbest_size=config.nbest_size, base_dir=config.base_dir,
+                            threads=config.threads, decoder_flags=tuple(config.decoder_flags),
+                            optimizer=rows.optimizer, tuner="moses", seeds=1, seed=seed, test_type=config.test_type,
+                            num_samples=config.num_samples, detokenize_lang=config.detokenize_lang)
+    table = run_rerank(rerank, moses, rows.features,
                        report=lambda message: report(f"{row_name} replicate {replicate}: {message}"))
     result = evaluate_file(work / f"seed{seed}" / "test.reranked", sets[1].ref_paths, config.detokenize_lang)
     weights = json.loads((work / f"seed{seed}" / "weights.json").read_text())["weights"]
     result.dev_bleu, result.start, result.dev_bleu_curve = float(table.iloc[1].dev_bleu), "rerank", []
-    result.new_weights = {name: weights.get(f"{name}_0") for name in rows.new_features}
+    result.new_weights = {name: weights.get(f"{name}_0") for name in rows.features.names}
     write_result(result, result_path)
     report(f"{row_name} replicate {replicate}: test BLEU {result.bleu:.2f}")
     return result

@@ -3,15 +3,15 @@ reranked with them. Both hand moses_integration the one in-process scorer (moses
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import click
 
 from moses_integration.ini.moses_install import find_moses
 from rescorer.cli.moses_runs import model_placement, working_in
-from moses_integration.settings import OPTIMIZER_PROGRAMS, NbestFeatureSettings, RerankSettings
-from rescorer.cli.options import (EXISTING_FILE, force_option,
-                                  output_option, parallel_set)
+from moses_integration.settings import NbestFeatureSettings, RerankSettings
+from rescorer.cli.options import EXISTING_FILE, force_option, output_option
 from rescorer.cli.record_options import record_from, record_options
 from rescorer.cli.reporting import bar, say, signature
 from rescorer.io.path_checks import RunPaths, Target
@@ -89,24 +89,25 @@ def rerank_command(**options) -> None:
     if not settings.models and not settings.lms:
         raise click.UsageError("give the features to rerank with: --model (a sentence model), --lm (a target "
                                "language model) or both")
-    config = rerank_config(settings)
-    optimizer = config.optimizer  # the program: mert or kbmira
-    install, config.tuner = rerank_tuner(settings, optimizer)
+    optimizer = settings.optimizer_program
+    install, tuner = rerank_tuner(settings, optimizer)
+    settings = replace(settings, tuner=tuner)
     if install is not None:
-        install.require(binaries=(() if config.tuner == "numpy" else ("extractor", optimizer))
+        install.require(binaries=(() if tuner == "numpy" else ("extractor", optimizer))
                         + (("moses",) if settings.decodes else ()),
                         scripts=("training/filter-model-given-input.pl",)
                         if settings.decodes and settings.filter_tables else ())
-    add_features, config.new_features = sentence_features(
+    features = sentence_features(
         rnn_scorer(settings.device, settings.precision) if settings.models else None, settings.models,
-        settings.per_word, lm_scorer(settings.device, settings.precision) if settings.lms else None, settings.lms)
-    signature("moses rerank", moses=install.root if install else "-", tuner=config.tuner, ini=settings.ini_path,
+        settings.per_word, lm_scorer(settings.device, settings.precision) if settings.lms else None, settings.lms,
+        scoring={"precision": settings.precision})
+    signature("moses rerank", moses=install.root if install else "-", tuner=tuner, ini=settings.ini_path,
               models=",".join(m.name for m in (*settings.models, *settings.lms)),
-              features=",".join(config.new_features), optimizer=optimizer, seeds=settings.seeds, seed=settings.seed,
-              nbest=settings.nbest_size, test=settings.test_type, references=len(config.test.ref_paths),
+              features=",".join(features.names), optimizer=optimizer, seeds=settings.seeds, seed=settings.seed,
+              nbest=settings.nbest_size, test=settings.test_type, references=len(settings.test_set.ref_paths),
               **model_placement(settings.device, settings.precision))
     with working_in(settings.out_dir, "reranking directory"):
-        run_rerank(config, install, add_features, report=say)
+        run_rerank(settings, install, features, report=say)
     click.echo((settings.out_dir / "results.md").read_text(encoding="utf-8"), nl=False)
 
 
@@ -128,24 +129,6 @@ def rerank_tuner(settings: RerankSettings, optimizer: str):
         return install, settings.tuner
     lacking = install.missing(binaries=("extractor", optimizer), scripts=())
     return install, "numpy" if lacking and not settings.decodes and optimizer == "mert" else "moses"
-
-
-def rerank_config(settings: RerankSettings):
-    """The library's RerankConfig of the command's settings (paths given on the command line
-    resolved against the cwd; the program of the optimizer; the seeds as a range)."""
-    from moses_integration.nbest.reranking import RerankConfig
-
-    return RerankConfig(
-        dev_nbest=settings.dev_nbest, dev=parallel_set("dev", settings.dev, settings.dev_refs),
-        test_nbest=settings.test_nbest, test=parallel_set("test", settings.test, settings.test_refs),
-        ini_path=settings.ini_path.resolve(), out_dir=settings.out_dir.resolve(), nbest_size=settings.nbest_size,
-        base_dir=settings.base_dir, threads=settings.threads, decoder_flags=settings.decoder_flags,
-        filter_tables=settings.filter_tables, optimizer=OPTIMIZER_PROGRAMS[settings.optimizer],
-        seeds=tuple(range(settings.seed, settings.seed + settings.seeds)),
-        initial_weight=0.0 if settings.initial_weight is None else settings.initial_weight,
-        test_type=settings.test_type, detokenize_lang=settings.detokenize_lang,
-        scored_with=[str(Path(model).resolve()) for model in (*settings.models, *settings.lms)],
-        scoring={"precision": settings.precision})
 
 
 NBEST_COMMANDS = (rescore_nbest_command, rerank_command)

@@ -10,7 +10,7 @@ import click
 
 from moses_integration.ini.moses_ini import MosesIni
 from moses_integration.ini.moses_install import find_moses
-from moses_integration.settings import OPTIMIZER_PROGRAMS, AblationSettings, ScorePlotSettings
+from moses_integration.settings import AblationSettings, ScorePlotSettings
 from rescorer.cli.moses_runs import model_placement, working_in
 from rescorer.cli.options import ANY_PATH, EXISTING_FILE, force_option, output_option, parallel_set
 from rescorer.cli.record_options import record_from, record_options
@@ -76,18 +76,16 @@ def ablation_command(**options) -> None:
               **(model_placement(settings.device, settings.precision) if scorer is not None
                  else {"device": "-", "precision": "-"}))
     config = ablation_config(settings, rescored_table, new_columns)
+    scoring = {"precision": settings.precision}
     if settings.rerank_models:
-        add_features, names = sentence_features(scorer, settings.rerank_models, per_word=settings.rerank_per_word)
-        config.rerank = RerankRows(add_features, names, OPTIMIZER_PROGRAMS[settings.rerank_optimizer],
-                                   systems=settings.rerank_systems,
-                                   scored_with=[str(Path(m).resolve()) for m in settings.rerank_models],
-                                   scoring={"precision": settings.precision})
+        config.rerank = RerankRows(sentence_features(scorer, settings.rerank_models, settings.rerank_per_word,
+                                                     scoring=scoring),
+                                   settings.rerank_optimizer, systems=settings.rerank_systems)
     if settings.lms:
-        add_features, names = sentence_features(None, (), settings.rerank_per_word,
-                                                lm_scorer(settings.device, settings.precision), settings.lms)
-        config.lm_rerank = RerankRows(add_features, names, OPTIMIZER_PROGRAMS[settings.rerank_optimizer],
-                                      scored_with=[str(Path(lm).resolve()) for lm in settings.lms],
-                                      scoring={"precision": settings.precision})
+        config.lm_rerank = RerankRows(sentence_features(None, (), settings.rerank_per_word,
+                                                        lm_scorer(settings.device, settings.precision), settings.lms,
+                                                        scoring=scoring),
+                                      settings.rerank_optimizer)
     with working_in(settings.out_dir, "ablation directory"):
         run_ablation(config, install, report=say)
     if settings.plot:

@@ -379,6 +379,7 @@ def test_mert_curves_tick_whole_iterations():
 def test_reranked_rows_join_the_table(setup):
     """--rerank-model: Baseline's replicates get a +rerank row each: its tuned system's n-best
     lists decoded (tables filtered per set), scored, tuned with seed + r, reranked and tested."""
+    from moses_integration.nbest.sentence_models import SentenceFeatures
     from moses_integration.study.ablation import RerankRows
     from moses_integration.nbest.rnn_features import NbestModel, add_sentence_features
 
@@ -391,7 +392,7 @@ def test_reranked_rows_join_the_table(setup):
         fake = NbestModel("RNNfwd", lambda pairs: [-float(len(t.split())) for _, t in pairs])
         add_sentence_features(nbest, out, source, [fake], per_word=False)
 
-    config.rerank = RerankRows(add_features, ["RNNfwd"], systems=("Baseline",))
+    config.rerank = RerankRows(SentenceFeatures(add_features, ["RNNfwd"]), systems=("Baseline",))
     summary = run_ablation(config, moses, report=quiet)
     assert list(summary.system) == ["Baseline", "+RNN", "+rerank"]
     assert summary.start.tolist() == ["ini", "warm", "rerank"]
@@ -428,6 +429,7 @@ def length_features(scored, sign=-1.0, name="RNNfwd"):
 def test_a_rerun_with_another_rerank_model_or_optimizer_redoes_the_reranking(setup, tmp_path):
     """Issue 32 case 3: the reranking steps record the models' contents and the optimizer: another
     model scores the (kept) decoded lists again, another optimizer tunes again."""
+    from moses_integration.nbest.sentence_models import SentenceFeatures
     from moses_integration.study.ablation import RerankRows
 
     moses, config = setup
@@ -436,20 +438,20 @@ def test_a_rerun_with_another_rerank_model_or_optimizer_redoes_the_reranking(set
     model_a.write_bytes(b"model A")
     model_b.write_bytes(b"model B")
     scored = []
-    config.rerank = RerankRows(length_features(scored), ["RNNfwd"], scored_with=[str(model_a)])
+    config.rerank = RerankRows(SentenceFeatures(length_features(scored), ["RNNfwd"], scored_with=[str(model_a)]))
     run_ablation(config, moses, report=quiet)
     rerank = config.out_dir / "baseline" / "rep1" / "rerank"
     first = gzip.open(rerank / "test.nbest.gz", "rt").readline()
     assert first.split(" ||| ")[2].endswith(f"RNNfwd= -{len(first.split(' ||| ')[1].split())}")
-    config.rerank = RerankRows(length_features(scored, +1.0), ["RNNfwd"], scored_with=[str(model_b)])
+    config.rerank = RerankRows(SentenceFeatures(length_features(scored, +1.0), ["RNNfwd"], scored_with=[str(model_b)]))
     run_ablation(config, moses, report=quiet)
     assert scored == ["dev.decoder.nbest", "test.decoder.nbest"] * 2
     assert len(calls(moses.root, "moses")) == 1 + 2  # test decoding, then dev and test lists once
     again = gzip.open(rerank / "test.nbest.gz", "rt").readline()
     assert again.split(" ||| ")[2].endswith(f"RNNfwd= {len(again.split(' ||| ')[1].split())}")
     assert len(calls(moses.root, "mert")) == 2
-    config.rerank = RerankRows(length_features(scored, +1.0), ["RNNfwd"], optimizer="kbmira",
-                               scored_with=[str(model_b)])
+    config.rerank = RerankRows(SentenceFeatures(length_features(scored, +1.0), ["RNNfwd"], scored_with=[str(model_b)]),
+                               optimizer="batch-mira")
     summary = run_ablation(config, moses, report=quiet)
     assert len(calls(moses.root, "kbmira")) == 1 and len(scored) == 4
     assert json.loads((rerank / "seed101" / "weights.json").read_text())["optimizer"] == "kbmira"
@@ -459,6 +461,7 @@ def test_a_rerun_with_another_rerank_model_or_optimizer_redoes_the_reranking(set
 def test_a_failed_reranking_is_resumed(setup):
     """Issue 32 case 12: the reranking's record and the row's result are separate files, so a
     reranking that failed once is continued by the rerun (it was TypeError on every rerun)."""
+    from moses_integration.nbest.sentence_models import SentenceFeatures
     from moses_integration.study.ablation import RerankRows
 
     moses, config = setup
@@ -471,10 +474,10 @@ def test_a_failed_reranking_is_resumed(setup):
             raise MosesRunError("the scorer failed")
         working(nbest, source, out)
 
-    config.rerank = RerankRows(failing, ["RNNfwd"])
+    config.rerank = RerankRows(SentenceFeatures(failing, ["RNNfwd"]))
     with pytest.raises(MosesRunError, match="the scorer failed"):
         run_ablation(config, moses, report=quiet)
-    config.rerank = RerankRows(working, ["RNNfwd"])
+    config.rerank = RerankRows(SentenceFeatures(working, ["RNNfwd"]))
     summary = run_ablation(config, moses, report=quiet)
     assert list(summary.system) == ["Baseline", "+rerank"]
     assert scored == ["dev.decoder.nbest", "test.decoder.nbest"]  # dev's scored list was kept
@@ -504,14 +507,15 @@ def test_a_replicates_test_scores_are_redone_when_what_they_were_made_from_chang
 def test_the_cslm_rows_of_the_papers_table_1(setup):
     """--lm: Baseline, +RNN and +RNN+WP reranked with the CSLM alone, as +CSLM, +CSLM+RNN and
     +CSLM+RNN+WP, each in its replicate's rerank-cslm/, beside the sentence models' +rerank rows."""
+    from moses_integration.nbest.sentence_models import SentenceFeatures
     from moses_integration.study.ablation import RerankRows
 
     moses, config = setup
     config.replicates = 1
     config.systems = ["Baseline", "+RNN", "+RNN+WP"]
     scored, lm_scored = [], []
-    config.rerank = RerankRows(length_features(scored), ["RNNfwd"], systems=("Baseline",))
-    config.lm_rerank = RerankRows(length_features(lm_scored, +1.0, "CSLM"), ["CSLM"])
+    config.rerank = RerankRows(SentenceFeatures(length_features(scored), ["RNNfwd"]), systems=("Baseline",))
+    config.lm_rerank = RerankRows(SentenceFeatures(length_features(lm_scored, +1.0, "CSLM"), ["CSLM"]))
     summary = run_ablation(config, moses, report=quiet)
     assert list(summary.system) == ["Baseline", "+RNN", "+RNN+WP", "+rerank", "+CSLM", "+CSLM+RNN", "+CSLM+RNN+WP"]
     assert summary.start.tolist()[3:] == ["rerank"] * 4

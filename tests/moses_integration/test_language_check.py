@@ -100,14 +100,14 @@ def test_rescore_nbest_refuses_a_list_in_another_language_in_one_line(models, li
 
 def test_the_rerank_and_ablation_scoring_step_refuses_it_too(models, lists, tmp_path):
     french, english, source = lists
-    add_features, names = sentence_features(InProcessScorer("cpu", "fp32"), [models["subwords"], models["words"]],
-                                            per_word=True)
+    features = sentence_features(InProcessScorer("cpu", "fp32"), [models["subwords"], models["words"]],
+                                 per_word=True)
     out = tmp_path / "out.nbest"
     with pytest.raises(NbestFormatError, match=f"^{english}: lines 1-[0-9]+: the hypotheses' words take"):
-        add_features(english, source, out)
+        features.add(english, source, out)
     assert not out.exists()
-    add_features(french, source, out)
-    assert names == ["RNNfwd", "RNNfwdPerWord", "RNNfwd2", "RNNfwd2PerWord"]
+    features.add(french, source, out)
+    assert features.names == ["RNNfwd", "RNNfwdPerWord", "RNNfwd2", "RNNfwd2PerWord"]
     assert len(list(iter_feature_values(out, "RNNfwd2"))) == len(french.read_text().splitlines())
 
 
