@@ -45,12 +45,22 @@ class NbestList:
     def rows(self, sentence_ids: Sequence[int]) -> "NbestList":
         """The list of those sentences only, renumbered from 0 in the order given (e.g. the
         odd lines of a dev set, on which MERT tunes)."""
-        picked = [np.arange(self.starts[s], self.starts[s + 1]) for s in sentence_ids]
+        return self._picked([np.arange(self.starts[s], self.starts[s + 1]) for s in sentence_ids],
+                            [self.sources[s] for s in sentence_ids])
+
+    def first(self, size: int) -> "NbestList":
+        """Each sentence's first `size` hypotheses, the decoder's best (a list is in its order):
+        the list Moses writes when asked for a `size`-best list."""
+        return self._picked([np.arange(start, min(end, start + size))
+                             for start, end in zip(self.starts[:-1], self.starts[1:])], list(self.sources))
+
+    def _picked(self, picked: list, sources: list) -> "NbestList":
+        """The rows `picked` (one array of row numbers per sentence) of the sentences `sources`."""
         index = np.concatenate(picked) if picked else np.zeros(0, dtype=int)
         starts = np.concatenate([[0], np.cumsum([len(p) for p in picked])]).astype(int)
         return NbestList(self.path, list(self.feature_names), self.features[index], starts,
                          [self.hypotheses[i] for i in index], [self.segmentations[i] for i in index],
-                         [self.sources[s] for s in sentence_ids], self.line_numbers[index])
+                         sources, self.line_numbers[index])
 
 
 def read_nbest_list(path: Path, sources: Sequence[str], source_name: Optional[str] = None) -> NbestList:

@@ -31,3 +31,37 @@ def test_a_reference_of_another_length_is_named(tmp_path):
     files = (FIXTURES / "nbest/dev.nbest200.gz", FIXTURES / "corpus/dev.en.gz", [short])
     with pytest.raises(SystemExit, match=rf"{short}: 1 line, but the source .*dev.en.gz has 842"):
         read_side(files)
+
+
+class LengthScorer:
+    """A stand-in sentence model: log p = -(characters of the pair), each pair counted."""
+
+    scored: list = []
+
+    def __init__(self, device, precision):
+        assert (device, precision) == ("cpu", "fp32")
+
+    def direction(self, model):
+        return "inverse" if "inv" in model.name else "forward"
+
+    def score_pairs(self, model, pairs):
+        LengthScorer.scored += pairs
+        return [-float(len(source) + len(hypothesis)) for source, hypothesis in pairs]
+
+
+def test_a_sentence_model_adds_its_log_p_and_its_log_p_per_word_of_the_side_it_predicts(monkeypatch):
+    import numpy as np
+    from types import SimpleNamespace
+
+    from benchmarks.studies.proxy.proxy_bench import sentence_features
+
+    monkeypatch.setattr("rescorer.scoring.rnn_scorer.InProcessScorer", LengthScorer)
+    nbest = SimpleNamespace(sources=["a b c"], hypotheses=["x y", "x y", "z"],
+                            sentence_of_rows=lambda: np.array([0, 0, 0]))
+    data = SimpleNamespace(nbest=nbest, added={})
+    LengthScorer.scored = []
+    sentence_features([("fwd", "fwd.pt"), ("bwd", "inv.pt")], {"dev": data})
+    assert list(data.added["fwd"]) == [-8.0, -8.0, -6.0] and list(data.added["bwd"]) == [-8.0, -8.0, -6.0]
+    assert list(data.added["fwdpw"]) == [-4.0, -4.0, -6.0]  # per hypothesis word
+    assert list(data.added["bwdpw"]) == [-8.0 / 3, -8.0 / 3, -2.0]  # per source word
+    assert len(LengthScorer.scored) == 4  # each distinct pair once per model

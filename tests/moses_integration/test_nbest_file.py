@@ -50,6 +50,11 @@ def test_real_lines_read_with_their_features_and_phrase_pairs(tmp_path, sources,
     assert picked.sources == [sources[2], sources[0]]
     assert picked.hypotheses[0] == nbest.hypotheses[nbest.starts[2]]
     assert list(picked.line_numbers[:1]) == [nbest.starts[2] + 1]
+    shorter = nbest.first(2)
+    sizes = np.diff(nbest.starts)
+    assert list(np.diff(shorter.starts)) == [min(2, n) for n in sizes] and shorter.sources == nbest.sources
+    assert shorter.hypotheses[2:4] == nbest.hypotheses[nbest.starts[1]:nbest.starts[1] + 2]
+    assert (shorter.features[2] == nbest.features[nbest.starts[1]]).all()
 
 
 def replaced(line: bytes, field: int, value: bytes) -> bytes:

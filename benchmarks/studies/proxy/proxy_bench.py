@@ -12,9 +12,9 @@ judged in minutes on the stored n-best lists of the bible bench, without Moses.
 
 A system is `NAME=ITEM,ITEM,...`: an item is a column named by `--column NAME=INDEX` (the scored
 table's score column, 1 the first, -1 the last, `/word` for the value per target word), a
-sentence model named by `--sentence-model NAME=MODEL.pt`, or `-FEATURE` to leave one of the
-lists' features out (`-LM0`, `-TranslationModel0_2`). Baseline (the lists' own features) is
-always the first row. Each replicate r tunes every system once by MERT in numpy (seed r, 20
+sentence model named by `--sentence-model NAME=MODEL.pt` (NAME its log p, NAMEpw per word of the
+side it predicts), or `-FEATURE` to leave one of the lists' features out (`-LM0`,
+`-TranslationModel0_2`). Baseline (the lists' own features) is always the first row. Each replicate r tunes every system once by MERT in numpy (seed r, 20
 random restarts by default) from the lists' tuned weights, as the bench's mert-moses.pl runs
 start from them; new features start at 0.
 
@@ -59,7 +59,9 @@ def _files(data: Path) -> dict:
             "ini": data / "tuning/moses.ini", "table": data / "model/phrase-table.gz"}
 
 
-def read_side(files: tuple, rows=None):
+def read_side(files: tuple, rows=None, size=None):
+    """The stored lists of a set (only the sentences `rows`; only each one's first `size`
+    hypotheses) and its references."""
     nbest_path, src_path, ref_paths = files
     sources = read_lines(src_path)
     references = [read_lines(path) for path in ref_paths]
@@ -68,6 +70,8 @@ def read_side(files: tuple, rows=None):
             raise SystemExit(f"proxy_bench.py: {path}: {counted(len(stream), 'line')}, but the source {src_path} has "
                              f"{len(sources)}")
     nbest = read_nbest_list(nbest_path, sources, str(src_path))
+    if size is not None:
+        nbest = nbest.first(size)
     if rows is not None:
         nbest = nbest.rows(rows)
         references = [[stream[i] for i in rows] for stream in references]
@@ -99,12 +103,15 @@ def parse_system(text: str) -> ProxySystem:
 
 
 def sentence_features(models: list, sides: dict) -> None:
-    """Each named sentence model's log p of every hypothesis given its source (in-process, torch)."""
+    """Each named sentence model's log p of every hypothesis given its source (in-process, torch,
+    fp32), as the feature NAME, and per word of the side the model predicts as NAMEpw (the
+    hypothesis for a forward model, the source for an inverse one), as `moses rerank` adds them."""
     import numpy as np
     from rescorer.scoring.rnn_scorer import InProcessScorer
 
-    scorer = InProcessScorer()
+    scorer = InProcessScorer("cpu", "fp32")
     for name, model in models:
+        inverse = scorer.direction(Path(model)) == "inverse"
         for data in sides.values():
             nbest = data.nbest
             sentence_of = nbest.sentence_of_rows()
@@ -112,14 +119,16 @@ def sentence_features(models: list, sides: dict) -> None:
             distinct = list(dict.fromkeys(pairs))
             scores = dict(zip(distinct, np.asarray(scorer.score_pairs(Path(model), distinct), dtype=float)))
             data.added[name] = np.array([scores[pair] for pair in pairs])
+            words = np.array([max(1, len((source if inverse else hypothesis).split())) for source, hypothesis in pairs])
+            data.added[name + "pw"] = data.added[name] / words
 
 
 def run(args) -> None:
     files = _files(args.data)
     clock = {"start": time.time()}
     dev_rows = list(range(0, 842, 2))  # the bench's MERT dev set: the odd lines (1st, 3rd, ...)
-    dev = bench_set(*read_side(files["dev"], dev_rows))
-    test = bench_set(*read_side(files["test"]))
+    dev = bench_set(*read_side(files["dev"], dev_rows, args.nbest_size))
+    test = bench_set(*read_side(files["test"], size=args.nbest_size))
     clock["read"] = time.time()
     columns = [parse_named(c, "--column") for c in args.column]
     if columns:
@@ -156,7 +165,7 @@ def run(args) -> None:
                                                   "features": round(clock["features"] - clock["read"], 1),
                                                   "tune_and_score": round(clock["bench"] - clock["features"], 1)},
                   "systems": len(systems), "replicates": args.replicates, "restarts": args.restarts,
-                  "spread": args.spread}
+                  "spread": args.spread, **({"nbest_size": args.nbest_size} if args.nbest_size else {})}
     write_atomically(out / "run.json", (json.dumps(run_record, indent=2) + "\n").encode())
     print((out / "results.md").read_text())
 
@@ -194,7 +203,9 @@ def main(argv=None) -> None:
     r = sub.add_parser("run", help="tune, rerank and score the systems")
     r.add_argument("--table", type=Path, help="a table holding every pair the lists use (e.g. scored pairs)")
     r.add_argument("--column", action="append", default=[], help="NAME=INDEX[/word]")
-    r.add_argument("--sentence-model", action="append", default=[], help="NAME=MODEL.pt")
+    r.add_argument("--sentence-model", action="append", default=[],
+                   help="NAME=MODEL.pt: the features NAME (log p) and NAMEpw (per word of the side it predicts)")
+    r.add_argument("--nbest-size", type=int, help="only each sentence's first N hypotheses [all 200]")
     r.add_argument("--system", action="append", default=[], help="NAME=ITEM,ITEM,... (-FEATURE drops one)")
     r.add_argument("--replicates", type=int, default=3)
     r.add_argument("--restarts", type=int, default=20)
