@@ -3,8 +3,9 @@ rerank, ablation): one settings record each (rescorer.records), every setting de
 help and option spelling; the command line makes its options from these fields. Settings that
 several commands take are declared on DataSets and DecodingSettings and taken from there with
 `like`, so each command's record keeps its own (--help) order. The library takes these records
-themselves: `moses tune`'s is what tuning/mert_moses.py runs, and the ablation makes one for
-each replicate's tuning run."""
+themselves: `moses tune`'s is what tuning/mert_moses.py runs, `moses rerank`'s what
+nbest/reranking.py runs, `moses ablation`'s what study/ablation.py runs, which makes a tuning
+and a reranking record for each replicate."""
 
 from __future__ import annotations
 
@@ -308,6 +309,7 @@ class AblationSettings:
     base_dir: Path = like(DecodingSettings, "base_dir")
     moses_dir: Optional[Path] = like(DecodingSettings, "moses_dir")
     threads: int = like(DecodingSettings, "threads")
+    num_samples: int = like(RerankSettings, "num_samples")
 
     def __post_init__(self) -> None:
         check_record(self)
@@ -315,6 +317,14 @@ class AblationSettings:
             raise SettingError("give exactly one of --rescored-table and --model")
         if self.rerank_systems and not self.rerank_models:
             raise SettingError("--rerank-system needs --rerank-model")
+
+    @property
+    def dev_set(self) -> ParallelSet:
+        return parallel_set("dev", self.dev, self.dev_refs)
+
+    @property
+    def test_set(self) -> ParallelSet:
+        return parallel_set("test", self.test, self.test_refs)
 
 
 @dataclass(frozen=True)

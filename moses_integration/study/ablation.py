@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Optional
 
@@ -56,7 +56,7 @@ from ..ini.moses_ini import Feature, MosesIni
 from ..ini.moses_install import MosesInstall
 from ..ini.neural_lm import neural_lm_start
 from ..line_files import read_lines
-from ..preflight import ParallelSet, require_preflight
+from ..preflight import require_preflight
 from ..step_provenance import Step, check, files_of, fingerprint, forget, ini_files, record
 from ..tables.columns import ColumnLayout, SystemSpec, infer_layout, plan_systems
 from ..tables.filtering import FilteredModel, filter_for_test, filtered_ini, system_tables
@@ -65,14 +65,14 @@ from ..tables.starting_weights import (ColumnStats, cached_column_stats, check_l
                                warm_start_ini)
 from ..tables.system_tables import check_same_pairs, column_indices, system_ini, write_system_tables
 from ..tuning.dev_curve import dev_bleu_curve, read_stop_reason
-from ..settings import TuningSettings
+from ..nbest.sentence_models import SentenceFeatures
+from ..settings import AblationSettings, TuningSettings
 from ..tuning.mert_moses import check_tuned_weights, iterations_run, read_finished_step, tune
-from .ablation_config import AblationConfig, RerankRows
 from .decoding_rows import NEURAL_LM, built_systems, neural_lm_ini, plan_decoding_rows
 from .reranked_rows import (check_rerank_systems, cslm_row_name, cslm_systems, rerank_replicate,
                             reranked_systems)
 
-__all__ = ["AblationConfig", "RerankRows", "run_ablation"]
+__all__ = ["run_ablation"]
 
 logger = logging.getLogger(__name__)
 
@@ -89,13 +89,6 @@ class _Plan:
     test_tables: dict = field(default_factory=dict)  # slug -> filtered test table
     filtered: Optional[FilteredModel] = None
     rows: list = field(default_factory=list)  # the decoding rows (decoding_rows.DecodingRow)
-
-
-def _resolved_sets(config: AblationConfig) -> list[ParallelSet]:
-    """The dev and test sets with their paths joined to base_dir."""
-    return [ParallelSet(d.label, config.base_dir / d.src_path, config.base_dir / d.ref_path,
-                        tuple(config.base_dir / path for path in d.extra_refs))
-            for d in (config.dev, config.test)]
 
 
 def _write_if_changed(ini: MosesIni, path: Path) -> Path:
@@ -122,17 +115,17 @@ def _check_same_table(rescored: Path, out_dir: Path) -> None:
     write_atomically(record, (json.dumps(key) + "\n").encode())
 
 
-def _prepare(config: AblationConfig, moses: MosesInstall, report) -> _Plan:
-    base_ini = MosesIni.read(config.base_dir / config.ini_path)
+def _prepare(config: AblationSettings, moses: MosesInstall, report) -> _Plan:
+    base_ini = MosesIni.read(config.ini_path)
     table = base_ini.phrase_table(config.feature)
     num_base = table.int_arg("num-features", base_ini.origin)
-    rescored = config.base_dir / config.rescored_table
+    rescored = config.rescored_table
     layout = infer_layout(num_base, read_num_scores(rescored), config.new_columns, str(rescored))
     specs = plan_systems(layout, built_systems(config.systems), str(rescored))
-    nplm = None if config.nplm is None else config.base_dir / config.nplm
+    nplm = config.nplm_path
     rows = plan_decoding_rows(specs, config.systems, nplm)
-    require_preflight(config.base_dir / config.ini_path, config.base_dir, moses,
-                      data=_resolved_sets(config), check_install=True, neural_lms=[nplm] if rows else [])
+    require_preflight(config.ini_path, config.base_dir, moses,
+                      data=[config.dev_set, config.test_set], check_install=True, neural_lms=[nplm] if rows else [])
     _check_same_table(rescored, config.out_dir)
     # One pass (cached): the columns' magnitudes scale the starting weights and check the layout.
     stats = cached_column_stats(rescored, config.out_dir / "column-stats.json")
@@ -163,7 +156,7 @@ def _prepare(config: AblationConfig, moses: MosesInstall, report) -> _Plan:
         every = system_ini(base_ini, config.base_dir, table, rescored.resolve(),
                            base_weights + [0.0] * len(layout.names))
         plan.filtered = filter_for_test(moses, every, table.name,
-                                        config.base_dir / config.test.src_path,
+                                        config.test_set.src_path,
                                         config.out_dir / "test-filtered")
         keep = {s.slug: column_indices(s, layout, num_base) for s in specs}
         plan.test_tables = system_tables(plan.filtered, keep, config.out_dir / "test-filtered")
@@ -172,7 +165,7 @@ def _prepare(config: AblationConfig, moses: MosesInstall, report) -> _Plan:
     return plan
 
 
-def _start_kind(spec: SystemSpec, config: AblationConfig, base: Optional[SystemSpec] = None) -> str:
+def _start_kind(spec: SystemSpec, config: AblationSettings, base: Optional[SystemSpec] = None) -> str:
     """"ini": Baseline, from the ini's weights; "cold": the ini's weights and scaled starts for
     the new columns (and the NeuralLM's start); "warm": this replicate's tuned Baseline weights
     and scaled starts, or for a decoding row the tuned weights of the system it extends and the
@@ -182,7 +175,7 @@ def _start_kind(spec: SystemSpec, config: AblationConfig, base: Optional[SystemS
     return "warm" if config.warm_start else "cold"
 
 
-def _start(spec: SystemSpec, kind: str, replicate: int, plan: _Plan, config: AblationConfig,
+def _start(spec: SystemSpec, kind: str, replicate: int, plan: _Plan, config: AblationSettings,
            rep_dir: Path, report, base: Optional[SystemSpec] = None) -> tuple[Path, dict]:
     """The ini this run's tuning starts from, and the starting weights it gave (feature name ->
     [(index, weight)]), which the tuned weights are checked against."""
@@ -229,7 +222,7 @@ def _check_start_kind(rep_dir: Path, kind: str) -> None:
     write_atomically(record, (json.dumps({"start": kind}) + "\n").encode())
 
 
-def _with_history(result: EvalResult, work_dir: Path, config: AblationConfig) -> EvalResult:
+def _with_history(result: EvalResult, work_dir: Path, config: AblationSettings) -> EvalResult:
     """Fill in iterations, stop reason and the MERT curve from the working directory."""
     if result.iterations is None:
         result.iterations = iterations_run(work_dir, config.max_iterations) or 0
@@ -237,18 +230,18 @@ def _with_history(result: EvalResult, work_dir: Path, config: AblationConfig) ->
         result.stopped_by = read_stop_reason(work_dir)
     if result.dev_bleu_curve is None:
         result.dev_bleu_curve = dev_bleu_curve(work_dir, result.iterations,
-                                               [config.base_dir / p for p in config.dev.ref_paths],
+                                               config.dev_set.ref_paths,
                                                config.detokenize_lang)
     return result
 
 
-def _evaluation_step(spec: SystemSpec, replicate: int, plan: _Plan, config: AblationConfig, tuned_ini: Path,
+def _evaluation_step(spec: SystemSpec, replicate: int, plan: _Plan, config: AblationSettings, tuned_ini: Path,
                      rep_dir: Path) -> Step:
     """The test decoding and scores of a tuned replicate: made from its tuned weights, the files
     its ini names, the test set (and its filtered table), the settings that change the output."""
     inputs = {"tuned ini": fingerprint(tuned_ini), "tuned ini's files": ini_files(tuned_ini, config.base_dir),
-              "test source": fingerprint(config.base_dir / config.test.src_path),
-              "test references": files_of(config.base_dir / p for p in config.test.ref_paths)}
+              "test source": fingerprint(config.test_set.src_path),
+              "test references": files_of(config.test_set.ref_paths)}
     if plan.filtered is not None:
         inputs["filtered test table"] = fingerprint(Path(plan.test_tables[spec.slug]))
     return Step(f"{spec.name} replicate {replicate}'s test scores", rep_dir / "evaluation.record.json",
@@ -257,7 +250,7 @@ def _evaluation_step(spec: SystemSpec, replicate: int, plan: _Plan, config: Abla
                  "detokenize_lang": config.detokenize_lang})
 
 
-def _run_replicate(spec: SystemSpec, replicate: int, plan: _Plan, config: AblationConfig,
+def _run_replicate(spec: SystemSpec, replicate: int, plan: _Plan, config: AblationSettings,
                    moses: MosesInstall, report: Callable[[str], None],
                    base: Optional[SystemSpec] = None) -> EvalResult:
     """Tune (tuning/mert_moses.py reuses a finished run made from the same, refuses one made from
@@ -268,7 +261,7 @@ def _run_replicate(spec: SystemSpec, replicate: int, plan: _Plan, config: Ablati
     kind = _start_kind(spec, config, base)
     _check_start_kind(rep_dir, kind)
     start_ini, starts = _start(spec, kind, replicate, plan, config, rep_dir, report, base)
-    dev = _resolved_sets(config)[0]
+    dev = config.dev_set
     tuning = TuningSettings(
         ini_path=start_ini, dev=(dev.src_path, dev.ref_path), dev_refs=dev.extra_refs,
         work_dir=rep_dir / "mert", base_dir=config.base_dir, threads=config.threads,
@@ -297,9 +290,9 @@ def _run_replicate(spec: SystemSpec, replicate: int, plan: _Plan, config: Ablati
         test_ini = rep_dir / "test.moses.ini"
         filtered_ini(MosesIni.read(tuned.ini_path), plan.table.name, plan.test_tables[spec.slug],
                      plan.filtered).write(test_ini)
-    hyp = decode(moses, test_ini, config.base_dir / config.test.src_path, rep_dir / "test.hyp",
+    hyp = decode(moses, test_ini, config.test_set.src_path, rep_dir / "test.hyp",
                  config.threads, config.base_dir, decoder_flags=config.decoder_flags)
-    result = evaluate_file(hyp, [config.base_dir / p for p in config.test.ref_paths], config.detokenize_lang)
+    result = evaluate_file(hyp, config.test_set.ref_paths, config.detokenize_lang)
     result.dev_bleu, result.start = tuned.dev_bleu, kind
     result.new_weights = new_weights
     result.iterations, result.stopped_by = tuned.iterations, tuned.stopped_by
@@ -311,11 +304,20 @@ def _run_replicate(spec: SystemSpec, replicate: int, plan: _Plan, config: Ablati
     return result
 
 
-def run_ablation(config: AblationConfig, moses: MosesInstall,
-                 report: Callable[[str], None] = logger.info):
-    """Build, tune and evaluate every system; write results.{csv,md}; return the summary."""
+def run_ablation(config: AblationSettings, moses: MosesInstall, report: Callable[[str], None] = logger.info,
+                 rerank: Optional[SentenceFeatures] = None, cslm: Optional[SentenceFeatures] = None):
+    """Build, tune and evaluate every system of `moses ablation`'s record, its table rescored
+    (--rescored-table, not --model); with `rerank`, the rows of its sentence models
+    (--rerank-model), with `cslm` those of its language models (--lm). Writes
+    results.{csv,md}; returns the summary."""
+    if config.rescored_table is None:
+        raise ValueError("run_ablation takes a rescored table: score the table with the models first")
+    # The decoder runs in --base-dir: the paths given on the command line are made absolute first.
+    config = replace(config, ini_path=config.ini_path.resolve(), rescored_table=config.rescored_table.resolve(),
+                     out_dir=config.out_dir.resolve(),
+                     nplm_path=None if config.nplm_path is None else config.nplm_path.resolve())
     plan = _prepare(config, moses, report)
-    reranked = reranked_systems(config)
+    reranked = reranked_systems(config, rerank)
     check_rerank_systems(reranked, plan.specs)  # before any tuning: a typo should not cost hours
     results: dict[str, list[EvalResult]] = {spec.name: [] for spec in plan.specs}
     for replicate in range(1, config.replicates + 1):
@@ -324,20 +326,19 @@ def run_ablation(config: AblationConfig, moses: MosesInstall,
     for spec in plan.specs:
         if spec.name in reranked:
             name = "+rerank" if spec.name == "Baseline" else f"{spec.name}+rerank"
-            results[name] = [rerank_replicate(spec, r, config, _resolved_sets(config), moses, report)
+            results[name] = [rerank_replicate(spec, r, config, moses, report, rerank)
                              for r in range(1, config.replicates + 1)]
-    with_cslm = cslm_systems(config, [spec.name for spec in plan.specs])
+    with_cslm = cslm_systems(config, cslm, [spec.name for spec in plan.specs])
     for spec in plan.specs:
         if spec.name in with_cslm:
             name = cslm_row_name(spec.name)
-            results[name] = [rerank_replicate(spec, r, config, _resolved_sets(config), moses, report,
-                                              config.lm_rerank, name, "rerank-cslm")
+            results[name] = [rerank_replicate(spec, r, config, moses, report, cslm, name, "rerank-cslm")
                              for r in range(1, config.replicates + 1)]
     for replicate in range(1, config.replicates + 1):  # last: each decodes several times slower
         for row in plan.rows:
             results.setdefault(row.spec.name, []).append(
                 _run_replicate(row.spec, replicate, plan, config, moses, report, row.base))
-    refs = read_references([config.base_dir / p for p in config.test.ref_paths])
+    refs = read_references(config.test_set.ref_paths)
     # Replicate r of each system is paired with replicate r of Baseline: the R test outputs
     # are concatenated, so the test sees optimizer variance as well as sampling variance.
     concatenated = [(name, [line for r in runs for line in read_lines(Path(r.hyp_path))])

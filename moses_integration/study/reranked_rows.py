@@ -10,64 +10,64 @@ from typing import Callable, Optional, Sequence
 from ..errors import MosesConfigError
 from ..evaluation.scores import EvalResult, evaluate_file, write_result
 from ..ini.moses_install import MosesInstall
-from ..preflight import ParallelSet
-from ..settings import RerankSettings
+from ..nbest.sentence_models import SentenceFeatures
+from ..settings import AblationSettings, RerankSettings
 from ..tables.columns import SystemSpec
-from .ablation_config import AblationConfig, RerankRows
 from .decoding_rows import built_systems
 
 __all__ = ["check_rerank_systems", "cslm_row_name", "cslm_systems", "rerank_replicate",
            "reranked_systems"]
 
 
-def rerank_replicate(spec: SystemSpec, replicate: int, config: AblationConfig, sets: Sequence[ParallelSet],
-                     moses: MosesInstall, report: Callable[[str], None], rows: Optional[RerankRows] = None,
-                     row_name: Optional[str] = None, folder: str = "rerank") -> EvalResult:
-    """Replicate r of a system, its n-best lists reranked (nbest/reranking.py) with `rows`' models
-    (default: config.rerank's), as the result row `row_name`, worked on in rep<r>/`folder`.
-    The row is made again on every run from the reranking's steps, which are reused only when
-    their records match (a failed or other reranking is redone, never taken for a result)."""
+def rerank_replicate(spec: SystemSpec, replicate: int, config: AblationSettings, moses: MosesInstall,
+                     report: Callable[[str], None], features: SentenceFeatures, row_name: Optional[str] = None,
+                     folder: str = "rerank") -> EvalResult:
+    """Replicate r of a system, its n-best lists reranked (nbest/reranking.py) with `features`
+    (the sentence models', or the CSLM's), as the result row `row_name`, worked on in
+    rep<r>/`folder`. The row is made again on every run from the reranking's steps, which are
+    reused only when their records match (a failed or other reranking is redone, never taken for
+    a result)."""
     from ..nbest.reranking import run_rerank
 
-    rows = rows or config.rerank
     row_name = row_name or f"{spec.name}+rerank"
     rep_dir = config.out_dir / spec.slug / f"rep{replicate}"
     work = rep_dir / folder
     result_path = work / "result.json"  # the row, for the reader: never read back
     seed = config.seed + replicate
-    dev, test = sets
+    dev, test = config.dev_set, config.test_set
     rerank = RerankSettings(ini_path=rep_dir / "mert" / "moses.ini", dev=(dev.src_path, dev.ref_path),
                             dev_refs=dev.extra_refs, test=(test.src_path, test.ref_path), test_refs=test.extra_refs,
                             out_dir=work, nbest_size=config.nbest_size, base_dir=config.base_dir,
-                            threads=config.threads, decoder_flags=tuple(config.decoder_flags),
-                            optimizer=rows.optimizer, tuner="moses", seeds=1, seed=seed, test_type=config.test_type,
-                            num_samples=config.num_samples, detokenize_lang=config.detokenize_lang)
-    table = run_rerank(rerank, moses, rows.features,
+                            threads=config.threads, decoder_flags=config.decoder_flags,
+                            optimizer=config.rerank_optimizer, tuner="moses", seeds=1, seed=seed,
+                            test_type=config.test_type, num_samples=config.num_samples,
+                            detokenize_lang=config.detokenize_lang)
+    table = run_rerank(rerank, moses, features,
                        report=lambda message: report(f"{row_name} replicate {replicate}: {message}"))
-    result = evaluate_file(work / f"seed{seed}" / "test.reranked", sets[1].ref_paths, config.detokenize_lang)
+    result = evaluate_file(work / f"seed{seed}" / "test.reranked", test.ref_paths, config.detokenize_lang)
     weights = json.loads((work / f"seed{seed}" / "weights.json").read_text())["weights"]
     result.dev_bleu, result.start, result.dev_bleu_curve = float(table.iloc[1].dev_bleu), "rerank", []
-    result.new_weights = {name: weights.get(f"{name}_0") for name in rows.features.names}
+    result.new_weights = {name: weights.get(f"{name}_0") for name in features.names}
     write_result(result, result_path)
     report(f"{row_name} replicate {replicate}: test BLEU {result.bleu:.2f}")
     return result
 
 
-def reranked_systems(config: AblationConfig) -> Sequence[str]:
-    """The systems `rerank.systems` names; by default Baseline and the systems the ablation was
-    asked for (config.systems, a decoding row standing for the system it extends), or +RNN when it
-    builds all the fixed ones; none without `rerank`."""
-    if config.rerank is None:
+def reranked_systems(config: AblationSettings, rerank: Optional[SentenceFeatures]) -> Sequence[str]:
+    """The systems --rerank-system names; by default Baseline and the systems the ablation was
+    asked for (--system, a decoding row standing for the system it extends), or +RNN when it
+    builds all the fixed ones; none without the sentence models' features (`rerank`)."""
+    if rerank is None:
         return ()
-    return config.rerank.systems or ("Baseline", *(built_systems(config.systems) or ["+RNN"]))
+    return config.rerank_systems or ("Baseline", *(built_systems(config.systems) or ["+RNN"]))
 
 
-def cslm_systems(config: AblationConfig, built: Sequence[str]) -> Sequence[str]:
+def cslm_systems(config: AblationSettings, cslm: Optional[SentenceFeatures], built: Sequence[str]) -> Sequence[str]:
     """The systems the CSLM reranks (Cho et al.'s Table 1): Baseline, +RNN and +RNN+WP, or
-    Baseline and the --system ones, those the ablation builds; none without `lm_rerank`."""
-    if config.lm_rerank is None:
+    Baseline and the --system ones, those the ablation builds; none without its features (`cslm`)."""
+    if cslm is None:
         return ()
-    wanted = config.lm_rerank.systems or ("Baseline", *(built_systems(config.systems) or ["+RNN", "+RNN+WP"]))
+    wanted = ("Baseline", *(built_systems(config.systems) or ["+RNN", "+RNN+WP"]))
     return [name for name in dict.fromkeys(wanted) if name in built]
 
 

@@ -4,6 +4,7 @@ moses_integration and reports; scoring goes through the one in-process scorer.""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -12,7 +13,7 @@ from moses_integration.ini.moses_ini import MosesIni
 from moses_integration.ini.moses_install import find_moses
 from moses_integration.settings import AblationSettings, ScorePlotSettings
 from rescorer.cli.moses_runs import model_placement, working_in
-from rescorer.cli.options import ANY_PATH, EXISTING_FILE, force_option, output_option, parallel_set
+from rescorer.cli.options import ANY_PATH, EXISTING_FILE, force_option, output_option
 from rescorer.cli.record_options import record_from, record_options
 from rescorer.cli.reporting import say, signature
 from rescorer.io.path_checks import RunPaths, Target
@@ -52,7 +53,7 @@ def ablation_command(**options) -> None:
     the paper's +CSLM, +CSLM+RNN and +CSLM+RNN+WP (n-best reranking); with --nplm the same with
     the CSLM in decoding, +CSLM(dec), +CSLM(dec)+RNN and +CSLM(dec)+RNN+WP."""
     from moses_integration.nbest.sentence_models import sentence_features
-    from moses_integration.study.ablation import RerankRows, run_ablation
+    from moses_integration.study.ablation import run_ablation
     from moses_integration.study.score_plots import ablation_scores_figure
     from moses_integration.tables.columns import names_from_models
     from moses_integration.tables.rescored_table import rescored_table as scored_table
@@ -61,13 +62,13 @@ def ablation_command(**options) -> None:
     settings = record_from(AblationSettings, options)
     install = find_moses(settings.moses_dir)
     scorer = rnn_scorer(settings.device, settings.precision) if settings.models or settings.rerank_models else None
-    rescored_table, new_columns = settings.rescored_table, settings.new_columns
     if settings.models:  # the ini's table scored here, its new columns named after the models
-        new_columns = new_columns or names_from_models(settings.models)
         table = MosesIni.read(settings.ini_path).phrase_table(settings.feature)
-        rescored_table = scored_table(scorer, settings.base_dir / table.args["path"], settings.models,
-                                      settings.out_dir / "tables" / "rescored.phrase-table.gz", report=say)
-    signature("moses ablation", moses=install.root, ini=settings.ini_path, table=rescored_table,
+        rescored = scored_table(scorer, settings.base_dir / table.args["path"], settings.models,
+                                settings.out_dir / "tables" / "rescored.phrase-table.gz", report=say)
+        settings = replace(settings, rescored_table=rescored, models=(),
+                           new_columns=settings.new_columns or names_from_models(settings.models))
+    signature("moses ablation", moses=install.root, ini=settings.ini_path, table=settings.rescored_table,
               replicates=settings.replicates, seed=settings.seed, nbest=settings.nbest_size,
               optimizer=settings.optimizer, start="warm" if settings.warm_start else "cold",
               initial_weight="scaled" if settings.initial_weight is None else settings.initial_weight,
@@ -75,43 +76,18 @@ def ablation_command(**options) -> None:
               detok=settings.detokenize_lang or "no", **({"nplm": settings.nplm_path} if settings.nplm_path else {}),
               **(model_placement(settings.device, settings.precision) if scorer is not None
                  else {"device": "-", "precision": "-"}))
-    config = ablation_config(settings, rescored_table, new_columns)
     scoring = {"precision": settings.precision}
-    if settings.rerank_models:
-        config.rerank = RerankRows(sentence_features(scorer, settings.rerank_models, settings.rerank_per_word,
-                                                     scoring=scoring),
-                                   settings.rerank_optimizer, systems=settings.rerank_systems)
-    if settings.lms:
-        config.lm_rerank = RerankRows(sentence_features(None, (), settings.rerank_per_word,
-                                                        lm_scorer(settings.device, settings.precision), settings.lms,
-                                                        scoring=scoring),
-                                      settings.rerank_optimizer)
+    rerank = (sentence_features(scorer, settings.rerank_models, settings.rerank_per_word, scoring=scoring)
+              if settings.rerank_models else None)
+    cslm = (sentence_features(None, (), settings.rerank_per_word, lm_scorer(settings.device, settings.precision),
+                              settings.lms, scoring=scoring) if settings.lms else None)
     with working_in(settings.out_dir, "ablation directory"):
-        run_ablation(config, install, report=say)
+        run_ablation(settings, install, report=say, rerank=rerank, cslm=cslm)
     if settings.plot:
-        figure = ablation_scores_figure(settings.ini_path, settings.feature, rescored_table, settings.out_dir)
+        figure = ablation_scores_figure(settings.ini_path, settings.feature, settings.rescored_table, settings.out_dir)
         if figure is not None:
             say(figure.summary())
     click.echo((settings.out_dir / "results.md").read_text(encoding="utf-8"), nl=False)
-
-
-def ablation_config(settings: AblationSettings, rescored_table: Path, new_columns):
-    """The library's AblationConfig of the command's settings and the rescored table (given, or
-    scored by the command) with its columns' names; paths given on the command line are resolved
-    against the cwd."""
-    from moses_integration.study.ablation import AblationConfig
-
-    return AblationConfig(
-        ini_path=settings.ini_path.resolve(), rescored_table=rescored_table.resolve(),
-        dev=parallel_set("dev", settings.dev, settings.dev_refs),
-        test=parallel_set("test", settings.test, settings.test_refs), out_dir=settings.out_dir.resolve(),
-        base_dir=settings.base_dir, feature=settings.feature, new_columns=new_columns,
-        replicates=settings.replicates, threads=settings.threads, nbest_size=settings.nbest_size, seed=settings.seed,
-        optimizer=settings.optimizer, initial_weight=settings.initial_weight,
-        warm_start=settings.warm_start, decoder_flags=settings.decoder_flags, filter_test=settings.filter_test,
-        test_type=settings.test_type, detokenize_lang=settings.detokenize_lang,
-        max_iterations=settings.max_iterations, systems=list(settings.systems) or None, plot=settings.plot,
-        nplm=None if settings.nplm_path is None else settings.nplm_path.resolve())
 
 
 STUDY_COMMANDS = (plot_scores, ablation_command)

@@ -5,19 +5,20 @@ test set filtered once, MERT iterations and curves in the results, resume withou
 import gzip
 import json
 import struct
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from moses_integration.study.ablation import AblationConfig, run_ablation
+from moses_integration.settings import AblationSettings
+from moses_integration.study.ablation import run_ablation
 from moses_integration.errors import MosesConfigError, MosesRunError, PreflightError
 from moses_integration.evaluation.scores import EvalResult, evaluate_file
 from moses_integration.study.score_plots import mert_curves_figure, plot_mert_curves, plot_rnn_vs_table
 from moses_integration.ini.moses_ini import MosesIni
 from moses_integration.ini.moses_install import find_moses
 from moses_integration.tables.phrase_table import read_num_scores, select_score_columns
-from moses_integration.preflight import ParallelSet
 from moses_integration.evaluation.results_table import COLUMNS
 from rescorer.errors import PhraseTableFormatError
 from tests.fake_moses import FIXTURES, calls, install_fake_moses, needs_fixtures, set_fake
@@ -34,10 +35,10 @@ FLAGS = ("-search-algorithm", "1", "-s", "400")
 def setup(tmp_path):
     moses = find_moses(install_fake_moses(tmp_path / "moses"))
     ini, rescored = small_system(tmp_path)
-    config = AblationConfig(
+    config = AblationSettings(
         ini_path=ini, rescored_table=rescored,
-        dev=ParallelSet("dev", FIXTURES / "corpus/dev.en.gz", FIXTURES / "corpus/dev.fr.gz"),
-        test=ParallelSet("test", FIXTURES / "corpus/test.en.gz", FIXTURES / "corpus/test.fr.gz"),
+        dev=(FIXTURES / "corpus/dev.en.gz", FIXTURES / "corpus/dev.fr.gz"),
+        test=(FIXTURES / "corpus/test.en.gz", FIXTURES / "corpus/test.fr.gz"),
         out_dir=tmp_path / "ablation", base_dir=FIXTURES, replicates=2, threads=2, seed=100,
         num_samples=20, decoder_flags=FLAGS, max_iterations=3)  # 3 of the fixture's 11 runs
     return moses, config
@@ -113,7 +114,7 @@ def test_ablation_builds_tunes_evaluates_and_resumes(setup):
 
 def test_warm_start_carries_baselines_tuned_weights(setup):
     moses, config = setup
-    config.replicates = 1
+    config = replace(config, replicates=1)
     run_ablation(config, moses, report=quiet)
     out = config.out_dir
     tuned = MosesIni.read(out / "baseline/rep1/mert/moses.ini").all_weights()
@@ -131,8 +132,7 @@ def test_warm_start_carries_baselines_tuned_weights(setup):
 
 def test_cold_start_and_initial_weight(setup):
     moses, config = setup
-    config.replicates, config.warm_start, config.initial_weight = 1, False, 0.05
-    config.systems = ["+RNN+WP"]
+    config = replace(config, replicates=1, warm_start=False, initial_weight=0.05, systems=("+RNN+WP",))
     summary = run_ablation(config, moses, report=quiet)
     assert list(summary.start) == ["ini", "cold"]
     start = MosesIni.read(config.out_dir / "rnn-wp/rep1/mert/input.moses.ini")
@@ -142,7 +142,7 @@ def test_cold_start_and_initial_weight(setup):
 
 def test_test_set_is_filtered_once_for_every_system(setup):
     moses, config = setup
-    config.replicates = 1
+    config = replace(config, replicates=1)
     run_ablation(config, moses, report=quiet)
     out = config.out_dir
     [call] = calls(moses.root, "filter-model-given-input.pl")
@@ -190,11 +190,8 @@ def test_two_references_tune_and_score_every_system(setup):
     """Darby beside Segond: mert-moses.pl gets both dev references (as ref0, ref1), test BLEU
     is scored against both (the fixture README's 46.56), and results.md says so."""
     moses, config = setup
-    config.replicates, config.systems = 1, ["+RNN"]
-    config.dev = ParallelSet("dev", config.dev.src_path, config.dev.ref_path,
-                             (FIXTURES / "corpus/dev.ref-darby.fr.gz",))
-    config.test = ParallelSet("test", config.test.src_path, config.test.ref_path,
-                              (FIXTURES / "corpus/test.ref-darby.fr.gz",))
+    config = replace(config, replicates=1, systems=("+RNN",), dev_refs=(FIXTURES / "corpus/dev.ref-darby.fr.gz",),
+                     test_refs=(FIXTURES / "corpus/test.ref-darby.fr.gz",))
     summary = run_ablation(config, moses, report=quiet)
     assert summary.test_bleu_mean.round(2).tolist() == [46.56, 46.56]
     found = [json.loads(line) for line in (moses.root / "references.jsonl").read_text().splitlines()]
@@ -207,7 +204,7 @@ def test_two_references_tune_and_score_every_system(setup):
 
 def test_new_column_weights_are_reported_mean_and_sd(setup):
     moses, config = setup
-    config.systems = ["+RNN+WP"]
+    config = replace(config, systems=("+RNN+WP",))
     summary = run_ablation(config, moses, report=quiet)
     tuned = [MosesIni.read(config.out_dir / "rnn-wp" / f"rep{r}" / "mert" / "moses.ini").weights(
         MosesIni.read(config.ini_path).phrase_table().name)[-2:] for r in (1, 2)]
@@ -220,7 +217,7 @@ def test_new_column_weights_are_reported_mean_and_sd(setup):
 
 def test_converged_runs_are_reported_as_such(setup):
     moses, config = setup
-    config.replicates, config.systems, config.max_iterations = 1, ["+RNN"], None
+    config = replace(config, replicates=1, systems=("+RNN",), max_iterations=None)
     set_fake(moses.root, converge_after=7)
     run_ablation(config, moses, report=quiet)
     md = (config.out_dir / "results.md").read_text()
@@ -232,10 +229,10 @@ def test_converged_runs_are_reported_as_such(setup):
 def test_several_model_columns(tmp_path):
     moses = find_moses(install_fake_moses(tmp_path / "moses"))
     ini, rescored = small_system(tmp_path, 200, (model_score, lambda i: model_score(i + 5), penalty))
-    config = AblationConfig(
+    config = AblationSettings(
         ini_path=ini, rescored_table=rescored, new_columns=("bible-a", "bible-b", "wp"),
-        dev=ParallelSet("dev", FIXTURES / "corpus/dev.en.gz", FIXTURES / "corpus/dev.fr.gz"),
-        test=ParallelSet("test", FIXTURES / "corpus/test.en.gz", FIXTURES / "corpus/test.fr.gz"),
+        dev=(FIXTURES / "corpus/dev.en.gz", FIXTURES / "corpus/dev.fr.gz"),
+        test=(FIXTURES / "corpus/test.en.gz", FIXTURES / "corpus/test.fr.gz"),
         out_dir=tmp_path / "ablation", base_dir=FIXTURES, replicates=1, threads=2, num_samples=20,
         plot=False, max_iterations=2)
     summary = run_ablation(config, moses, report=quiet)
@@ -247,7 +244,7 @@ def test_several_model_columns(tmp_path):
         scores = [line.split(b" ||| ")[2].split() for line in gzip.open(table, "rb").read().splitlines()]
         assert scores == [s[:4] + [s[k] for k in kept] for s in base]
     # without names, three new columns are ambiguous
-    config.new_columns, config.out_dir = None, tmp_path / "other"
+    config = replace(config, new_columns=None, out_dir=tmp_path / "other")
     with pytest.raises(MosesConfigError, match=r"pt.rescored.gz:1: expected 5 or 6 scores .* found 7; "
                                                r"name the new columns with --new-columns"):
         run_ablation(config, moses, report=quiet)
@@ -258,10 +255,10 @@ def test_a_combination_of_columns_is_a_system(tmp_path):
     moses = find_moses(install_fake_moses(tmp_path / "moses"))
     ini, rescored = small_system(tmp_path, 200, (model_score, lambda i: model_score(i + 5),
                                                  lambda i: model_score(i + 9), penalty))
-    config = AblationConfig(
+    config = AblationSettings(
         ini_path=ini, rescored_table=rescored, new_columns=("a", "b", "c", "wp"), systems=("+a+c", "+c+WP"),
-        dev=ParallelSet("dev", FIXTURES / "corpus/dev.en.gz", FIXTURES / "corpus/dev.fr.gz"),
-        test=ParallelSet("test", FIXTURES / "corpus/test.en.gz", FIXTURES / "corpus/test.fr.gz"),
+        dev=(FIXTURES / "corpus/dev.en.gz", FIXTURES / "corpus/dev.fr.gz"),
+        test=(FIXTURES / "corpus/test.en.gz", FIXTURES / "corpus/test.fr.gz"),
         out_dir=tmp_path / "ablation", base_dir=FIXTURES, replicates=1, threads=2, num_samples=20,
         plot=False, max_iterations=2)
     summary = run_ablation(config, moses, report=quiet)
@@ -280,10 +277,10 @@ def test_a_combination_of_columns_is_a_system(tmp_path):
 def test_layout_that_takes_a_model_column_for_the_penalty_is_refused(tmp_path):
     moses = find_moses(install_fake_moses(tmp_path / "moses"))
     ini, rescored = small_system(tmp_path, 50, (model_score, model_score))
-    config = AblationConfig(
+    config = AblationSettings(
         ini_path=ini, rescored_table=rescored, out_dir=tmp_path / "ablation", base_dir=FIXTURES,
-        dev=ParallelSet("dev", FIXTURES / "corpus/dev.en.gz", FIXTURES / "corpus/dev.fr.gz"),
-        test=ParallelSet("test", FIXTURES / "corpus/test.en.gz", FIXTURES / "corpus/test.fr.gz"))
+        dev=(FIXTURES / "corpus/dev.en.gz", FIXTURES / "corpus/dev.fr.gz"),
+        test=(FIXTURES / "corpus/test.en.gz", FIXTURES / "corpus/test.fr.gz"))
     with pytest.raises(MosesConfigError, match=r"column 6 \(wp\) has values below 1 .* is it a model column\?"):
         run_ablation(config, moses, report=quiet)
     assert calls(moses.root) == []
@@ -291,7 +288,7 @@ def test_layout_that_takes_a_model_column_for_the_penalty_is_refused(tmp_path):
 
 def test_interrupted_replicate_is_continued(setup):
     moses, config = setup
-    config.systems, config.replicates = ["Baseline"], 1
+    config = replace(config, systems=("Baseline",), replicates=1)
     set_fake(moses.root, stop_after=3)
     with pytest.raises(MosesRunError):
         run_ablation(config, moses, report=quiet)
@@ -304,7 +301,7 @@ def test_interrupted_replicate_is_continued(setup):
 
 def test_a_rerun_on_a_changed_table_is_refused(setup):
     moses, config = setup
-    config.systems, config.replicates = ["Baseline"], 1
+    config = replace(config, systems=("Baseline",), replicates=1)
     run_ablation(config, moses, report=quiet)
     config.rescored_table.write_bytes(gzip.compress(gzip.open(config.rescored_table).read()[:-200]))
     with pytest.raises(MosesConfigError, match=r"ablation holds an ablation of .*pt.rescored.gz as "
@@ -314,14 +311,14 @@ def test_a_rerun_on_a_changed_table_is_refused(setup):
 
 def test_a_half_tuned_run_keeps_its_start(setup):
     moses, config = setup
-    config.systems, config.replicates = ["Baseline"], 1
+    config = replace(config, systems=("Baseline",), replicates=1)
     run_ablation(config, moses, report=quiet)
-    config.systems = ["+RNN"]
+    config = replace(config, systems=("+RNN",))
     set_fake(moses.root, stop_after=2)
     with pytest.raises(MosesRunError):
         run_ablation(config, moses, report=quiet)
     set_fake(moses.root, stop_after=None)
-    config.warm_start = False
+    config = replace(config, warm_start=False)
     with pytest.raises(MosesConfigError, match=r"rnn/rep1: this run began with a warm start, "
                                                r"asked now for a cold one"):
         run_ablation(config, moses, report=quiet)
@@ -380,11 +377,10 @@ def test_reranked_rows_join_the_table(setup):
     """--rerank-model: Baseline's replicates get a +rerank row each: its tuned system's n-best
     lists decoded (tables filtered per set), scored, tuned with seed + r, reranked and tested."""
     from moses_integration.nbest.sentence_models import SentenceFeatures
-    from moses_integration.study.ablation import RerankRows
     from moses_integration.nbest.rnn_features import NbestModel, add_sentence_features
 
     moses, config = setup
-    config.systems = ["Baseline", "+RNN"]
+    config = replace(config, systems=("Baseline", "+RNN"))
     scored = []
 
     def add_features(nbest, source, out):
@@ -392,8 +388,10 @@ def test_reranked_rows_join_the_table(setup):
         fake = NbestModel("RNNfwd", lambda pairs: [-float(len(t.split())) for _, t in pairs])
         add_sentence_features(nbest, out, source, [fake], per_word=False)
 
-    config.rerank = RerankRows(SentenceFeatures(add_features, ["RNNfwd"]), systems=("Baseline",))
-    summary = run_ablation(config, moses, report=quiet)
+    features = SentenceFeatures(add_features, ["RNNfwd"])
+    # --rerank-system needs --rerank-model in the record; the features themselves are handed in
+    config = replace(config, rerank_systems=("Baseline",), rerank_models=(FIXTURES / "model/moses.ini",))
+    summary = run_ablation(config, moses, report=quiet, rerank=features)
     assert list(summary.system) == ["Baseline", "+RNN", "+rerank"]
     assert summary.start.tolist() == ["ini", "warm", "rerank"]
     assert scored == ["dev.decoder.nbest", "test.decoder.nbest"] * 2
@@ -408,7 +406,7 @@ def test_reranked_rows_join_the_table(setup):
     md = (config.out_dir / "results.md").read_text()
     assert "rerank = the system named before '+rerank'" in md
     assert "**4 of 4 MERT runs stopped at --max-iterations" in md  # the reranked rows ran no MERT
-    again = run_ablation(config, moses, report=quiet)
+    again = run_ablation(config, moses, report=quiet, rerank=features)
     assert len(calls(moses.root, "mert")) == 2 and scored == ["dev.decoder.nbest", "test.decoder.nbest"] * 2
     pd.testing.assert_frame_equal(again, summary)
 
@@ -430,29 +428,27 @@ def test_a_rerun_with_another_rerank_model_or_optimizer_redoes_the_reranking(set
     """Issue 32 case 3: the reranking steps record the models' contents and the optimizer: another
     model scores the (kept) decoded lists again, another optimizer tunes again."""
     from moses_integration.nbest.sentence_models import SentenceFeatures
-    from moses_integration.study.ablation import RerankRows
 
     moses, config = setup
-    config.systems, config.replicates = ["Baseline"], 1
+    config = replace(config, systems=("Baseline",), replicates=1)
     model_a, model_b = tmp_path / "a.pt", tmp_path / "b.pt"
     model_a.write_bytes(b"model A")
     model_b.write_bytes(b"model B")
     scored = []
-    config.rerank = RerankRows(SentenceFeatures(length_features(scored), ["RNNfwd"], scored_with=[str(model_a)]))
-    run_ablation(config, moses, report=quiet)
+    run_ablation(config, moses, report=quiet,
+                 rerank=SentenceFeatures(length_features(scored), ["RNNfwd"], scored_with=[str(model_a)]))
     rerank = config.out_dir / "baseline" / "rep1" / "rerank"
     first = gzip.open(rerank / "test.nbest.gz", "rt").readline()
     assert first.split(" ||| ")[2].endswith(f"RNNfwd= -{len(first.split(' ||| ')[1].split())}")
-    config.rerank = RerankRows(SentenceFeatures(length_features(scored, +1.0), ["RNNfwd"], scored_with=[str(model_b)]))
-    run_ablation(config, moses, report=quiet)
+    model_b_features = SentenceFeatures(length_features(scored, +1.0), ["RNNfwd"], scored_with=[str(model_b)])
+    run_ablation(config, moses, report=quiet, rerank=model_b_features)
     assert scored == ["dev.decoder.nbest", "test.decoder.nbest"] * 2
     assert len(calls(moses.root, "moses")) == 1 + 2  # test decoding, then dev and test lists once
     again = gzip.open(rerank / "test.nbest.gz", "rt").readline()
     assert again.split(" ||| ")[2].endswith(f"RNNfwd= {len(again.split(' ||| ')[1].split())}")
     assert len(calls(moses.root, "mert")) == 2
-    config.rerank = RerankRows(SentenceFeatures(length_features(scored, +1.0), ["RNNfwd"], scored_with=[str(model_b)]),
-                               optimizer="batch-mira")
-    summary = run_ablation(config, moses, report=quiet)
+    config = replace(config, rerank_optimizer="batch-mira")
+    summary = run_ablation(config, moses, report=quiet, rerank=model_b_features)
     assert len(calls(moses.root, "kbmira")) == 1 and len(scored) == 4
     assert json.loads((rerank / "seed101" / "weights.json").read_text())["optimizer"] == "kbmira"
     assert json.loads((rerank / "result.json").read_text())["bleu"] == pytest.approx(summary.test_bleu_mean.tolist()[-1])
@@ -462,10 +458,9 @@ def test_a_failed_reranking_is_resumed(setup):
     """Issue 32 case 12: the reranking's record and the row's result are separate files, so a
     reranking that failed once is continued by the rerun (it was TypeError on every rerun)."""
     from moses_integration.nbest.sentence_models import SentenceFeatures
-    from moses_integration.study.ablation import RerankRows
 
     moses, config = setup
-    config.systems, config.replicates = ["Baseline"], 1
+    config = replace(config, systems=("Baseline",), replicates=1)
     scored = []
     working = length_features(scored)
 
@@ -474,11 +469,9 @@ def test_a_failed_reranking_is_resumed(setup):
             raise MosesRunError("the scorer failed")
         working(nbest, source, out)
 
-    config.rerank = RerankRows(SentenceFeatures(failing, ["RNNfwd"]))
     with pytest.raises(MosesRunError, match="the scorer failed"):
-        run_ablation(config, moses, report=quiet)
-    config.rerank = RerankRows(SentenceFeatures(working, ["RNNfwd"]))
-    summary = run_ablation(config, moses, report=quiet)
+        run_ablation(config, moses, report=quiet, rerank=SentenceFeatures(failing, ["RNNfwd"]))
+    summary = run_ablation(config, moses, report=quiet, rerank=SentenceFeatures(working, ["RNNfwd"]))
     assert list(summary.system) == ["Baseline", "+rerank"]
     assert scored == ["dev.decoder.nbest", "test.decoder.nbest"]  # dev's scored list was kept
 
@@ -487,10 +480,10 @@ def test_a_replicates_test_scores_are_redone_when_what_they_were_made_from_chang
     """evaluation.record.json: another --detokenize, or a result.json without its record (an older
     rescorer's), decodes and scores test again; the tuning run is reused, never redone."""
     moses, config = setup
-    config.systems, config.replicates = ["Baseline"], 1
+    config = replace(config, systems=("Baseline",), replicates=1)
     first = run_ablation(config, moses, report=quiet)
     rep = config.out_dir / "baseline" / "rep1"
-    config.detokenize_lang = "fr"
+    config = replace(config, detokenize_lang="fr")
     said = []
     again = run_ablation(config, moses, report=said.append)
     assert len(calls(moses.root, "moses")) == 2 and len(calls(moses.root, "mert-moses.pl")) == 1
@@ -508,15 +501,14 @@ def test_the_cslm_rows_of_the_papers_table_1(setup):
     """--lm: Baseline, +RNN and +RNN+WP reranked with the CSLM alone, as +CSLM, +CSLM+RNN and
     +CSLM+RNN+WP, each in its replicate's rerank-cslm/, beside the sentence models' +rerank rows."""
     from moses_integration.nbest.sentence_models import SentenceFeatures
-    from moses_integration.study.ablation import RerankRows
 
     moses, config = setup
-    config.replicates = 1
-    config.systems = ["Baseline", "+RNN", "+RNN+WP"]
+    config = replace(config, replicates=1, systems=("Baseline", "+RNN", "+RNN+WP"))
     scored, lm_scored = [], []
-    config.rerank = RerankRows(SentenceFeatures(length_features(scored), ["RNNfwd"]), systems=("Baseline",))
-    config.lm_rerank = RerankRows(SentenceFeatures(length_features(lm_scored, +1.0, "CSLM"), ["CSLM"]))
-    summary = run_ablation(config, moses, report=quiet)
+    # --rerank-system needs --rerank-model in the record; the features themselves are handed in
+    config = replace(config, rerank_systems=("Baseline",), rerank_models=(FIXTURES / "model/moses.ini",))
+    summary = run_ablation(config, moses, report=quiet, rerank=SentenceFeatures(length_features(scored), ["RNNfwd"]),
+                           cslm=SentenceFeatures(length_features(lm_scored, +1.0, "CSLM"), ["CSLM"]))
     assert list(summary.system) == ["Baseline", "+RNN", "+RNN+WP", "+rerank", "+CSLM", "+CSLM+RNN", "+CSLM+RNN+WP"]
     assert summary.start.tolist()[3:] == ["rerank"] * 4
     assert lm_scored == ["dev.decoder.nbest", "test.decoder.nbest"] * 3
@@ -548,7 +540,7 @@ def test_the_decoding_rows_of_the_papers_table_1(setup):
     that system's tuned weights plus the NeuralLM's start, decoded on test with the line, and
     tested against Baseline with Holm's correction over all five systems compared."""
     moses, config = setup
-    config.replicates, config.systems, config.nplm = 1, ["+RNN", "+RNN+WP"], NPLM
+    config = replace(config, replicates=1, systems=("+RNN", "+RNN+WP"), nplm_path=NPLM)
     summary = run_ablation(config, moses, report=quiet)
     out = config.out_dir
     assert list(summary.system) == ["Baseline", "+RNN", "+RNN+WP"] + [name for name, *_ in DECODING_ROWS]
@@ -600,10 +592,10 @@ def test_the_decoding_rows_alone_reuse_the_finished_systems(setup):
     """`--system +CSLM(dec)+RNN` after the tuned systems: only that row is tuned; +RNN, whose
     tuned weights start it, and Baseline are reused; a half-done MERT run of the row continues."""
     moses, config = setup
-    config.replicates, config.systems = 1, ["+RNN", "+RNN+WP"]
+    config = replace(config, replicates=1, systems=("+RNN", "+RNN+WP"))
     run_ablation(config, moses, report=quiet)
     assert len(calls(moses.root, "mert-moses.pl")) == 3
-    config.systems, config.nplm = ["+CSLM(dec)+RNN"], NPLM
+    config = replace(config, systems=("+CSLM(dec)+RNN",), nplm_path=NPLM)
     set_fake(moses.root, stop_after=2)
     with pytest.raises(MosesRunError):
         run_ablation(config, moses, report=quiet)
@@ -620,7 +612,7 @@ def test_the_decoding_rows_alone_reuse_the_finished_systems(setup):
 
 def test_a_moses_without_nplm_is_refused_before_any_tuning(setup):
     moses, config = setup
-    config.replicates, config.nplm = 1, NPLM
+    config = replace(config, replicates=1, nplm_path=NPLM)
     set_fake(moses.root, without_nplm=True)
     with pytest.raises(PreflightError, match=r"cannot decode with an NPLM model: its bin/moses says 'Feature name "
                                              r"NeuralLM is not registered', so it was built without NPLM"):
@@ -632,11 +624,11 @@ def test_a_moses_without_nplm_is_refused_before_any_tuning(setup):
 
 def test_a_decoding_row_needs_the_nplm_model(setup):
     moses, config = setup
-    config.systems = ["+CSLM(dec)"]
+    config = replace(config, systems=("+CSLM(dec)",))
     with pytest.raises(MosesConfigError, match=r"system\(s\) \+CSLM\(dec\) decode with the CSLM as Moses' NeuralLM: "
                                                r"give its NPLM export with --nplm"):
         run_ablation(config, moses, report=quiet)
-    config.systems, config.nplm = None, config.rescored_table  # not an NPLM file
+    config = replace(config, systems=(), nplm_path=config.rescored_table)  # not an NPLM file
     with pytest.raises(PreflightError, match=r"pt.rescored.gz: not an NPLM model file"):
         run_ablation(config, moses, report=quiet)
     assert calls(moses.root, "mert-moses.pl") == []
