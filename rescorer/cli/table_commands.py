@@ -180,17 +180,12 @@ def train_lm_command(reporter: Reporter, phrase_table: Optional[Path], parallel:
     explicit = frozenset(explicit_options())
     if phrase_table is not None or parallel:
         raise click.UsageError("--lm trains a language model on one text: give no PHRASE_TABLE or --parallel")
-    refused = [name for name in ("arch", *MODEL_OPTION_KEYS[2:], "reject_path") if name in explicit
-               and name != "dropout"]
-    if refused:
-        params = {param.name: param for param in click.get_current_context().command.params}
-        shown = ", ".join(params[name].opts[-1] for name in refused)
-        raise click.UsageError(f"{shown}: not for a language model (--lm), whose sizes are its --preset's; "
-                               f"drop {'them' if len(refused) > 1 else 'it'}")
-    with usage_errors():
-        check_request(options["precision"], "train")
+    if "reject_path" in explicit:
+        raise click.UsageError("--reject: not for a language model (--lm): a line of its text that cannot be read "
+                               "stops the run, naming it; drop it")
     with usage_errors():
         settings = lm_train_settings(record_from(TrainSettings, options), explicit)
+        check_request(options["precision"], "train")
     job = LmTrainJob(lm, output, options["preset"], settings, record_from(LmSettings, options),
                      record_from(RuntimeSettings, options), explicit,
                      dropout=options["dropout"])

@@ -13,6 +13,7 @@ from typing import Optional
 
 from rescorer.errors import RescorerError
 from rescorer.io.file_names import checkpoint_path_for
+from rescorer.models.settings import SETTING_NAMES, ModelOptions
 from rescorer.records import SettingError, option_name, signature_items
 from rescorer.runtime.placement import Placement, warn_if_emulated
 from rescorer.runtime.settings import RuntimeSettings
@@ -60,8 +61,14 @@ class LmCorpusSource:
 
 
 def lm_train_settings(settings: TrainSettings, explicit: frozenset) -> TrainSettings:
-    """The training settings of an LM: those it cannot take refused in one line, the LM's own
-    recipe (LM_RECIPE) where none was given."""
+    """The training settings of an LM: the encoder-decoders' model options and the training
+    settings it cannot take refused, each kind in one line, the LM's own recipe (LM_RECIPE)
+    where none was given."""
+    models = [name for name in ("arch", *SETTING_NAMES) if name in explicit and name != "dropout"]
+    if models:  # its dropout it takes (NgramLmConfig.dropout)
+        shown = ", ".join(option_name(ModelOptions, name) for name in models)
+        raise SettingError(f"{shown}: not for a language model (--lm), whose sizes are its --preset's; "
+                           f"drop {'them' if len(models) > 1 else 'it'}")
     given = [name for name in NOT_FOR_LM if name in explicit]
     if given:
         shown = ", ".join(option_name(TrainSettings, name) for name in given)

@@ -63,6 +63,9 @@ def test_bad_input_is_one_line_naming_file_and_line_and_writes_nothing(tmp_path,
 @pytest.mark.parametrize("args, expected", [
     (["--direction", "inverse"], "--direction: not for a language model (--lm)"),
     (["--arch", "luong"], "--arch: not for a language model (--lm)"),
+    (["--cell", "lstm", "--layer-norm"], "--cell, --layer-norm: not for a language model (--lm), whose sizes are its "
+                                         "--preset's; drop them"),
+    (["--reject", "rejects.txt"], "--reject: not for a language model (--lm)"),
 ])
 def test_options_an_lm_has_no_use_for_are_refused(tmp_path, args, expected):
     (tmp_path / "text.fr").write_bytes(TEXT)
