@@ -65,3 +65,23 @@ def test_a_sentence_model_adds_its_log_p_and_its_log_p_per_word_of_the_side_it_p
     assert list(data.added["fwdpw"]) == [-4.0, -4.0, -6.0]  # per hypothesis word
     assert list(data.added["bwdpw"]) == [-8.0 / 3, -8.0 / 3, -2.0]  # per source word
     assert len(LengthScorer.scored) == 4  # each distinct pair once per model
+
+
+def test_a_sentence_models_scores_are_read_back_from_the_cache(monkeypatch, tmp_path):
+    import numpy as np
+    from types import SimpleNamespace
+
+    from benchmarks.studies.proxy.proxy_bench import sentence_features
+
+    monkeypatch.setattr("rescorer.scoring.rnn_scorer.InProcessScorer", LengthScorer)
+    model = tmp_path / "fwd.pt"
+    model.write_bytes(b"a model")
+    nbest = SimpleNamespace(sources=["a b c"], hypotheses=["x y", "z"], sentence_of_rows=lambda: np.array([0, 0]))
+    LengthScorer.scored = []
+    first, again = SimpleNamespace(nbest=nbest, added={}), SimpleNamespace(nbest=nbest, added={})
+    sentence_features([("fwd", str(model))], {"dev": first}, tmp_path / "cache")
+    sentence_features([("fwd", str(model))], {"dev": again}, tmp_path / "cache")
+    assert len(LengthScorer.scored) == 2 and list(again.added["fwd"]) == list(first.added["fwd"]) == [-8.0, -6.0]
+    model.write_bytes(b"another model")  # another model's scores are its own
+    sentence_features([("fwd", str(model))], {"dev": SimpleNamespace(nbest=nbest, added={})}, tmp_path / "cache")
+    assert len(LengthScorer.scored) == 4

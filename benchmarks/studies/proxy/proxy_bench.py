@@ -102,10 +102,12 @@ def parse_system(text: str) -> ProxySystem:
                        tuple(p[1:] for p in parts if p.startswith("-")))
 
 
-def sentence_features(models: list, sides: dict) -> None:
+def sentence_features(models: list, sides: dict, cache_dir=None) -> None:
     """Each named sentence model's log p of every hypothesis given its source (in-process, torch,
     fp32), as the feature NAME, and per word of the side the model predicts as NAMEpw (the
-    hypothesis for a forward model, the source for an inverse one), as `moses rerank` adds them."""
+    hypothesis for a forward model, the source for an inverse one), as `moses rerank` adds them.
+    With `cache_dir`, a model's scores of one list are kept there, named by the model's and the
+    pairs' checksums, and read back instead of scoring again."""
     import numpy as np
     from rescorer.scoring.rnn_scorer import InProcessScorer
 
@@ -117,10 +119,26 @@ def sentence_features(models: list, sides: dict) -> None:
             sentence_of = nbest.sentence_of_rows()
             pairs = [(nbest.sources[s], h) for s, h in zip(sentence_of, nbest.hypotheses)]
             distinct = list(dict.fromkeys(pairs))
-            scores = dict(zip(distinct, np.asarray(scorer.score_pairs(Path(model), distinct), dtype=float)))
+            cached = None if cache_dir is None else Path(cache_dir) / f"{_checksum(Path(model).read_bytes())}-{_checksum(repr(distinct).encode())}.npy"
+            if cached is not None and cached.is_file():
+                values = np.load(cached)
+            else:
+                values = np.asarray(scorer.score_pairs(Path(model), distinct), dtype=float)
+                if cached is not None:
+                    cached.parent.mkdir(parents=True, exist_ok=True)
+                    with open(cached.with_suffix(".partial"), "wb") as handle:
+                        np.save(handle, values)
+                    cached.with_suffix(".partial").replace(cached)
+            scores = dict(zip(distinct, values))
             data.added[name] = np.array([scores[pair] for pair in pairs])
             words = np.array([max(1, len((source if inverse else hypothesis).split())) for source, hypothesis in pairs])
             data.added[name + "pw"] = data.added[name] / words
+
+
+def _checksum(data: bytes) -> str:
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()[:16]
 
 
 def run(args) -> None:
@@ -144,7 +162,7 @@ def run(args) -> None:
                 data.added[name] = column_sums(data.nbest, pairs[side], value_of, name, str(args.table))
     if args.sentence_model:
         sentence_features([parse_named(m, "--sentence-model") for m in args.sentence_model],
-                          {"dev": dev, "test": test})
+                          {"dev": dev, "test": test}, args.cache_dir)
     clock["features"] = time.time()
     systems = [ProxySystem("Baseline")] + [parse_system(s) for s in args.system]
     start = start_weights(MosesIni.read(files["ini"]), dev.nbest.feature_names, 0.0)
@@ -206,6 +224,7 @@ def main(argv=None) -> None:
     r.add_argument("--sentence-model", action="append", default=[],
                    help="NAME=MODEL.pt: the features NAME (log p) and NAMEpw (per word of the side it predicts)")
     r.add_argument("--nbest-size", type=int, help="only each sentence's first N hypotheses [all 200]")
+    r.add_argument("--cache-dir", type=Path, help="keep the sentence models' scores here, to reuse in a later run")
     r.add_argument("--system", action="append", default=[], help="NAME=ITEM,ITEM,... (-FEATURE drops one)")
     r.add_argument("--replicates", type=int, default=3)
     r.add_argument("--restarts", type=int, default=20)
