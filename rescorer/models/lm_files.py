@@ -17,8 +17,8 @@ import torch
 from rescorer import __version__
 from rescorer.data.vocabulary import SPECIALS, Vocabulary
 from rescorer.errors import ModelFileError
-from rescorer.models.model_files import (FORMAT_NAME, FORMAT_VERSION, LM_KIND, read_model_file, require_kind,
-                                         write_model_payload)
+from rescorer.models.model_files import (FORMAT_NAME, FORMAT_VERSION, LM_KIND, check_shapes, read_model_file,
+                                         require_kind, write_model_payload)
 from rescorer.models.ngram_lm import BOS, BOS_ID, NgramLM, NgramLmConfig
 
 __all__ = ["LmBundle", "lm_vocabulary", "save_lm", "load_lm", "lm_bundle_from_payload"]
@@ -73,14 +73,7 @@ def lm_bundle_from_payload(payload: dict, path: Path) -> LmBundle:
     try:
         config = NgramLmConfig.from_dict(payload["config"])
         vocab = Vocabulary(payload["vocab"])
-        with torch.device("meta"):  # check the shapes before allocating (a damaged config)
-            expected = {name: tuple(t.shape) for name, t in NgramLM(config).state_dict().items()}
-        found = {name: tuple(getattr(t, "shape", ())) for name, t in payload["weights"].items()}
-        if expected != found:
-            wrong = sorted(name for name in set(expected) | set(found) if expected.get(name) != found.get(name))
-            raise ModelFileError(f"{path}: model file does not match its own config ({wrong[0]}: "
-                                 f"{list(found.get(wrong[0], ()))} in the file, "
-                                 f"{list(expected.get(wrong[0], ()))} by the config)")
+        check_shapes(lambda: NgramLM(config), payload["weights"], path)
         model = NgramLM(config)
         model.load_state_dict(payload["weights"])
     except ModelFileError:

@@ -27,7 +27,7 @@ import warnings
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, Optional
+from typing import Callable, Iterator, Optional
 
 import torch
 
@@ -259,13 +259,14 @@ def load_model(path: Path, device: Optional[torch.device] = None) -> ModelBundle
     return bundle
 
 
-def _check_shapes(config: ModelConfig, weights: dict, path: Path) -> None:
+def check_shapes(build: Callable[[], torch.nn.Module], weights: dict, path: Path) -> None:
     """Refuse a config that its weights do not fit before building the model for real (a config
     claiming hidden_size 6000 over 48-wide weights took 74 s to build and initialise): the
-    skeleton is built on the meta device, without memory or initialisation."""
+    skeleton (`build()`, a model of the file's config) is built on the meta device, without
+    memory or initialisation. Every kind's file is checked by this one function."""
     try:
         with torch.device("meta"):
-            skeleton = build_model(config)
+            skeleton = build()
     except NotImplementedError:  # an operation meta tensors lack: load_state_dict will tell
         return
     expected = {name: tuple(tensor.shape) for name, tensor in skeleton.state_dict().items()}
@@ -283,7 +284,7 @@ def bundle_from_payload(payload: dict, path: Path) -> ModelBundle:
     require_kind(payload, path, PHRASE_KIND)
     try:
         config = ModelConfig.from_dict(payload["config"])
-        _check_shapes(config, payload["weights"], path)
+        check_shapes(lambda: build_model(config), payload["weights"], path)
         model = build_model(config)
         model.load_state_dict(payload["weights"])
         bundle = ModelBundle(model, Vocabulary(payload["src_vocab"]),

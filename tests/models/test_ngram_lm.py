@@ -50,3 +50,21 @@ def test_a_word_of_a_sentence_never_sees_the_one_before():
     ngrams = ngram_stream([["a", "a", "a"], ["b"]], vocab, order=4)
     contexts, words = ngrams.windows(ngrams.targets_of(np.array([1])))
     assert contexts.tolist() == [[BOS_ID] * 3, [BOS_ID, BOS_ID, 5]] and words.tolist() == [5, EOS_ID]
+
+
+def test_a_cslm_file_whose_weights_do_not_fit_its_config_is_refused_in_one_line(tmp_path):
+    """The phrase models' shape check (model_files.check_shapes) reads the CSLM's files too."""
+    import pytest
+
+    from rescorer.errors import ModelFileError
+    from rescorer.models.lm_files import LmBundle, load_lm, save_lm
+
+    config = NgramLmConfig(vocab_size=7, order=3, embedding_size=4, hidden_sizes=(5, 6))
+    save_lm(LmBundle(NgramLM(config), lm_vocabulary(["a", "b", "c"])), tmp_path / "lm.pt")
+    assert load_lm(tmp_path / "lm.pt").config == config
+    payload = torch.load(tmp_path / "lm.pt", weights_only=True)
+    payload["config"]["hidden_sizes"] = [5, 9]
+    torch.save(payload, tmp_path / "lie.pt")
+    with pytest.raises(ModelFileError, match=r"lie.pt: model file does not match its own config \(hidden2.bias: "
+                                             r"shape \[6\] in the file, shape \[9\] by the config\)"):
+        load_lm(tmp_path / "lie.pt")
