@@ -15,7 +15,8 @@ HEADER = ["System", "Replicates", "Dev BLEU (MERT)", "Test BLEU", "Δ BLEU", "p 
 
 
 def markdown_table(summary: pd.DataFrame, first_best: EvalResult, num_refs: int, test_lines: int,
-                   dev_lines: int, restarts: int, spread: float = 0.0) -> str:
+                   dev_lines: int, restarts: int, spread: float = 0.0, list_size: int = 200) -> str:
+    """`list_size`: the hypotheses of each verse the lists were cut to (their first ones)."""
     lines = ["| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
     lines.append("| decoder 1-best (the lists' first line) | – | – | " + f"{first_best.bleu:.2f} | – | – | – | – | "
                  f"{first_best.chrf:.2f} | – | – | – |")
@@ -26,7 +27,7 @@ def markdown_table(summary: pd.DataFrame, first_best: EvalResult, num_refs: int,
             "–" if i == 0 else f"{row.delta_test_bleu:+.2f}", p_text(row.p_bleu), p_text(row.p_bleu_holm),
             row.p_bleu_per_replicate or "–", mean_sd_text(row.test_chrf_mean, row.test_chrf_sd),
             p_text(row.p_chrf), p_text(row.p_chrf_holm), row.new_column_weights or "–"]) + " |")
-    lines += ["", f"Proxy bench: the stored 200-best lists reranked, no decoding. Weights tuned on {dev_lines} dev "
+    lines += ["", f"Proxy bench: the stored {list_size}-best lists reranked, no decoding. Weights tuned on {dev_lines} dev "
               f"verses by MERT in numpy ({restarts} random restarts, "
               + ("uniform in [0, 1]" if spread == 0 else f"near the start, spread {spread:g}")
               + f", one run per replicate seed, from the lists' tuned weights; new features start at 0); test on {test_lines} verses. BLEU and chrF against "

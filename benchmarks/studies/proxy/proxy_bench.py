@@ -177,7 +177,8 @@ def run(args) -> None:
     write_atomically(out / "replicates.tsv", result.replicates.to_csv(sep="\t", index=False).encode())
     write_atomically(out / "results.md", markdown_table(result.summary, first_best, len(test.references),
                                                         test.nbest.num_sentences, dev.nbest.num_sentences,
-                                                        args.restarts, args.spread).encode())
+                                                        args.restarts, args.spread,
+                                                        args.nbest_size or 200).encode())
     run_record = {"argv": [str(Path(a).name) if Path(a).is_absolute() else a for a in sys.argv[1:]], "machine": platform.processor() or platform.machine(),
                   "cpu": _cpu_name(), "seconds": {"read": round(clock["read"] - clock["start"], 1),
                                                   "features": round(clock["features"] - clock["read"], 1),
