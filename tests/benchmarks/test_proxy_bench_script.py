@@ -85,3 +85,11 @@ def test_a_sentence_models_scores_are_read_back_from_the_cache(monkeypatch, tmp_
     model.write_bytes(b"another model")  # another model's scores are its own
     sentence_features([("fwd", str(model))], {"dev": SimpleNamespace(nbest=nbest, added={})}, tmp_path / "cache")
     assert len(LengthScorer.scored) == 4
+
+
+def test_run_json_keeps_no_machines_folders():
+    from benchmarks.studies.proxy.proxy_bench import _without_folders
+
+    assert [_without_folders(a) for a in ["sfwd=/home/x/sent.pt", "/data/scored.gz", "fwdpw=8", "-LM0=-LM0",
+                                          "+a=fwd,inv"]] == ["sfwd=sent.pt", "scored.gz", "fwdpw=8", "-LM0=-LM0",
+                                                             "+a=fwd,inv"]

@@ -179,7 +179,7 @@ def run(args) -> None:
                                                         test.nbest.num_sentences, dev.nbest.num_sentences,
                                                         args.restarts, args.spread,
                                                         args.nbest_size or 200).encode())
-    run_record = {"argv": [str(Path(a).name) if Path(a).is_absolute() else a for a in sys.argv[1:]], "machine": platform.processor() or platform.machine(),
+    run_record = {"argv": [_without_folders(a) for a in sys.argv[1:]], "machine": platform.processor() or platform.machine(),
                   "cpu": _cpu_name(), "seconds": {"read": round(clock["read"] - clock["start"], 1),
                                                   "features": round(clock["features"] - clock["read"], 1),
                                                   "tune_and_score": round(clock["bench"] - clock["features"], 1)},
@@ -187,6 +187,15 @@ def run(args) -> None:
                   "spread": args.spread, **({"nbest_size": args.nbest_size} if args.nbest_size else {})}
     write_atomically(out / "run.json", (json.dumps(run_record, indent=2) + "\n").encode())
     print((out / "results.md").read_text())
+
+
+def _without_folders(arg: str) -> str:
+    """An argument as run.json keeps it: an absolute path (alone or as NAME=PATH) by its file's
+    name, so that no machine's folders reach a committed file."""
+    name, sep, value = arg.rpartition("=")
+    if Path(value).is_absolute():
+        return name + sep + Path(value).name
+    return arg
 
 
 def _cpu_name() -> str:

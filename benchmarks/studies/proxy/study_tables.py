@@ -226,11 +226,40 @@ def speed() -> str:
                   "Proxy Δ BLEU", "Δ against the default (per replicate)", "Test chrF"), rows)
 
 
+SENTENCE_ROWS = {"+fwdpw+inv": "the best phrase columns, for reference (fwd per word, inv)",
+                 "+sfwd": "the forward sentence model: log p(e\\|f) and its per-word form",
+                 "+sbwd": "the backward sentence model: log p(f\\|e) and its per-word form",
+                 "+sfwd+sbwd": "both sentence models (noisy-channel reranking)",
+                 "+fwdpw+inv+sfwd": "the phrase columns and the forward sentence model",
+                 "+fwdpw+inv+sfwd+sbwd": "the phrase columns and both sentence models"}
+
+
+def sentence_models() -> str:
+    models = pd.read_csv(RESULTS / "sentence" / "models.tsv", sep="\t")
+    return table(("Sentence model", "Updates", "Minutes", "Best dev perplexity (update)"),
+                 [row(model.model, thousands(int(model.updates)), f"{model.seconds / 60:.0f}",
+                      f"{model['best dev perplexity']:.2f} ({thousands(int(model['at update']))})")
+                  for _, model in models.iterrows()])
+
+
+def sentence_rows() -> str:
+    frame = results("sentence")
+    rows = []
+    for system, label in SENTENCE_ROWS.items():
+        line = frame.loc[system]
+        rows.append(row(f"`{system}`", label, spread(line.test_bleu_mean, line.test_bleu_sd),
+                        against("sentence", system, "Baseline"), f"{line.p_bleu_holm:.4f}",
+                        spread(line.test_chrf_mean, line.test_chrf_sd)))
+    return table(("System", "What it adds to Baseline's features", "Test BLEU", "Proxy Δ BLEU (per replicate)",
+                  "p (BLEU, Holm)", "Test chrF"), rows)
+
+
 TABLES: dict[str, Callable[[], str]] = {
     "study": study, "proxy-vs-real": proxy_vs_real, "precision-columns": precision_columns,
     "precision-bleu": precision_bleu, "stability": stability, "recipes": recipes, "architectures": architectures,
     "recipes-further": recipes_further, "smoothing-further": smoothing_further,
-    "architectures-further": architectures_further, "subwords": subwords, "pair-weights": pair_weights, "speed": speed}
+    "architectures-further": architectures_further, "subwords": subwords, "pair-weights": pair_weights, "speed": speed,
+    "sentence-models": sentence_models, "sentence-rows": sentence_rows}
 
 
 def page_tables(text: str) -> dict:
