@@ -93,3 +93,26 @@ def test_run_json_keeps_no_machines_folders():
     assert [_without_folders(a) for a in ["sfwd=/home/x/sent.pt", "/data/scored.gz", "fwdpw=8", "-LM0=-LM0",
                                           "+a=fwd,inv"]] == ["sfwd=sent.pt", "scored.gz", "fwdpw=8", "-LM0=-LM0",
                                                              "+a=fwd,inv"]
+
+
+class LengthLm:
+    """A stand-in CSLM: log p = -(words of the hypothesis), its source unseen."""
+
+    def __init__(self, device, precision):
+        assert (device, precision) == ("cpu", "fp32")
+
+    def score_sentences(self, model, sentences):
+        return [-float(len(sentence.split())) for sentence in sentences]
+
+
+def test_a_language_model_adds_its_log_p_of_the_hypothesis_and_per_hypothesis_word(monkeypatch):
+    import numpy as np
+    from types import SimpleNamespace
+
+    from benchmarks.studies.proxy.proxy_bench import sentence_features
+
+    monkeypatch.setattr("rescorer.scoring.lm_scoring.InProcessLmScorer", LengthLm)
+    nbest = SimpleNamespace(sources=["a b c"], hypotheses=["x y", "z"], sentence_of_rows=lambda: np.array([0, 0]))
+    data = SimpleNamespace(nbest=nbest, added={})
+    sentence_features([], {"test": data}, lms=[("cslm", "cslm.pt")])
+    assert list(data.added["cslm"]) == [-2.0, -1.0] and list(data.added["cslmpw"]) == [-1.0, -1.0]

@@ -13,10 +13,12 @@ judged in minutes on the stored n-best lists of the bible bench, without Moses.
 A system is `NAME=ITEM,ITEM,...`: an item is a column named by `--column NAME=INDEX` (the scored
 table's score column, 1 the first, -1 the last, `/word` for the value per target word), a
 sentence model named by `--sentence-model NAME=MODEL.pt` (NAME its log p, NAMEpw per word of the
-side it predicts), or `-FEATURE` to leave one of the lists' features out (`-LM0`,
-`-TranslationModel0_2`). Baseline (the lists' own features) is always the first row. Each replicate r tunes every system once by MERT in numpy (seed r, 20
-random restarts by default) from the lists' tuned weights, as the bench's mert-moses.pl runs
-start from them; new features start at 0.
+side it predicts), a target language model (the CSLM) named by `--lm NAME=MODEL.pt` (the same of
+the hypothesis), or `-FEATURE` to leave one of the lists' features out (`-LM0`,
+`-TranslationModel0_2`). Baseline (the lists' own features) is always the first row. Each
+replicate r tunes every system once by MERT in numpy (seed r, 20 random restarts by default)
+from the lists' tuned weights, as the bench's mert-moses.pl runs start from them; new features
+start at 0.
 
 Written to --out: results.tsv (summarize()'s columns, as `moses ablation` reports them),
 results.md (the table), replicates.tsv (each run's dev and test BLEU, chrF and weights) and
@@ -102,18 +104,30 @@ def parse_system(text: str) -> ProxySystem:
                        tuple(p[1:] for p in parts if p.startswith("-")))
 
 
-def sentence_features(models: list, sides: dict, cache_dir=None) -> None:
-    """Each named sentence model's log p of every hypothesis given its source (in-process, torch,
-    fp32), as the feature NAME, and per word of the side the model predicts as NAMEpw (the
-    hypothesis for a forward model, the source for an inverse one), as `moses rerank` adds them.
-    With `cache_dir`, a model's scores of one list are kept there, named by the model's and the
-    pairs' checksums, and read back instead of scoring again."""
+def sentence_features(models: list, sides: dict, cache_dir=None, lms: list = ()) -> None:
+    """Each named sentence model's log p of every hypothesis given its source, and each named
+    target language model's (the CSLM: `rescore train --lm`) log p of the hypothesis, in-process,
+    torch, fp32, as the feature NAME, and per word of the side the model predicts as NAMEpw (the
+    hypothesis, or the source for an inverse model), as `moses rerank` adds them. With
+    `cache_dir`, a model's scores of one list are kept there, named by the model's and the pairs'
+    checksums, and read back instead of scoring again."""
     import numpy as np
-    from rescorer.scoring.rnn_scorer import InProcessScorer
 
-    scorer = InProcessScorer("cpu", "fp32")
-    for name, model in models:
-        inverse = scorer.direction(Path(model)) == "inverse"
+    named = []
+    if models:
+        from rescorer.scoring.rnn_scorer import InProcessScorer
+
+        scorer = InProcessScorer("cpu", "fp32")
+        named += [(name, path, scorer.direction(Path(path)) == "inverse",
+                   lambda pairs, path=path: scorer.score_pairs(Path(path), pairs)) for name, path in models]
+    if lms:
+        from rescorer.scoring.lm_scoring import InProcessLmScorer
+
+        lm_scorer = InProcessLmScorer("cpu", "fp32")
+        named += [(name, path, False,
+                   lambda pairs, path=path: lm_scorer.score_sentences(Path(path), [h for _, h in pairs]))
+                  for name, path in lms]
+    for name, model, inverse, score in named:
         for data in sides.values():
             nbest = data.nbest
             sentence_of = nbest.sentence_of_rows()
@@ -123,7 +137,7 @@ def sentence_features(models: list, sides: dict, cache_dir=None) -> None:
             if cached is not None and cached.is_file():
                 values = np.load(cached)
             else:
-                values = np.asarray(scorer.score_pairs(Path(model), distinct), dtype=float)
+                values = np.asarray(score(distinct), dtype=float)
                 if cached is not None:
                     cached.parent.mkdir(parents=True, exist_ok=True)
                     with open(cached.with_suffix(".partial"), "wb") as handle:
@@ -160,9 +174,9 @@ def run(args) -> None:
             value_of = column_reader(spec, num_scores, found)
             for side, data in sides.items():
                 data.added[name] = column_sums(data.nbest, pairs[side], value_of, name, str(args.table))
-    if args.sentence_model:
+    if args.sentence_model or args.lm:
         sentence_features([parse_named(m, "--sentence-model") for m in args.sentence_model],
-                          {"dev": dev, "test": test}, args.cache_dir)
+                          {"dev": dev, "test": test}, args.cache_dir, [parse_named(m, "--lm") for m in args.lm])
     clock["features"] = time.time()
     systems = [ProxySystem("Baseline")] + [parse_system(s) for s in args.system]
     start = start_weights(MosesIni.read(files["ini"]), dev.nbest.feature_names, 0.0)
@@ -233,6 +247,9 @@ def main(argv=None) -> None:
     r.add_argument("--column", action="append", default=[], help="NAME=INDEX[/word]")
     r.add_argument("--sentence-model", action="append", default=[],
                    help="NAME=MODEL.pt: the features NAME (log p) and NAMEpw (per word of the side it predicts)")
+    r.add_argument("--lm", action="append", default=[],
+                   help="NAME=CSLM.pt: a target language model (rescore train --lm): NAME its log p of the "
+                        "hypothesis, NAMEpw per hypothesis word")
     r.add_argument("--nbest-size", type=int, help="only each sentence's first N hypotheses [all 200]")
     r.add_argument("--cache-dir", type=Path, help="keep the sentence models' scores here, to reuse in a later run")
     r.add_argument("--system", action="append", default=[], help="NAME=ITEM,ITEM,... (-FEATURE drops one)")
