@@ -254,12 +254,38 @@ def sentence_rows() -> str:
                   "p (BLEU, Holm)", "Test chrF"), rows)
 
 
+CSLM_ROWS = {"+cslm": "the CSLM: log p(e) and its per-word form (Cho et al.'s +CSLM)",
+             "+fwdpw+inv+cslm": "the phrase columns and the CSLM (their +CSLM+RNN)",
+             "+sfwd": "the forward sentence model, for reference",
+             "+sfwd+cslm": "the forward sentence model and the CSLM",
+             "+fwdpw+inv+sfwd+sbwd+cslm": "the phrase columns, both sentence models and the CSLM"}
+
+
+def cslm_rows() -> str:
+    """The CSLM's rows (cslm_rows.sh): its training figures from its log's summary, then the bench's."""
+    summary = [line for line in (RESULTS / "cslm" / "cslm.train.log").read_text().splitlines()
+               if line.startswith("trained on ")][-1]
+    updates, ppl, unigram = re.search(r": (\d+) updates, .*valid perplexity ([\d.]+) .*unigram ([\d.]+)",
+                                      summary).groups()
+    frame = results("cslm")
+    rows = []
+    for system, label in CSLM_ROWS.items():
+        line = frame.loc[system]
+        rows.append(row(f"`{system}`", label, spread(line.test_bleu_mean, line.test_bleu_sd),
+                        against("cslm", system, "Baseline"), f"{line.p_bleu_holm:.4f}",
+                        spread(line.test_chrf_mean, line.test_chrf_sd), f"{line.p_chrf_holm:.4f}"))
+    caption = (f"The CSLM: {thousands(int(updates))} updates, held-out perplexity {ppl} (its unigram model's "
+               f"{unigram}).\n\n")
+    return caption + table(("System", "What it adds to Baseline's features", "Test BLEU",
+                            "Proxy Δ BLEU (per replicate)", "p (BLEU, Holm)", "Test chrF", "p (chrF, Holm)"), rows)
+
+
 TABLES: dict[str, Callable[[], str]] = {
     "study": study, "proxy-vs-real": proxy_vs_real, "precision-columns": precision_columns,
     "precision-bleu": precision_bleu, "stability": stability, "recipes": recipes, "architectures": architectures,
     "recipes-further": recipes_further, "smoothing-further": smoothing_further,
     "architectures-further": architectures_further, "subwords": subwords, "pair-weights": pair_weights, "speed": speed,
-    "sentence-models": sentence_models, "sentence-rows": sentence_rows}
+    "sentence-models": sentence_models, "sentence-rows": sentence_rows, "cslm-rows": cslm_rows}
 
 
 def page_tables(text: str) -> dict:
