@@ -128,12 +128,13 @@ def sentence_features(models: list, sides: dict, cache_dir=None, lms: list = ())
                    lambda pairs, path=path: lm_scorer.score_sentences(Path(path), [h for _, h in pairs]))
                   for name, path in lms]
     for name, model, inverse, score in named:
+        model_sum = _checksum(Path(model).read_bytes()) if cache_dir is not None else None
         for data in sides.values():
             nbest = data.nbest
             sentence_of = nbest.sentence_of_rows()
             pairs = [(nbest.sources[s], h) for s, h in zip(sentence_of, nbest.hypotheses)]
             distinct = list(dict.fromkeys(pairs))
-            cached = None if cache_dir is None else Path(cache_dir) / f"{_checksum(Path(model).read_bytes())}-{_checksum(repr(distinct).encode())}.npy"
+            cached = None if cache_dir is None else Path(cache_dir) / f"{model_sum}-{_checksum(repr(distinct).encode())}.npy"
             if cached is not None and cached.is_file():
                 values = np.load(cached)
             else:
