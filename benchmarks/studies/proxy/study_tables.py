@@ -68,10 +68,14 @@ def against(folder: str, system: str, base: str) -> str:
     return f"{signed(mean)} ({', '.join(signed(a - b) for a, b in pairs)})"
 
 
+def summary_line(log: Path) -> str:
+    """The last summary line `rescore train` wrote into a training log."""
+    return [line for line in log.read_text().splitlines() if line.startswith("trained on ")][-1]
+
+
 def default_training() -> dict:
     """The default forward model's figures, from its training log's summary line."""
-    summary = [line for line in (RESULTS / "models" / "fwd.train.log").read_text().splitlines()
-               if line.startswith("trained on ")][-1]
+    summary = summary_line(RESULTS / "models" / "fwd.train.log")
     found = re.search(r": (\d+) updates, stopped: (.*?); valid perplexity ([\d.]+) \(update \d+; honest ([\d.]+) "
                       r".*unigram ([\d.]+)", summary)
     updates, stopped, ppl, honest, unigram = found.groups()
@@ -242,16 +246,22 @@ def sentence_models() -> str:
                   for _, model in models.iterrows()])
 
 
-def sentence_rows() -> str:
-    frame = results("sentence")
+def reranked_rows(folder: str, labels: dict, chrf_p: bool = False) -> str:
+    """Systems of a reranking study (sentence_rows.sh, cslm_rows.sh), each against Baseline."""
+    frame = results(folder)
     rows = []
-    for system, label in SENTENCE_ROWS.items():
+    for system, label in labels.items():
         line = frame.loc[system]
-        rows.append(row(f"`{system}`", label, spread(line.test_bleu_mean, line.test_bleu_sd),
-                        against("sentence", system, "Baseline"), f"{line.p_bleu_holm:.4f}",
-                        spread(line.test_chrf_mean, line.test_chrf_sd)))
+        cells = [f"`{system}`", label, spread(line.test_bleu_mean, line.test_bleu_sd),
+                 against(folder, system, "Baseline"), f"{line.p_bleu_holm:.4f}",
+                 spread(line.test_chrf_mean, line.test_chrf_sd)]
+        rows.append(row(*cells, *([f"{line.p_chrf_holm:.4f}"] if chrf_p else [])))
     return table(("System", "What it adds to Baseline's features", "Test BLEU", "Proxy Δ BLEU (per replicate)",
-                  "p (BLEU, Holm)", "Test chrF"), rows)
+                  "p (BLEU, Holm)", "Test chrF", *(["p (chrF, Holm)"] if chrf_p else [])), rows)
+
+
+def sentence_rows() -> str:
+    return reranked_rows("sentence", SENTENCE_ROWS)
 
 
 CSLM_ROWS = {"+cslm": "the CSLM: log p(e) and its per-word form (Cho et al.'s +CSLM)",
@@ -263,21 +273,11 @@ CSLM_ROWS = {"+cslm": "the CSLM: log p(e) and its per-word form (Cho et al.'s +C
 
 def cslm_rows() -> str:
     """The CSLM's rows (cslm_rows.sh): its training figures from its log's summary, then the bench's."""
-    summary = [line for line in (RESULTS / "cslm" / "cslm.train.log").read_text().splitlines()
-               if line.startswith("trained on ")][-1]
     updates, ppl, unigram = re.search(r": (\d+) updates, .*valid perplexity ([\d.]+) .*unigram ([\d.]+)",
-                                      summary).groups()
-    frame = results("cslm")
-    rows = []
-    for system, label in CSLM_ROWS.items():
-        line = frame.loc[system]
-        rows.append(row(f"`{system}`", label, spread(line.test_bleu_mean, line.test_bleu_sd),
-                        against("cslm", system, "Baseline"), f"{line.p_bleu_holm:.4f}",
-                        spread(line.test_chrf_mean, line.test_chrf_sd), f"{line.p_chrf_holm:.4f}"))
+                                      summary_line(RESULTS / "cslm" / "cslm.train.log")).groups()
     caption = (f"The CSLM: {thousands(int(updates))} updates, held-out perplexity {ppl} (its unigram model's "
                f"{unigram}).\n\n")
-    return caption + table(("System", "What it adds to Baseline's features", "Test BLEU",
-                            "Proxy Δ BLEU (per replicate)", "p (BLEU, Holm)", "Test chrF", "p (chrF, Holm)"), rows)
+    return caption + reranked_rows("cslm", CSLM_ROWS, chrf_p=True)
 
 
 TABLES: dict[str, Callable[[], str]] = {
