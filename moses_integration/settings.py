@@ -153,8 +153,20 @@ class TuningSettings:
         return parallel_set("dev", self.dev, self.dev_refs)
 
 
+class _SetsOfRecord:
+    """The dev and test sets (ParallelSet, absolute) of a record that takes --dev and --test."""
+
+    @property
+    def dev_set(self) -> ParallelSet:
+        return parallel_set("dev", self.dev, self.dev_refs)
+
+    @property
+    def test_set(self) -> ParallelSet:
+        return parallel_set("test", self.test, self.test_refs)
+
+
 @dataclass(frozen=True)
-class RerankSettings:
+class RerankSettings(_SetsOfRecord):
     """`moses rerank`: rerank a tuned system's n-best lists with sentence models' scores."""
 
     ini_path: Optional[Path] = setting(
@@ -212,14 +224,6 @@ class RerankSettings:
         return self.dev_nbest is None or self.test_nbest is None
 
     @property
-    def dev_set(self) -> ParallelSet:
-        return parallel_set("dev", self.dev, self.dev_refs)
-
-    @property
-    def test_set(self) -> ParallelSet:
-        return parallel_set("test", self.test, self.test_refs)
-
-    @property
     def optimizer_program(self) -> str:
         """mert or kbmira, which the reranking runs itself."""
         return OPTIMIZER_PROGRAMS[self.optimizer]
@@ -237,7 +241,7 @@ class RerankSettings:
 
 
 @dataclass(frozen=True)
-class AblationSettings:
+class AblationSettings(_SetsOfRecord):
     """`moses ablation`: systems x replicates, tuned, evaluated, optionally reranked."""
 
     ini_path: Optional[Path] = setting(None, ANY_PATH)  # the MOSES_INI argument
@@ -317,14 +321,6 @@ class AblationSettings:
             raise SettingError("give exactly one of --rescored-table and --model")
         if self.rerank_systems and not self.rerank_models:
             raise SettingError("--rerank-system needs --rerank-model")
-
-    @property
-    def dev_set(self) -> ParallelSet:
-        return parallel_set("dev", self.dev, self.dev_refs)
-
-    @property
-    def test_set(self) -> ParallelSet:
-        return parallel_set("test", self.test, self.test_refs)
 
 
 @dataclass(frozen=True)
