@@ -14,11 +14,10 @@ from typing import Optional
 
 import torch
 
-from rescorer import __version__
 from rescorer.data.vocabulary import SPECIALS, Vocabulary
 from rescorer.errors import ModelFileError
-from rescorer.models.model_files import (FORMAT_NAME, FORMAT_VERSION, LM_KIND, check_shapes, read_model_file,
-                                         require_kind, write_model_payload)
+from rescorer.models.model_files import (LM_KIND, bundle_payload, check_shapes, read_model_file, require_kind,
+                                         write_model_payload)
 from rescorer.models.ngram_lm import BOS, BOS_ID, NgramLM, NgramLmConfig
 
 __all__ = ["LmBundle", "lm_vocabulary", "save_lm", "load_lm", "lm_bundle_from_payload"]
@@ -45,17 +44,7 @@ def lm_vocabulary(ranked_words: list[str]) -> Vocabulary:
 
 def save_lm(bundle: LmBundle, path: Path, extra: Optional[dict] = None) -> None:
     """Write the LM atomically; `extra` adds entries such as optimizer state (checkpoints)."""
-    write_model_payload({
-        "format": FORMAT_NAME,
-        "format_version": FORMAT_VERSION,
-        "package_version": __version__,
-        "kind": LM_KIND,
-        "config": bundle.config.to_dict(),
-        "vocab": list(bundle.vocab.tokens),
-        "weights": {name: t.detach().cpu() for name, t in bundle.model.state_dict().items()},
-        "training": dict(bundle.training),
-        **(extra or {}),
-    }, path)
+    write_model_payload(bundle_payload(LM_KIND, bundle, {"vocab": list(bundle.vocab.tokens)}, extra), path)
 
 
 def load_lm(path: Path, device: Optional[torch.device] = None) -> LmBundle:

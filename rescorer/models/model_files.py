@@ -87,22 +87,29 @@ class ModelBundle:
 
 def save_model(bundle: ModelBundle, path: Path, extra: Optional[dict] = None) -> None:
     """Write the bundle atomically; `extra` adds entries such as optimizer state."""
-    path = Path(path)
-    payload = {
+    write_model_payload(bundle_payload(PHRASE_KIND, bundle, {
+        "src_vocab": list(bundle.src_vocab.tokens),
+        "tgt_vocab": list(bundle.tgt_vocab.tokens),
+        "direction": bundle.direction,
+        **({"subwords": bundle.subwords.to_stored()} if bundle.subwords is not None else {}),
+    }, extra), path)
+
+
+def bundle_payload(kind: str, bundle, own: dict, extra: Optional[dict] = None) -> dict:
+    """What a model file of `kind` holds: the entries of every kind (format, versions, kind, the
+    model's config and weights on the CPU, how it was trained), the kind's `own` (vocabularies),
+    then `extra` (a checkpoint's optimizer state)."""
+    return {
         "format": FORMAT_NAME,
         "format_version": FORMAT_VERSION,
         "package_version": __version__,
-        "kind": PHRASE_KIND,
+        "kind": kind,
         "config": bundle.config.to_dict(),
-        "src_vocab": list(bundle.src_vocab.tokens),
-        "tgt_vocab": list(bundle.tgt_vocab.tokens),
+        **own,
         "weights": {name: t.detach().cpu() for name, t in bundle.model.state_dict().items()},
         "training": dict(bundle.training),
-        "direction": bundle.direction,
-        **({"subwords": bundle.subwords.to_stored()} if bundle.subwords is not None else {}),
         **(extra or {}),
     }
-    write_model_payload(payload, path)
 
 
 def write_model_payload(payload: dict, path: Path) -> None:

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Optional
 
 from rescorer.data.pair_sources import PairSource
-from rescorer.errors import RescorerError
 from rescorer.io.file_names import checkpoint_path_for
 from rescorer.io.table_reader import RejectSink
 from rescorer.models.settings import ModelOptions, ModelSettings
@@ -115,13 +114,10 @@ def resumed(job: TrainJob) -> tuple[TrainSettings, ModelOptions, Optional[dict]]
         if job.source.kind != "corpus":
             return job.settings, job.model_options, None
         return job.settings, recipe_model_options(SENTENCE_RECIPE, job.model_options, job.explicit), None
-    from rescorer.models.model_files import read_model_file
-    from rescorer.training.resume import recorded_training, resumed_model_options, resumed_settings
+    from rescorer.training.resume import (checkpoint_to_resume, recorded_training, resumed_model_options,
+                                          resumed_settings)
 
-    checkpoint = checkpoint_path_for(job.model_path)
-    if not checkpoint.is_file():
-        raise RescorerError(f"{checkpoint}: no checkpoint to resume from")
-    payload = read_model_file(checkpoint)
+    payload = checkpoint_to_resume(checkpoint_path_for(job.model_path))
     recorded, recorded_model = recorded_training(payload.get("training", {}))
     return (resumed_settings(job.settings, job.explicit, recorded),
             resumed_model_options(job.model_options, job.explicit, recorded_model), payload)

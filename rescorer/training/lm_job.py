@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from rescorer.errors import RescorerError
 from rescorer.io.file_names import checkpoint_path_for
 from rescorer.models.settings import SETTING_NAMES, ModelOptions
 from rescorer.records import SettingError, option_name, signature_items
@@ -80,17 +79,11 @@ def lm_train_settings(settings: TrainSettings, explicit: frozenset) -> TrainSett
 def _resumed(job: LmTrainJob) -> tuple[str, TrainSettings, LmSettings, float, dict]:
     """(preset, settings, LM settings, dropout, checkpoint payload): under --resume, what the
     command line left at its defaults is the checkpoint's."""
-    from rescorer.models.model_files import read_model_file
     from rescorer.records import from_stored
-    from rescorer.training.resume import recorded_training, resumed_settings
+    from rescorer.training.resume import checkpoint_to_resume, recorded_training, resumed_settings
 
-    checkpoint = checkpoint_path_for(job.model_path)
-    if not checkpoint.is_file():
-        raise RescorerError(f"{checkpoint}: no checkpoint to resume from")
-    payload = read_model_file(checkpoint)
-    training = payload.get("training", {})
-    if "settings" not in training:
-        raise RescorerError(f"{checkpoint}: holds no training checkpoint (no training settings)")
+    payload = checkpoint_to_resume(checkpoint_path_for(job.model_path))
+    training = payload["training"]
     recorded, _ = recorded_training(training)
     settings = resumed_settings(job.settings, job.explicit, recorded)
     lm_recorded = from_stored(LmSettings, training.get("lm_settings", {}).get("fields", {}))

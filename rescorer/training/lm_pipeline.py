@@ -14,13 +14,12 @@ from rescorer.data.vocabulary import Coverage, coverage
 from rescorer.errors import RescorerError
 from rescorer.io.file_names import checkpoint_path_for
 from rescorer.models.lm_files import LmBundle, lm_bundle_from_payload, lm_vocabulary, save_lm
-from rescorer.models.model_files import read_model_file
 from rescorer.models.ngram_lm import LM_PRESETS, NgramLM, lm_config
 from rescorer.records import from_stored, option_name
 from rescorer.training.lm_reference import LmReference, lm_reference
 from rescorer.training.lm_trainer import HeldOut, LmTrainer
-from rescorer.training.pipeline import TrainingRun, checkpoint_kept
-from rescorer.training.resume import CHANGEABLE_SETTINGS, resume_differences
+from rescorer.training.pipeline import TrainingRun, kept_after_interrupt, save_trained
+from rescorer.training.resume import CHANGEABLE_SETTINGS, checkpoint_to_resume, resume_differences
 from rescorer.training.settings import LM_SETTINGS_FORMAT, LmSettings, TrainSettings
 from rescorer.training.trainer import TrainState
 
@@ -58,9 +57,7 @@ def train_lm(corpus_path: Path, model_path: Path, *, preset: str = "small",
     trainer = None
     try:
         if settings.resume:
-            if not checkpoint.is_file():
-                raise RescorerError(f"{checkpoint}: no checkpoint to resume from")
-            payload = run.checkpoint_payload or read_model_file(checkpoint)
+            payload = checkpoint_to_resume(checkpoint, run.checkpoint_payload)
             bundle = lm_bundle_from_payload(payload, checkpoint)
             check_lm_resume(checkpoint, payload, bundle, preset, settings, lm_settings, corpus_record, dropout)
             bundle.model.train()
@@ -81,14 +78,10 @@ def train_lm(corpus_path: Path, model_path: Path, *, preset: str = "small",
         on_ready(len(trainer.split.valid_targets))
         state = trainer.train()
     except KeyboardInterrupt as interrupt:
-        interrupt.note = _kept_after_interrupt(trainer, checkpoint, run.resume_hint)
+        interrupt.note = kept_after_interrupt(trainer, checkpoint, run.resume_hint)
         raise
     held_out = trainer.held_out()
-    try:
-        save_lm(bundle, model_path)
-    except RescorerError as error:
-        raise RescorerError(f"{error}; the trained weights are in {checkpoint} (update "
-                            f"{trainer.checkpoint_update}): rerun with --resume once it can be written") from None
+    save_trained(save_lm, bundle, model_path, trainer)
     reference = lm_reference(ngrams, trainer.split.train_targets, trainer.split.valid_targets, len(bundle.vocab))
     return LmTrainReport(bundle, state, ngrams.num_sentences, len(trainer.split.valid_sentences), held_out,
                          shortlist, reference)
@@ -120,12 +113,3 @@ def check_lm_resume(checkpoint: Path, payload: dict, bundle: LmBundle, preset: s
             f"{checkpoint}: --resume asks for other settings than the checkpoint was trained with: "
             f"{'; '.join(differences)}. Only {changeable} may change: drop the other options, or start over "
             f"without --resume (with --force)")
-
-
-def _kept_after_interrupt(trainer: Optional[LmTrainer], checkpoint: Path, resume_hint: str) -> str:
-    """One true sentence on what an interrupted training leaves for --resume."""
-    if trainer is None:
-        return "stopped before training; no model was written"
-    if trainer.checkpoint_update is None:  # training takes an interrupt after an update, with a checkpoint
-        return "stopped before the first update; no model was written"
-    return f"stopped at update {trainer.state.updates}; {checkpoint_kept(trainer, checkpoint, '', resume_hint)}"

@@ -23,12 +23,12 @@ from rescorer.errors import CorpusError, RescorerError
 from rescorer.io.file_names import checkpoint_path_for
 from rescorer.io.table_reader import SKIP_BAD_LINES, RejectSink
 from rescorer.models import ModelSettings, PhraseScorer, build_model, model_width
-from rescorer.models.model_files import ModelBundle, bundle_from_payload, read_model_file, save_model
+from rescorer.models.model_files import ModelBundle, bundle_from_payload, save_model
 from rescorer.runtime.distributed import SINGLE, Ranks
 from rescorer.runtime.progress import Progress, no_progress
 from rescorer.training.honest_heldout import find_honest_heldout
 from rescorer.training.recipes import SUBWORD_SIZE
-from rescorer.training.resume import check_resume, recorded_training
+from rescorer.training.resume import check_resume, checkpoint_to_resume, recorded_training
 from rescorer.training.settings import LOWEST_PAIR_COUNT, NO_SUBWORDS
 from rescorer.training.trainer import Trainer, TrainSettings, TrainState, unigram_perplexity
 
@@ -243,9 +243,7 @@ def train_on_table(table_path: Union[Path, PairSource], model_path: Path, *, pre
     trainer = None
     try:
         if settings.resume:
-            if not checkpoint.is_file():
-                raise RescorerError(f"{checkpoint}: no checkpoint to resume from")
-            payload = run.checkpoint_payload or read_model_file(checkpoint)  # read once
+            payload = checkpoint_to_resume(checkpoint, run.checkpoint_payload)  # read once
             bundle = bundle_from_payload(payload, checkpoint)
             if bundle.direction != direction:
                 raise RescorerError(f"{checkpoint}: --resume asks for direction {direction}, the checkpoint "
@@ -316,9 +314,9 @@ def train_on_table(table_path: Union[Path, PairSource], model_path: Path, *, pre
                           if trainer.honest is not None and trainer.honest.num_honest else None)
         state = trainer.train()
     except KeyboardInterrupt as interrupt:
-        interrupt.note = _kept_after_interrupt(trainer, checkpoint, cache_dir, run.resume_hint)
+        interrupt.note = kept_after_interrupt(trainer, checkpoint, run.resume_hint, cache_dir)
         raise
-    ranks.on_main(lambda: _save_trained(bundle, model_path, checkpoint, trainer), "writing the model")
+    ranks.on_main(lambda: save_trained(save_model, bundle, model_path, trainer), "writing the model")
     valid_set = "" if valid_cache is None else f"{settings.valid_src.name}, {settings.valid_tgt.name}"
     return TrainReport(bundle, vocabularies, state, cache.num_pairs, len(trainer.valid_indices), unigram,
                        cache.too_long, valid_set, None if trainer.honest is None else trainer.honest.num_honest,
@@ -345,11 +343,13 @@ def _learned_subwords(source: PairSource, settings: TrainSettings, run: Training
                             source.describe(), subwords)
 
 
-def _save_trained(bundle: ModelBundle, model_path: Path, checkpoint: Path, trainer: Trainer) -> None:
+def save_trained(save: Callable, bundle, model_path: Path, trainer: Trainer) -> None:
+    """Write the trained model with `save` (its kind's); one that cannot be written says where the
+    weights are kept (the checkpoint) and how to write it later. Every model kind ends here."""
     try:
-        save_model(bundle, model_path)
+        save(bundle, model_path)
     except RescorerError as error:
-        raise RescorerError(f"{error}; the trained weights are in {checkpoint} (update "
+        raise RescorerError(f"{error}; the trained weights are in {trainer.checkpoint_path} (update "
                             f"{trainer.checkpoint_update}): rerun with --resume once it can be "
                             f"written") from None
 
@@ -363,16 +363,20 @@ def open_built_cache(table_path: Union[Path, PairSource], encoding: PairEncoding
     return cache
 
 
-def _kept_after_interrupt(trainer: Optional[Trainer], checkpoint: Path, cache_dir: Path, resume_hint: str) -> str:
-    """One true sentence on what an interrupted training leaves for --resume."""
+def kept_after_interrupt(trainer: Optional[Trainer], checkpoint: Path, resume_hint: str,
+                         cache_dir: Optional[Path] = None) -> str:
+    """One true sentence on what an interrupted training leaves for --resume: its checkpoint, and
+    the pair cache where the model kind has one (`cache_dir`; the CSLM reads its corpus anew)."""
+    cache = cache_dir is not None and cache_dir.is_dir()
     if trainer is None:
-        kept = f"; the pair cache {cache_dir} is kept" if cache_dir.is_dir() else ""
+        kept = f"; the pair cache {cache_dir} is kept" if cache else ""
         return f"stopped before training; no model was written{kept}"
     if trainer.checkpoint_update is None:  # training takes an interrupt after an update, with a checkpoint
-        return (f"stopped before the first update; the pair cache {cache_dir} is kept, so a new run skips "
-                f"encoding")
-    return (f"stopped at update {trainer.state.updates}; "
-            f"{checkpoint_kept(trainer, checkpoint, f' and the pair cache {cache_dir} is kept', resume_hint)}")
+        if cache:
+            return f"stopped before the first update; the pair cache {cache_dir} is kept, so a new run skips encoding"
+        return "stopped before the first update; no model was written"
+    also_kept = f" and the pair cache {cache_dir} is kept" if cache else ""
+    return f"stopped at update {trainer.state.updates}; {checkpoint_kept(trainer, checkpoint, also_kept, resume_hint)}"
 
 
 def checkpoint_kept(trainer: Trainer, checkpoint: Path, also_kept: str, resume_hint: str) -> str:

@@ -23,7 +23,7 @@ from rescorer.records import MAY_CHANGE, MUST_MATCH, from_stored, settings_of
 from rescorer.training.recipes import SUBWORD_SIZE, resolve_defaults
 from rescorer.training.settings import NO_SUBWORDS, TRAIN_SETTINGS_FORMAT, TrainSettings
 
-__all__ = ["CHANGEABLE_SETTINGS", "recorded_training", "resumed_settings", "resumed_model_options",
+__all__ = ["CHANGEABLE_SETTINGS", "checkpoint_to_resume", "recorded_training", "resumed_settings", "resumed_model_options",
            "effective_settings", "resume_differences", "check_resume"]
 
 # Training settings a resumed run may change: when to stop and how often to validate or save.
@@ -41,6 +41,21 @@ _BEFORE_THE_SETTING = {"max_pair_length": None, "batch_tokens": None, "pair_weig
                        "shortlist_size": None, "lr_decay": 1.0, "label_smoothing": 0.0, "weight_decay": 0.0,
                        "lr_schedule": "constant", "average": 0, "valid_src": None, "valid_tgt": None,
                        "subwords": NO_SUBWORDS, "subword_size": SUBWORD_SIZE}
+
+
+def checkpoint_to_resume(checkpoint: Path, payload: Optional[dict] = None) -> dict:
+    """The checkpoint that --resume continues, read (or `payload`, when the caller has read it):
+    a missing one, or a model file that holds no training, is refused in one line. Every model
+    kind resumes through here."""
+    from rescorer.models.model_files import read_model_file
+
+    if payload is None:
+        if not checkpoint.is_file():
+            raise RescorerError(f"{checkpoint}: no checkpoint to resume from")
+        payload = read_model_file(checkpoint)
+    if "settings" not in payload.get("training", {}):
+        raise RescorerError(f"{checkpoint}: holds no training checkpoint (no training settings)")
+    return payload
 
 
 def recorded_training(training: dict) -> tuple[dict, dict]:
