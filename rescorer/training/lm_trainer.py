@@ -11,7 +11,6 @@ normalized softmax, the sentence end included.
 
 from __future__ import annotations
 
-import copy
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,10 +23,9 @@ from rescorer.data.lm_corpus import NgramStream
 from rescorer.errors import RescorerError
 from rescorer.models.lm_files import LmBundle, save_lm
 from rescorer.models.precision import autocast
-from rescorer.training.averaging import BestCheckpoints
 from rescorer.training.budget import update_limit
 from rescorer.training.settings import LmSettings, TrainSettings
-from rescorer.training.trainer import PairSplit, Trainer, TrainState, make_optimizer
+from rescorer.training.trainer import PairSplit, Trainer, TrainState
 
 __all__ = ["SentenceSplit", "HeldOut", "held_out_figures", "LmTrainer"]
 
@@ -81,8 +79,8 @@ def held_out_figures(model: torch.nn.Module, ngrams: NgramStream, positions: np.
 
 
 class LmTrainer(Trainer):
-    """Trainer's loop (train, validate, stop, checkpoint, resume) over the CSLM's n-grams: it sets
-    the attributes that loop reads itself, having no pair cache for Trainer.__init__."""
+    """Trainer's loop (train, validate, stop, checkpoint, resume) over the CSLM's n-grams: the
+    loop's state is Trainer.start_loop's; the batches, the loss and the held-out figures its own."""
 
     save_bundle = staticmethod(save_lm)
 
@@ -91,20 +89,11 @@ class LmTrainer(Trainer):
                  on_progress: Optional[Callable[[TrainState, Optional[float]], None]] = None,
                  corpus_record: Optional[dict] = None):
         settings = settings.resolved()
-        self.bundle, self.ngrams, self.settings, self.lm_settings = bundle, ngrams, settings, lm_settings
-        self.device, self.precision = device, precision
-        self.checkpoint_path = checkpoint_path
-        self.on_progress = on_progress or (lambda state, ppl: None)
-        self.corpus_record = corpus_record or {}
-        self.model = bundle.model.to(device)
-        self.optimizer = make_optimizer(self.model, settings)
+        self.start_loop(bundle, settings, device, precision, checkpoint_path, on_progress)
+        self.ngrams, self.lm_settings, self.corpus_record = ngrams, lm_settings, corpus_record or {}
         self.split = SentenceSplit(ngrams, settings.seed, settings.valid_pairs)
         if len(self.split.train_targets) == 0:
             raise RescorerError("too few sentences to train on")
-        self.state = TrainState()
-        self.best_weights = copy.deepcopy(self.model.state_dict())
-        self.best_checkpoints = BestCheckpoints(settings.average)
-        self.checkpoint_update: Optional[int] = None
 
     def step(self) -> float:
         contexts, words = self.ngrams.windows(self.split.train_batch(self.state.updates, self.settings.batch_size))

@@ -233,12 +233,8 @@ class Trainer:
                  on_progress: Optional[Callable[[TrainState, Optional[float]], None]] = None,
                  valid_cache: Optional[PairCache] = None):
         settings = settings.resolved(model_width(bundle.config))  # the default learning rate scales with it
-        self.bundle, self.cache, self.settings = bundle, cache, settings
-        self.device, self.precision = device, precision
-        self.checkpoint_path = checkpoint_path
-        self.on_progress = on_progress or (lambda state, ppl: None)
-        self.model = bundle.model.to(device)
-        self.optimizer = make_optimizer(self.model, settings)
+        self.start_loop(bundle, settings, device, precision, checkpoint_path, on_progress)
+        self.cache = cache
         # validation: every pair of a validation set of its own, or a held-out slice of the training pairs
         self.split = PairSplit(cache.num_pairs, settings.seed, 0 if valid_cache is not None else settings.valid_pairs)
         self.valid_cache = valid_cache if valid_cache is not None else cache
@@ -248,10 +244,6 @@ class Trainer:
         self.sampler = (WordSampler.for_training(cache, self.split, bundle.config.tgt_vocab_size,
                                                  settings.sampled_softmax, settings.seed, device)
                         if settings.sampled_softmax else None)
-        self.state = TrainState()
-        self.best_weights = copy.deepcopy(self.model.state_dict())
-        self.best_checkpoints = BestCheckpoints(settings.average)
-        self.checkpoint_update: Optional[int] = None  # the update the checkpoint file holds
         # translate's default bound, a + b * source length, as the model file records it
         self.length_cap = measure_length_cap(cache.lengths("src"), cache.lengths("tgt"))
         # a subword model's pieces per word of each side, that the n-best lists' language check compares with
@@ -259,6 +251,22 @@ class Trainer:
                                  for side, key, vocab in (("source", "src", bundle.src_vocab),
                                                           ("target", "tgt", bundle.tgt_vocab))}
                                 if bundle.subwords is not None else None)
+
+    def start_loop(self, bundle, settings: TrainSettings, device: torch.device, precision: str,
+                   checkpoint_path: Path, on_progress: Optional[Callable[[TrainState, Optional[float]], None]]) -> None:
+        """What the loop (train, validate, stop, checkpoint, resume) keeps of a run, whatever the
+        model kind and its batches: the model on its device, its optimizer, the state, the best
+        weights so far and the checkpoint's update."""
+        self.bundle, self.settings = bundle, settings
+        self.device, self.precision = device, precision
+        self.checkpoint_path = checkpoint_path
+        self.on_progress = on_progress or (lambda state, ppl: None)
+        self.model = bundle.model.to(device)
+        self.optimizer = make_optimizer(self.model, settings)
+        self.state = TrainState()
+        self.best_weights = copy.deepcopy(self.model.state_dict())
+        self.best_checkpoints = BestCheckpoints(settings.average)
+        self.checkpoint_update: Optional[int] = None  # the update the checkpoint file holds
 
     def resume(self, payload: dict, path: Path) -> None:
         """Continue from a checkpoint written by `save_checkpoint`, whose weights the bundle's
