@@ -77,22 +77,22 @@ def _write_lines(path: Path, lines: Sequence[str]) -> None:
     _write_text(path, "".join(line + "\n" for line in lines))
 
 
-def decode_nbest(install: MosesInstall, config: RerankSettings, data: ParallelSet, path: Path) -> Path:
+def decode_nbest(install: MosesInstall, settings: RerankSettings, data: ParallelSet, path: Path) -> Path:
     """The tuned system's `nbest_size` distinct best hypotheses of every sentence of `data`,
     decoded with its text tables filtered for the set (a text table is otherwise loaded whole)."""
-    ini_path = config.ini_path
+    ini_path = settings.ini_path
     ini = MosesIni.read(ini_path)
-    ini.make_paths_absolute(config.base_dir)
-    if config.filter_tables and ini.phrase_table().kind == "PhraseDictionaryMemory":
+    ini.make_paths_absolute(settings.base_dir)
+    if settings.filter_tables and ini.phrase_table().kind == "PhraseDictionaryMemory":
         table = ini.phrase_table()
         filtered = filter_for_test(install, ini, table.name, data.src_path,
                                    path.with_name(f"{data.label}-filtered"))
         ini_path = path.with_name(f"{data.label}.moses.ini")
         filtered_ini(ini, table.name, filtered.table_path, filtered).write(ini_path)
     with atomic_paths(path) as (partial,):
-        flags = [*config.decoder_flags, "-n-best-list", str(partial.resolve()), str(config.nbest_size), "distinct"]
-        decode(install, ini_path, data.src_path, path.with_name(path.name + ".1best"), config.threads,
-               config.base_dir, decoder_flags=flags)
+        flags = [*settings.decoder_flags, "-n-best-list", str(partial.resolve()), str(settings.nbest_size), "distinct"]
+        decode(install, ini_path, data.src_path, path.with_name(path.name + ".1best"), settings.threads,
+               settings.base_dir, decoder_flags=flags)
     return path
 
 
@@ -126,24 +126,26 @@ class _Steps:
                 "rerun the same command to continue from them")
 
 
-def _decoded(steps: _Steps, install: MosesInstall, config: RerankSettings, data: ParallelSet) -> Path:
-    path = config.out_dir / f"{data.label}.decoder.nbest"
+def _decoded(steps: _Steps, install: MosesInstall, settings: RerankSettings, data: ParallelSet) -> Path:
+    path = settings.out_dir / f"{data.label}.decoder.nbest"
     step = steps.step(f"decode-{data.label}", f"the {data.label} set's decoded n-best list", [path],
-                      {"ini": fingerprint(config.ini_path), "ini's files": ini_files(config.ini_path, config.base_dir),
+                      {"ini": fingerprint(settings.ini_path),
+                       "ini's files": ini_files(settings.ini_path, settings.base_dir),
                        "source": fingerprint(data.src_path)},
-                      {"nbest_size": config.nbest_size, "decoder_flags": list(config.decoder_flags),
-                       "filter_tables": config.filter_tables})
-    steps.ensure(step, lambda: decode_nbest(install, config, data, path),
-                 f"decoding the {data.label} set's {config.nbest_size}-best lists with {config.ini_path}")
+                      {"nbest_size": settings.nbest_size, "decoder_flags": list(settings.decoder_flags),
+                       "filter_tables": settings.filter_tables})
+    steps.ensure(step, lambda: decode_nbest(install, settings, data, path),
+                 f"decoding the {data.label} set's {settings.nbest_size}-best lists with {settings.ini_path}")
     return path
 
 
-def _scored_lists(config: RerankSettings, install: MosesInstall, features: SentenceFeatures, steps: _Steps) -> dict:
+def _scored_lists(settings: RerankSettings, install: MosesInstall, features: SentenceFeatures, steps: _Steps) -> dict:
     lists = {}
-    for label, nbest, data in (("dev", config.dev_nbest, config.dev_set), ("test", config.test_nbest, config.test_set)):
+    for label, nbest, data in (("dev", settings.dev_nbest, settings.dev_set),
+                               ("test", settings.test_nbest, settings.test_set)):
         if nbest is None:
-            nbest = _decoded(steps, install, config, data)
-        path = config.out_dir / f"{label}.nbest.gz"
+            nbest = _decoded(steps, install, settings, data)
+        path = settings.out_dir / f"{label}.nbest.gz"
         step = steps.step(f"score-{label}", f"the {label} list scored with the models", [path],
                           {"n-best list": fingerprint(nbest), "source": fingerprint(data.src_path),
                            "models": files_of(features.scored_with)},
@@ -158,11 +160,11 @@ def _scored_lists(config: RerankSettings, install: MosesInstall, features: Sente
     return lists
 
 
-def _plain_references(config: RerankSettings) -> list:
+def _plain_references(settings: RerankSettings) -> list:
     """The dev references uncompressed (`dev.ref0`, ...): the extractor reads them as plain text."""
     paths = []
-    for i, ref in enumerate(config.dev_set.ref_paths):
-        path = config.out_dir / f"dev.ref{i}"
+    for i, ref in enumerate(settings.dev_set.ref_paths):
+        path = settings.out_dir / f"dev.ref{i}"
         _write_lines(path, read_lines(ref))
         paths.append(path)
     return paths
@@ -171,55 +173,55 @@ def _plain_references(config: RerankSettings) -> list:
 _TUNER_NAMES = {"moses": "Moses' own", "numpy": "this package's MERT in numpy"}
 
 
-def _tuner_setting(config: RerankSettings) -> dict:
+def _tuner_setting(settings: RerankSettings) -> dict:
     """The tuner in a step's record only when it is numpy, so that the records of runs made
     before the choice existed (Moses' programs) still match."""
-    return {"tuner": config.tuner} if config.tuner != "moses" else {}
+    return {"tuner": settings.tuner} if settings.tuner != "moses" else {}
 
 
-def _tuned(config: RerankSettings, install: MosesInstall, dev_list: Path, steps: _Steps) -> dict:
-    features, scores = config.out_dir / "dev.features.dat", config.out_dir / "dev.scores.dat"
+def _tuned(settings: RerankSettings, install: MosesInstall, dev_list: Path, steps: _Steps) -> dict:
+    features, scores = settings.out_dir / "dev.features.dat", settings.out_dir / "dev.scores.dat"
     step = steps.step("extract-dev", "the dev list's extracted features and BLEU statistics", [features, scores],
-                      {"dev list": fingerprint(dev_list), "references": files_of(config.dev_set.ref_paths)},
-                      _tuner_setting(config))
-    if config.tuner == "numpy":
-        steps.ensure(step, lambda: extract_in_python(dev_list, read_lines(config.dev_set.src_path),
-                                                     config.dev_set.ref_paths, features, scores),
+                      {"dev list": fingerprint(dev_list), "references": files_of(settings.dev_set.ref_paths)},
+                      _tuner_setting(settings))
+    if settings.tuner == "numpy":
+        steps.ensure(step, lambda: extract_in_python(dev_list, read_lines(settings.dev_set.src_path),
+                                                     settings.dev_set.ref_paths, features, scores),
                      "extracting the dev list's features and BLEU statistics (in Python)")
     else:
-        steps.ensure(step, lambda: extract(install, dev_list, _plain_references(config), features, scores),
+        steps.ensure(step, lambda: extract(install, dev_list, _plain_references(settings), features, scores),
                      "extracting the dev list's features and BLEU statistics (extractor)")
-    start = start_weights(MosesIni.read(config.ini_path), feature_names(features), config.start_weight)
+    start = start_weights(MosesIni.read(settings.ini_path), feature_names(features), settings.start_weight)
     tuned = {}
-    for seed in config.seed_range:
-        path = config.out_dir / f"seed{seed}" / "weights.json"
+    for seed in settings.seed_range:
+        path = settings.out_dir / f"seed{seed}" / "weights.json"
         step = steps.step(f"tune-seed{seed}", f"seed {seed}'s reranking weights", [path],
                           {"features": fingerprint(features), "statistics": fingerprint(scores)},
-                          {"optimizer": config.optimizer_program, **_tuner_setting(config), "seed": seed, "initial_weight": config.start_weight,
-                           "start weights": start})
+                          {"optimizer": settings.optimizer_program, **_tuner_setting(settings), "seed": seed,
+                           "initial_weight": settings.start_weight, "start weights": start})
 
         def make(seed=seed, path=path):
             path.parent.mkdir(parents=True, exist_ok=True)
-            result = (tune_in_numpy(features, scores, start, seed) if config.tuner == "numpy" else
-                      tune_weights(install, config.optimizer_program, features, scores, start, seed, path.parent))
-            _write_json(path, {"optimizer": config.optimizer_program, "dev_bleu_nbest": result.dev_bleu,
+            result = (tune_in_numpy(features, scores, start, seed) if settings.tuner == "numpy" else
+                      tune_weights(install, settings.optimizer_program, features, scores, start, seed, path.parent))
+            _write_json(path, {"optimizer": settings.optimizer_program, "dev_bleu_nbest": result.dev_bleu,
                                "weights": result.weights})
 
-        steps.ensure(step, make, f"seed {seed}: tuning the reranking weights ({config.optimizer_program})")
+        steps.ensure(step, make, f"seed {seed}: tuning the reranking weights ({settings.optimizer_program})")
         tuned[seed] = json.loads(path.read_text())
     return tuned
 
 
-def _reranked(config: RerankSettings, lists: dict, sentences: dict, tuned: dict, steps: _Steps) -> dict:
+def _reranked(settings: RerankSettings, lists: dict, sentences: dict, tuned: dict, steps: _Steps) -> dict:
     """Each seed's reranked dev and test outputs."""
     outputs = {}
     for seed, found in tuned.items():
         outputs[seed] = {}
         for label in ("dev", "test"):
-            path = config.out_dir / f"seed{seed}" / f"{label}.reranked"
+            path = settings.out_dir / f"seed{seed}" / f"{label}.reranked"
             step = steps.step(f"rerank-seed{seed}-{label}", f"seed {seed}'s reranked {label} output", [path],
                               {"scored list": fingerprint(lists[label]),
-                               "weights": fingerprint(config.out_dir / f"seed{seed}" / "weights.json")}, {})
+                               "weights": fingerprint(settings.out_dir / f"seed{seed}" / "weights.json")}, {})
             steps.ensure(step, lambda path=path, label=label: _write_lines(path, rerank(sentences[label],
                                                                                           found["weights"])),
                          f"seed {seed}: reranking the {label} lists")
@@ -227,38 +229,38 @@ def _reranked(config: RerankSettings, lists: dict, sentences: dict, tuned: dict,
     return outputs
 
 
-def run_rerank(config: RerankSettings, install: Optional[MosesInstall], features: SentenceFeatures,
+def run_rerank(settings: RerankSettings, install: Optional[MosesInstall], features: SentenceFeatures,
                report: Callable[[str], None] = lambda message: None) -> pd.DataFrame:
     """All the steps (see the module's docstring) of `moses rerank`'s record, its tuner resolved
     ("moses" or "numpy", not "auto"); returns the results table. An interrupt leaves with `.note`
     saying which finished steps out_dir keeps for a rerun."""
-    if config.tuner not in _TUNER_NAMES:
-        raise ValueError(f"run_rerank takes a resolved tuner ({' or '.join(_TUNER_NAMES)}), not {config.tuner!r}")
+    if settings.tuner not in _TUNER_NAMES:
+        raise ValueError(f"run_rerank takes a resolved tuner ({' or '.join(_TUNER_NAMES)}), not {settings.tuner!r}")
     # The decoder runs in --base-dir: the paths given on the command line are made absolute first.
-    config = replace(config, ini_path=config.ini_path.resolve(), out_dir=config.out_dir.resolve())
-    sources = check_sets(config)
-    config.out_dir.mkdir(parents=True, exist_ok=True)
-    steps = _Steps(config.out_dir, report)
+    settings = replace(settings, ini_path=settings.ini_path.resolve(), out_dir=settings.out_dir.resolve())
+    sources = check_sets(settings)
+    settings.out_dir.mkdir(parents=True, exist_ok=True)
+    steps = _Steps(settings.out_dir, report)
     try:
-        lists = _scored_lists(config, install, features, steps)
-        tuned = _tuned(config, install, lists["dev"], steps)
+        lists = _scored_lists(settings, install, features, steps)
+        tuned = _tuned(settings, install, lists["dev"], steps)
         sentences = {label: read_nbest(lists[label], sources[label], f"the {label} source") for label in lists}
-        outputs = _reranked(config, lists, sentences, tuned, steps)
+        outputs = _reranked(settings, lists, sentences, tuned, steps)
         refs = {label: [read_lines(p) for p in data.ref_paths] for label, data in
-                (("dev", config.dev_set), ("test", config.test_set))}
+                (("dev", settings.dev_set), ("test", settings.test_set))}
         baseline = {label: first_best(sentences[label]) for label in sentences}
-        _write_lines(config.out_dir / "test.1best", baseline["test"])
-        table = _results(config, tuned, baseline, outputs, refs, features.names)
-        _write_tables(config, table, refs)
+        _write_lines(settings.out_dir / "test.1best", baseline["test"])
+        table = _results(settings, tuned, baseline, outputs, refs, features.names)
+        _write_tables(settings, table, refs)
     except KeyboardInterrupt as interrupt:
         interrupt.note = steps.kept_note()
         raise
     return table
 
 
-def _results(config: RerankSettings, tuned: dict, baseline: dict, outputs: dict, refs: dict,
+def _results(settings: RerankSettings, tuned: dict, baseline: dict, outputs: dict, refs: dict,
              new_features: Sequence[str]) -> pd.DataFrame:
-    lang = config.detokenize_lang
+    lang = settings.detokenize_lang
     seeds = list(tuned)
     base_test = score(baseline["test"], refs["test"], "test.1best", lang)
     base_dev = score(baseline["dev"], refs["dev"], "dev.1best", lang)
@@ -270,14 +272,14 @@ def _results(config: RerankSettings, tuned: dict, baseline: dict, outputs: dict,
     devs = [score(outputs[s]["dev"], refs["dev"], f"seed{s}/dev.reranked", lang) for s in seeds]
     together = compare([("1-best", baseline["test"] * len(seeds)),
                         ("rerank", [line for s in seeds for line in outputs[s]["test"]])],
-                       [stream * len(seeds) for stream in refs["test"]], config.test_type,
-                       config.num_samples, detokenize_lang=lang)["rerank"]
+                       [stream * len(seeds) for stream in refs["test"]], settings.test_type,
+                       settings.num_samples, detokenize_lang=lang)["rerank"]
     per_seed = [compare([("1-best", baseline["test"]), ("rerank", outputs[s]["test"])], refs["test"],
-                        config.test_type, config.num_samples, detokenize_lang=lang)["rerank"]["bleu"]
+                        settings.test_type, settings.num_samples, detokenize_lang=lang)["rerank"]["bleu"]
                 for s in seeds]
     (dev_bleu, dev_sd), (test_bleu, test_sd), (chrf, chrf_sd) = (
         mean_sd([r.bleu for r in devs]), mean_sd([r.bleu for r in tests]), mean_sd([r.chrf for r in tests]))
-    rows.append({"system": f"+rerank ({config.optimizer_program})", "seeds": ",".join(map(str, seeds)),
+    rows.append({"system": f"+rerank ({settings.optimizer_program})", "seeds": ",".join(map(str, seeds)),
                  "dev_bleu": dev_bleu, "dev_bleu_sd": dev_sd, "test_bleu": test_bleu, "test_bleu_sd": test_sd,
                  "test_chrf": chrf, "test_chrf_sd": chrf_sd, "delta_test_bleu": test_bleu - base_test.bleu,
                  "p_bleu": together["bleu"], "p_chrf": together["chrf"],
@@ -295,7 +297,7 @@ def _weights(tuned: dict, new_features: Sequence[str]) -> str:
     return "; ".join(parts)
 
 
-def _write_tables(config: RerankSettings, table: pd.DataFrame, refs: dict) -> None:
+def _write_tables(settings: RerankSettings, table: pd.DataFrame, refs: dict) -> None:
     header = ["System", "Seeds", "Dev BLEU", "Test BLEU", "Δ Test BLEU", "p (BLEU)", "Test chrF", "p (chrF)",
               "p (BLEU) per seed", "New-feature weights"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
@@ -308,22 +310,23 @@ def _write_tables(config: RerankSettings, table: pd.DataFrame, refs: dict) -> No
             row.new_feature_weights or "–"]) + " |")
     lines += ["", f"BLEU and chrF against {len(refs['test'])} reference(s), {len(refs['test'][0])} test "
               f"and {len(refs['dev'][0])} dev sentences. 1-best: the decoder's own first hypothesis. "
-              f"+rerank: weights tuned on the dev n-best lists by {config.optimizer_program} "
-              f"({_TUNER_NAMES[config.tuner]}), one run "
-              f"per seed, mean ± sample sd over the seeds. p: {config.test_type.upper()} test of the seeds' "
+              f"+rerank: weights tuned on the dev n-best lists by {settings.optimizer_program} "
+              f"({_TUNER_NAMES[settings.tuner]}), one run "
+              f"per seed, mean ± sample sd over the seeds. p: {settings.test_type.upper()} test of the seeds' "
               f"concatenated test outputs against the 1-best repeated (Clark et al. 2011); p per seed: the "
               f"same test of each seed alone. New-feature weights: normalized as mert-moses.pl does "
               f"(sum |w| = 1)."]
-    _write_text(config.out_dir / "results.md", "\n".join(lines) + "\n")
-    _write_text(config.out_dir / "results.csv", table.to_csv(index=False, float_format="%.4f"))
+    _write_text(settings.out_dir / "results.md", "\n".join(lines) + "\n")
+    _write_text(settings.out_dir / "results.csv", table.to_csv(index=False, float_format="%.4f"))
 
 
-def check_sets(config: RerankSettings) -> dict:
+def check_sets(settings: RerankSettings) -> dict:
     """Before any decoding or scoring: each set has sentences, each reference its source's number
     of lines, and a given n-best list is whole, with hypotheses for every sentence (every field of
     every line checked: nbest_lines.check_nbest). Returns the source sentences of each set."""
     sources = {}
-    for label, data, nbest in (("dev", config.dev_set, config.dev_nbest), ("test", config.test_set, config.test_nbest)):
+    for label, data, nbest in (("dev", settings.dev_set, settings.dev_nbest),
+                               ("test", settings.test_set, settings.test_nbest)):
         sources[label] = read_lines(data.src_path)
         if not sources[label]:
             raise MosesConfigError(f"{data.src_path}: the {label} source is empty; reranking needs "

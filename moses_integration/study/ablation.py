@@ -115,67 +115,67 @@ def _check_same_table(rescored: Path, out_dir: Path) -> None:
     write_atomically(record, (json.dumps(key) + "\n").encode())
 
 
-def _prepare(config: AblationSettings, moses: MosesInstall, report) -> _Plan:
-    base_ini = MosesIni.read(config.ini_path)
-    table = base_ini.phrase_table(config.feature)
+def _prepare(settings: AblationSettings, moses: MosesInstall, report) -> _Plan:
+    base_ini = MosesIni.read(settings.ini_path)
+    table = base_ini.phrase_table(settings.feature)
     num_base = table.int_arg("num-features", base_ini.origin)
-    rescored = config.rescored_table
-    layout = infer_layout(num_base, read_num_scores(rescored), config.new_columns, str(rescored))
-    specs = plan_systems(layout, built_systems(config.systems), str(rescored))
-    nplm = config.nplm_path
-    rows = plan_decoding_rows(specs, config.systems, nplm)
-    require_preflight(config.ini_path, config.base_dir, moses,
-                      data=[config.dev_set, config.test_set], check_install=True, neural_lms=[nplm] if rows else [])
-    _check_same_table(rescored, config.out_dir)
+    rescored = settings.rescored_table
+    layout = infer_layout(num_base, read_num_scores(rescored), settings.new_columns, str(rescored))
+    specs = plan_systems(layout, built_systems(settings.systems), str(rescored))
+    nplm = settings.nplm_path
+    rows = plan_decoding_rows(specs, settings.systems, nplm)
+    require_preflight(settings.ini_path, settings.base_dir, moses,
+                      data=[settings.dev_set, settings.test_set], check_install=True, neural_lms=[nplm] if rows else [])
+    _check_same_table(rescored, settings.out_dir)
     # One pass (cached): the columns' magnitudes scale the starting weights and check the layout.
-    stats = cached_column_stats(rescored, config.out_dir / "column-stats.json")
+    stats = cached_column_stats(rescored, settings.out_dir / "column-stats.json")
     check_layout(stats, layout, num_base, str(rescored))
     report(f"{rescored.name}: {counted(stats.num_lines, 'line')}; mean |ln v| of its columns "
            + " ".join(f"{m:.2f}" for m in stats.mean_abs_log) + f" ({', '.join(layout.names)} last)")
-    tables = write_system_tables(specs, layout, num_base, rescored, config.out_dir / "tables",
-                                 table, moses, config.threads)
+    tables = write_system_tables(specs, layout, num_base, rescored, settings.out_dir / "tables",
+                                 table, moses, settings.threads)
     base_weights = base_ini.weights(table.name)
     inis = {}
     for spec in specs:
         starts = new_column_weights(base_weights, layout, spec.new_columns, stats,
-                                    config.initial_weight, base_ini.origin)
-        if spec.new_columns and not config.warm_start:
+                                    settings.initial_weight, base_ini.origin)
+        if spec.new_columns and not settings.warm_start:
             report(f"{spec.name}: starting weights {dict(zip(spec.new_columns, starts))} "
                    f"(cold start, from {base_ini.origin})")
-        ini = system_ini(base_ini, config.base_dir, table, tables.get(spec.slug),
+        ini = system_ini(base_ini, settings.base_dir, table, tables.get(spec.slug),
                          base_weights + starts)
-        inis[spec.slug] = _write_if_changed(ini, config.out_dir / spec.slug / "moses.ini")
+        inis[spec.slug] = _write_if_changed(ini, settings.out_dir / spec.slug / "moses.ini")
     for row in rows:  # the system it extends, with the NeuralLM line
-        ini = neural_lm_ini(MosesIni.read(inis[row.base.slug]), nplm, config.initial_weight)
-        inis[row.spec.slug] = _write_if_changed(ini, config.out_dir / row.spec.slug / "moses.ini")
+        ini = neural_lm_ini(MosesIni.read(inis[row.base.slug]), nplm, settings.initial_weight)
+        inis[row.spec.slug] = _write_if_changed(ini, settings.out_dir / row.spec.slug / "moses.ini")
     plan = _Plan(table, layout, specs, inis, stats, rows=rows)
-    if config.filter_test and table.kind == "PhraseDictionaryMemory":
-        original = config.base_dir / table.args["path"]
+    if settings.filter_test and table.kind == "PhraseDictionaryMemory":
+        original = settings.base_dir / table.args["path"]
         if original.is_file():
             check_same_pairs(original, rescored, num_base)
-        every = system_ini(base_ini, config.base_dir, table, rescored.resolve(),
+        every = system_ini(base_ini, settings.base_dir, table, rescored.resolve(),
                            base_weights + [0.0] * len(layout.names))
         plan.filtered = filter_for_test(moses, every, table.name,
-                                        config.test_set.src_path,
-                                        config.out_dir / "test-filtered")
+                                        settings.test_set.src_path,
+                                        settings.out_dir / "test-filtered")
         keep = {s.slug: column_indices(s, layout, num_base) for s in specs}
-        plan.test_tables = system_tables(plan.filtered, keep, config.out_dir / "test-filtered")
+        plan.test_tables = system_tables(plan.filtered, keep, settings.out_dir / "test-filtered")
         for row in rows:  # the same columns as the system it extends
             plan.test_tables[row.spec.slug] = plan.test_tables[row.base.slug]
     return plan
 
 
-def _start_kind(spec: SystemSpec, config: AblationSettings, base: Optional[SystemSpec] = None) -> str:
+def _start_kind(spec: SystemSpec, settings: AblationSettings, base: Optional[SystemSpec] = None) -> str:
     """"ini": Baseline, from the ini's weights; "cold": the ini's weights and scaled starts for
     the new columns (and the NeuralLM's start); "warm": this replicate's tuned Baseline weights
     and scaled starts, or for a decoding row the tuned weights of the system it extends and the
     NeuralLM's start."""
     if not spec.new_columns and base is None:
         return "ini"
-    return "warm" if config.warm_start else "cold"
+    return "warm" if settings.warm_start else "cold"
 
 
-def _start(spec: SystemSpec, kind: str, replicate: int, plan: _Plan, config: AblationSettings,
+def _start(spec: SystemSpec, kind: str, replicate: int, plan: _Plan, settings: AblationSettings,
            rep_dir: Path, report, base: Optional[SystemSpec] = None) -> tuple[Path, dict]:
     """The ini this run's tuning starts from, and the starting weights it gave (feature name ->
     [(index, weight)]), which the tuned weights are checked against."""
@@ -187,15 +187,15 @@ def _start(spec: SystemSpec, kind: str, replicate: int, plan: _Plan, config: Abl
         given = {table: [(i, cold.weights(table)[i]) for i in columns]}
         return plan.inis[spec.slug], {**given, **({NEURAL_LM: [(0, cold.weights(NEURAL_LM)[0])]} if base else {})}
     if base is not None:  # a decoding row: its system's tuned weights, and the NeuralLM's
-        tuned = MosesIni.read(config.out_dir / base.slug / f"rep{replicate}" / "mert" / "moses.ini")
-        start = neural_lm_start(tuned, config.initial_weight)
+        tuned = MosesIni.read(settings.out_dir / base.slug / f"rep{replicate}" / "mert" / "moses.ini")
+        start = neural_lm_start(tuned, settings.initial_weight)
         report(f"{spec.name} replicate {replicate}: warm start from {base.name}'s tuned weights, "
                f"{NEURAL_LM} {start}")
         ini = warm_start_ini(cold, tuned, table, [], added={NEURAL_LM: [start]})
         return _write_if_changed(ini, rep_dir / "start.moses.ini"), {NEURAL_LM: [(0, start)]}
-    tuned = MosesIni.read(config.out_dir / "baseline" / f"rep{replicate}" / "mert" / "moses.ini")
+    tuned = MosesIni.read(settings.out_dir / "baseline" / f"rep{replicate}" / "mert" / "moses.ini")
     starts = new_column_weights(tuned.weights(table), plan.layout, spec.new_columns,
-                                plan.stats, config.initial_weight, tuned.origin)
+                                plan.stats, settings.initial_weight, tuned.origin)
     report(f"{spec.name} replicate {replicate}: warm start from Baseline's tuned weights, new "
            f"columns {dict(zip(spec.new_columns, starts))}")
     ini = warm_start_ini(cold, tuned, table, starts)
@@ -222,63 +222,63 @@ def _check_start_kind(rep_dir: Path, kind: str) -> None:
     write_atomically(record, (json.dumps({"start": kind}) + "\n").encode())
 
 
-def _with_history(result: EvalResult, work_dir: Path, config: AblationSettings) -> EvalResult:
+def _with_history(result: EvalResult, work_dir: Path, settings: AblationSettings) -> EvalResult:
     """Fill in iterations, stop reason and the MERT curve from the working directory."""
     if result.iterations is None:
-        result.iterations = iterations_run(work_dir, config.max_iterations) or 0
+        result.iterations = iterations_run(work_dir, settings.max_iterations) or 0
     if result.stopped_by is None:
         result.stopped_by = read_stop_reason(work_dir)
     if result.dev_bleu_curve is None:
         result.dev_bleu_curve = dev_bleu_curve(work_dir, result.iterations,
-                                               config.dev_set.ref_paths,
-                                               config.detokenize_lang)
+                                               settings.dev_set.ref_paths,
+                                               settings.detokenize_lang)
     return result
 
 
-def _evaluation_step(spec: SystemSpec, replicate: int, plan: _Plan, config: AblationSettings, tuned_ini: Path,
+def _evaluation_step(spec: SystemSpec, replicate: int, plan: _Plan, settings: AblationSettings, tuned_ini: Path,
                      rep_dir: Path) -> Step:
     """The test decoding and scores of a tuned replicate: made from its tuned weights, the files
     its ini names, the test set (and its filtered table), the settings that change the output."""
-    inputs = {"tuned ini": fingerprint(tuned_ini), "tuned ini's files": ini_files(tuned_ini, config.base_dir),
-              "test source": fingerprint(config.test_set.src_path),
-              "test references": files_of(config.test_set.ref_paths)}
+    inputs = {"tuned ini": fingerprint(tuned_ini), "tuned ini's files": ini_files(tuned_ini, settings.base_dir),
+              "test source": fingerprint(settings.test_set.src_path),
+              "test references": files_of(settings.test_set.ref_paths)}
     if plan.filtered is not None:
         inputs["filtered test table"] = fingerprint(Path(plan.test_tables[spec.slug]))
     return Step(f"{spec.name} replicate {replicate}'s test scores", rep_dir / "evaluation.record.json",
                 [rep_dir / "test.hyp", rep_dir / "result.json"], inputs,
-                {"decoder_flags": list(config.decoder_flags), "filter_test": plan.filtered is not None,
-                 "detokenize_lang": config.detokenize_lang})
+                {"decoder_flags": list(settings.decoder_flags), "filter_test": plan.filtered is not None,
+                 "detokenize_lang": settings.detokenize_lang})
 
 
-def _run_replicate(spec: SystemSpec, replicate: int, plan: _Plan, config: AblationSettings,
+def _run_replicate(spec: SystemSpec, replicate: int, plan: _Plan, settings: AblationSettings,
                    moses: MosesInstall, report: Callable[[str], None],
                    base: Optional[SystemSpec] = None) -> EvalResult:
     """Tune (tuning/mert_moses.py reuses a finished run made from the same, refuses one made from
     other), then decode and score test (reused when its record matches, step_provenance.py).
     `base`: for a decoding row, the system it extends."""
-    rep_dir = config.out_dir / spec.slug / f"rep{replicate}"
+    rep_dir = settings.out_dir / spec.slug / f"rep{replicate}"
     result_path = rep_dir / "result.json"
-    kind = _start_kind(spec, config, base)
+    kind = _start_kind(spec, settings, base)
     _check_start_kind(rep_dir, kind)
-    start_ini, starts = _start(spec, kind, replicate, plan, config, rep_dir, report, base)
-    dev = config.dev_set
+    start_ini, starts = _start(spec, kind, replicate, plan, settings, rep_dir, report, base)
+    dev = settings.dev_set
     tuning = TuningSettings(
         ini_path=start_ini, dev=(dev.src_path, dev.ref_path), dev_refs=dev.extra_refs,
-        work_dir=rep_dir / "mert", base_dir=config.base_dir, threads=config.threads,
-        nbest_size=config.nbest_size, seed=config.seed + replicate, optimizer=config.optimizer,
-        max_iterations=config.max_iterations, decoder_flags=config.decoder_flags)
+        work_dir=rep_dir / "mert", base_dir=settings.base_dir, threads=settings.threads,
+        nbest_size=settings.nbest_size, seed=settings.seed + replicate, optimizer=settings.optimizer,
+        max_iterations=settings.max_iterations, decoder_flags=settings.decoder_flags)
     tuned = tune(moses, tuning, progress=lambda i, b: report(
         f"{spec.name} replicate {replicate}: iteration {i} dev BLEU "
         f"{'?' if b is None else f'{b:.2f}'}"))
     tuned_ini = MosesIni.read(tuned.ini_path)
     new_weights = _tuned_weights(spec, tuned_ini, plan.table.name, base)
-    evaluation = _evaluation_step(spec, replicate, plan, config, tuned.ini_path, rep_dir)
+    evaluation = _evaluation_step(spec, replicate, plan, settings, tuned.ini_path, rep_dir)
     if check(evaluation) is None:
         report(f"{spec.name} replicate {replicate}: done earlier, skipped")
         result = read_result(result_path)
         if result.new_weights is None:  # a result written before the weights were recorded
             result.new_weights = new_weights
-        return _with_history(result, rep_dir / "mert", config)
+        return _with_history(result, rep_dir / "mert", settings)
     forget(evaluation)
     warnings = list(tuned.warnings)
     for feature, given in starts.items():
@@ -290,13 +290,13 @@ def _run_replicate(spec: SystemSpec, replicate: int, plan: _Plan, config: Ablati
         test_ini = rep_dir / "test.moses.ini"
         filtered_ini(MosesIni.read(tuned.ini_path), plan.table.name, plan.test_tables[spec.slug],
                      plan.filtered).write(test_ini)
-    hyp = decode(moses, test_ini, config.test_set.src_path, rep_dir / "test.hyp",
-                 config.threads, config.base_dir, decoder_flags=config.decoder_flags)
-    result = evaluate_file(hyp, config.test_set.ref_paths, config.detokenize_lang)
+    hyp = decode(moses, test_ini, settings.test_set.src_path, rep_dir / "test.hyp",
+                 settings.threads, settings.base_dir, decoder_flags=settings.decoder_flags)
+    result = evaluate_file(hyp, settings.test_set.ref_paths, settings.detokenize_lang)
     result.dev_bleu, result.start = tuned.dev_bleu, kind
     result.new_weights = new_weights
     result.iterations, result.stopped_by = tuned.iterations, tuned.stopped_by
-    _with_history(result, rep_dir / "mert", config)
+    _with_history(result, rep_dir / "mert", settings)
     write_result(result, result_path)
     record(evaluation)
     report(f"{spec.name} replicate {replicate}: test BLEU {result.bleu:.2f} ({kind} start, "
@@ -304,56 +304,56 @@ def _run_replicate(spec: SystemSpec, replicate: int, plan: _Plan, config: Ablati
     return result
 
 
-def run_ablation(config: AblationSettings, moses: MosesInstall, report: Callable[[str], None] = logger.info,
+def run_ablation(settings: AblationSettings, moses: MosesInstall, report: Callable[[str], None] = logger.info,
                  rerank: Optional[SentenceFeatures] = None, cslm: Optional[SentenceFeatures] = None):
     """Build, tune and evaluate every system of `moses ablation`'s record, its table rescored
     (--rescored-table, not --model); with `rerank`, the rows of its sentence models
     (--rerank-model), with `cslm` those of its language models (--lm). Writes
     results.{csv,md}; returns the summary."""
-    if config.rescored_table is None:
+    if settings.rescored_table is None:
         raise ValueError("run_ablation takes a rescored table: score the table with the models first")
     # The decoder runs in --base-dir: the paths given on the command line are made absolute first.
-    config = replace(config, ini_path=config.ini_path.resolve(), rescored_table=config.rescored_table.resolve(),
-                     out_dir=config.out_dir.resolve(),
-                     nplm_path=None if config.nplm_path is None else config.nplm_path.resolve())
-    plan = _prepare(config, moses, report)
-    reranked = reranked_systems(config, rerank)
+    settings = replace(settings, ini_path=settings.ini_path.resolve(), rescored_table=settings.rescored_table.resolve(),
+                     out_dir=settings.out_dir.resolve(),
+                     nplm_path=None if settings.nplm_path is None else settings.nplm_path.resolve())
+    plan = _prepare(settings, moses, report)
+    reranked = reranked_systems(settings, rerank)
     check_rerank_systems(reranked, plan.specs)  # before any tuning: a typo should not cost hours
     results: dict[str, list[EvalResult]] = {spec.name: [] for spec in plan.specs}
-    for replicate in range(1, config.replicates + 1):
+    for replicate in range(1, settings.replicates + 1):
         for spec in plan.specs:  # Baseline first: the warm starts need its tuned weights
-            results[spec.name].append(_run_replicate(spec, replicate, plan, config, moses, report))
+            results[spec.name].append(_run_replicate(spec, replicate, plan, settings, moses, report))
     for spec in plan.specs:
         if spec.name in reranked:
             name = "+rerank" if spec.name == "Baseline" else f"{spec.name}+rerank"
-            results[name] = [rerank_replicate(spec, r, config, moses, report, rerank)
-                             for r in range(1, config.replicates + 1)]
-    with_cslm = cslm_systems(config, cslm, [spec.name for spec in plan.specs])
+            results[name] = [rerank_replicate(spec, r, settings, moses, report, rerank)
+                             for r in range(1, settings.replicates + 1)]
+    with_cslm = cslm_systems(settings, cslm, [spec.name for spec in plan.specs])
     for spec in plan.specs:
         if spec.name in with_cslm:
             name = cslm_row_name(spec.name)
-            results[name] = [rerank_replicate(spec, r, config, moses, report, cslm, name, "rerank-cslm")
-                             for r in range(1, config.replicates + 1)]
-    for replicate in range(1, config.replicates + 1):  # last: each decodes several times slower
+            results[name] = [rerank_replicate(spec, r, settings, moses, report, cslm, name, "rerank-cslm")
+                             for r in range(1, settings.replicates + 1)]
+    for replicate in range(1, settings.replicates + 1):  # last: each decodes several times slower
         for row in plan.rows:
             results.setdefault(row.spec.name, []).append(
-                _run_replicate(row.spec, replicate, plan, config, moses, report, row.base))
-    refs = read_references(config.test_set.ref_paths)
+                _run_replicate(row.spec, replicate, plan, settings, moses, report, row.base))
+    refs = read_references(settings.test_set.ref_paths)
     # Replicate r of each system is paired with replicate r of Baseline: the R test outputs
     # are concatenated, so the test sees optimizer variance as well as sampling variance.
     concatenated = [(name, [line for r in runs for line in read_lines(Path(r.hyp_path))])
                     for name, runs in results.items()]
-    tested_refs = [stream * config.replicates for stream in refs]
-    p_values = compare(concatenated, tested_refs, config.test_type,
-                       config.num_samples, config.detokenize_lang)
+    tested_refs = [stream * settings.replicates for stream in refs]
+    p_values = compare(concatenated, tested_refs, settings.test_type,
+                       settings.num_samples, settings.detokenize_lang)
     per_replicate = [compare([(name, read_lines(Path(runs[r].hyp_path))) for name, runs in results.items()],
-                             refs, config.test_type, config.num_samples, config.detokenize_lang)
-                     for r in range(config.replicates)] if config.replicates > 1 else []
-    tested_bleu = {name: score(hyps, tested_refs, name, config.detokenize_lang).bleu for name, hyps in concatenated}
+                             refs, settings.test_type, settings.num_samples, settings.detokenize_lang)
+                     for r in range(settings.replicates)] if settings.replicates > 1 else []
+    tested_bleu = {name: score(hyps, tested_refs, name, settings.detokenize_lang).bleu for name, hyps in concatenated}
     summary = summarize(results, p_values, per_replicate, tested_bleu)
-    write_tables(summary, results, config.out_dir)
-    if config.plot:
+    write_tables(summary, results, settings.out_dir)
+    if settings.plot:
         from .score_plots import plot_mert_curves
 
-        plot_mert_curves(results, config.out_dir / "mert-curves.png")
+        plot_mert_curves(results, settings.out_dir / "mert-curves.png")
     return summary

@@ -19,7 +19,7 @@ __all__ = ["check_rerank_systems", "cslm_row_name", "cslm_systems", "rerank_repl
            "reranked_systems"]
 
 
-def rerank_replicate(spec: SystemSpec, replicate: int, config: AblationSettings, moses: MosesInstall,
+def rerank_replicate(spec: SystemSpec, replicate: int, settings: AblationSettings, moses: MosesInstall,
                      report: Callable[[str], None], features: SentenceFeatures, row_name: Optional[str] = None,
                      folder: str = "rerank") -> EvalResult:
     """Replicate r of a system, its n-best lists reranked (nbest/reranking.py) with `features`
@@ -30,21 +30,21 @@ def rerank_replicate(spec: SystemSpec, replicate: int, config: AblationSettings,
     from ..nbest.reranking import run_rerank
 
     row_name = row_name or f"{spec.name}+rerank"
-    rep_dir = config.out_dir / spec.slug / f"rep{replicate}"
+    rep_dir = settings.out_dir / spec.slug / f"rep{replicate}"
     work = rep_dir / folder
     result_path = work / "result.json"  # the row, for the reader: never read back
-    seed = config.seed + replicate
-    dev, test = config.dev_set, config.test_set
+    seed = settings.seed + replicate
+    dev, test = settings.dev_set, settings.test_set
     rerank = RerankSettings(ini_path=rep_dir / "mert" / "moses.ini", dev=(dev.src_path, dev.ref_path),
                             dev_refs=dev.extra_refs, test=(test.src_path, test.ref_path), test_refs=test.extra_refs,
-                            out_dir=work, nbest_size=config.nbest_size, base_dir=config.base_dir,
-                            threads=config.threads, decoder_flags=config.decoder_flags,
-                            optimizer=config.rerank_optimizer, tuner="moses", seeds=1, seed=seed,
-                            test_type=config.test_type, num_samples=config.num_samples,
-                            detokenize_lang=config.detokenize_lang)
+                            out_dir=work, nbest_size=settings.nbest_size, base_dir=settings.base_dir,
+                            threads=settings.threads, decoder_flags=settings.decoder_flags,
+                            optimizer=settings.rerank_optimizer, tuner="moses", seeds=1, seed=seed,
+                            test_type=settings.test_type, num_samples=settings.num_samples,
+                            detokenize_lang=settings.detokenize_lang)
     table = run_rerank(rerank, moses, features,
                        report=lambda message: report(f"{row_name} replicate {replicate}: {message}"))
-    result = evaluate_file(work / f"seed{seed}" / "test.reranked", test.ref_paths, config.detokenize_lang)
+    result = evaluate_file(work / f"seed{seed}" / "test.reranked", test.ref_paths, settings.detokenize_lang)
     weights = json.loads((work / f"seed{seed}" / "weights.json").read_text())["weights"]
     result.dev_bleu, result.start, result.dev_bleu_curve = float(table.iloc[1].dev_bleu), "rerank", []
     result.new_weights = {name: weights.get(f"{name}_0") for name in features.names}
@@ -53,21 +53,21 @@ def rerank_replicate(spec: SystemSpec, replicate: int, config: AblationSettings,
     return result
 
 
-def reranked_systems(config: AblationSettings, rerank: Optional[SentenceFeatures]) -> Sequence[str]:
+def reranked_systems(settings: AblationSettings, rerank: Optional[SentenceFeatures]) -> Sequence[str]:
     """The systems --rerank-system names; by default Baseline and the systems the ablation was
     asked for (--system, a decoding row standing for the system it extends), or +RNN when it
     builds all the fixed ones; none without the sentence models' features (`rerank`)."""
     if rerank is None:
         return ()
-    return config.rerank_systems or ("Baseline", *(built_systems(config.systems) or ["+RNN"]))
+    return settings.rerank_systems or ("Baseline", *(built_systems(settings.systems) or ["+RNN"]))
 
 
-def cslm_systems(config: AblationSettings, cslm: Optional[SentenceFeatures], built: Sequence[str]) -> Sequence[str]:
+def cslm_systems(settings: AblationSettings, cslm: Optional[SentenceFeatures], built: Sequence[str]) -> Sequence[str]:
     """The systems the CSLM reranks (Cho et al.'s Table 1): Baseline, +RNN and +RNN+WP, or
     Baseline and the --system ones, those the ablation builds; none without its features (`cslm`)."""
     if cslm is None:
         return ()
-    wanted = ("Baseline", *(built_systems(config.systems) or ["+RNN", "+RNN+WP"]))
+    wanted = ("Baseline", *(built_systems(settings.systems) or ["+RNN", "+RNN+WP"]))
     return [name for name in dict.fromkeys(wanted) if name in built]
 
 

@@ -131,78 +131,78 @@ def dev_references(settings: TuningSettings, work_dir: Path) -> Path:
     return (work_dir / "dev.ref").resolve()
 
 
-def build_mert_argv(moses: MosesInstall, config: TuningSettings, ini_for_run: Path,
+def build_mert_argv(moses: MosesInstall, settings: TuningSettings, ini_for_run: Path,
                     dev_src: Path, dev_ref: Path, resume: bool) -> list[str]:
     """The mert-moses.pl command line, as a list (no shell), with absolute paths."""
     argv = [
         str(moses.script("training/mert-moses.pl")),
         str(dev_src), str(dev_ref), str(moses.binary("moses")), str(ini_for_run),
-        f"--working-dir={config.work_dir.resolve()}",
+        f"--working-dir={settings.work_dir.resolve()}",
         f"--mertdir={moses.bin_dir}",
         f"--rootdir={moses.scripts_dir}",
-        "--decoder-flags=" + " ".join(["-threads", str(config.threads), *config.decoder_flags]),
+        "--decoder-flags=" + " ".join(["-threads", str(settings.threads), *settings.decoder_flags]),
         # mert's random restarts in a pool of as many threads as the decoder has: half of an
         # iteration is mert on one core otherwise. The weights are the same (the restarts are
         # drawn before the pool starts and their results read in order, mert.cpp); batch MIRA
         # ignores it.
-        f"--threads={config.threads}",
-        f"--nbest={config.nbest_size}",
+        f"--threads={settings.threads}",
+        f"--nbest={settings.nbest_size}",
     ]
     # --predictable-seeds would seed every replicate alike (seed = 1000 * iteration), so a
     # replicate's seed goes straight to the optimizer: mert and kbmira both take `-r SEED`.
     # The trailing space matters: mert-moses.pl appends "--sctype BLEU" to mertmertargs
     # without a separator ("$mertargs $mertmertargs" . "$sctype ..."), see its source.
-    if config.seed is not None:
-        if config.optimizer == "batch-mira":
-            argv.append(f"--batch-mira-args=-r {config.seed} ")
+    if settings.seed is not None:
+        if settings.optimizer == "batch-mira":
+            argv.append(f"--batch-mira-args=-r {settings.seed} ")
         else:
-            argv.append(f"--mertmertargs=-r {config.seed} ")
-    if config.optimizer == "batch-mira":
+            argv.append(f"--mertmertargs=-r {settings.seed} ")
+    if settings.optimizer == "batch-mira":
         # MIRA's dev BLEU does not climb steadily, so its last iteration is not its best:
         # mert-moses.pl then keeps the iteration whose 1-best scored highest on dev.
         argv += ["--batch-mira", "--return-best-dev"]
-    if config.max_iterations is not None:
-        argv.append(f"--maximum-iterations={config.max_iterations}")
+    if settings.max_iterations is not None:
+        argv.append(f"--maximum-iterations={settings.max_iterations}")
     if resume:
         argv.append("--continue")
     return argv
 
 
-def tune(moses: MosesInstall, config: TuningSettings,
+def tune(moses: MosesInstall, settings: TuningSettings,
          progress: Callable[[int, Optional[float]], None] = lambda i, b: None,
          poll_seconds: float = 5.0) -> TuningResult:
     """Run (or resume, or skip if finished) one tuning run; returns the tuned moses.ini."""
-    work_dir = config.work_dir
+    work_dir = settings.work_dir
     final_ini = work_dir / "moses.ini"
-    made_from = tuning_step(config)
-    if final_ini.is_file() or (config.resume and read_finished_step(work_dir) is not None):
+    made_from = tuning_step(settings)
+    if final_ini.is_file() or (settings.resume and read_finished_step(work_dir) is not None):
         _check_same_run(made_from)
     if final_ini.is_file():
-        done = iterations_run(work_dir, config.max_iterations) or 0
+        done = iterations_run(work_dir, settings.max_iterations) or 0
         logger.info("%s: already tuned, not re-running", work_dir)
         record(made_from)  # its moses.ini too, from now on (kept if it was recorded already)
-        return _result(final_ini, done, config)
+        return _result(final_ini, done, settings)
     work_dir.mkdir(parents=True, exist_ok=True)
-    if not (config.resume and read_finished_step(work_dir) is not None):
+    if not (settings.resume and read_finished_step(work_dir) is not None):
         record(Step(made_from.name, made_from.record_path, [], made_from.inputs, made_from.settings))  # its start
     # The decoder runs inside work_dir, so the ini it gets names files by absolute path.
-    ini = MosesIni.read(config.ini_path)
-    ini.make_paths_absolute(config.base_dir)
+    ini = MosesIni.read(settings.ini_path)
+    ini.make_paths_absolute(settings.base_dir)
     ini_for_run = work_dir / "input.moses.ini"
     ini.write(ini_for_run)
-    dev_src = _plain_copy(config.dev_set.src_path, work_dir / "dev.src")
-    dev_ref = dev_references(config, work_dir)
+    dev_src = _plain_copy(settings.dev_set.src_path, work_dir / "dev.src")
+    dev_ref = dev_references(settings, work_dir)
     finished = read_finished_step(work_dir)
-    resume = config.resume and finished is not None
-    argv = build_mert_argv(moses, config, ini_for_run.resolve(), dev_src, dev_ref, resume)
+    resume = settings.resume and finished is not None
+    argv = build_mert_argv(moses, settings, ini_for_run.resolve(), dev_src, dev_ref, resume)
     log_path = work_dir / "mert-moses.log"
     logger.info("running %s", " ".join(argv))
-    reported = iterations_run(work_dir, config.max_iterations) or 0
+    reported = iterations_run(work_dir, settings.max_iterations) or 0
     with open(log_path, "ab") as log, process_group(
-            argv, cwd=config.base_dir, stdout=log, stderr=subprocess.STDOUT) as process:
+            argv, cwd=settings.base_dir, stdout=log, stderr=subprocess.STDOUT) as process:
         while True:
             code = process.poll()
-            step = iterations_run(work_dir, config.max_iterations) or 0
+            step = iterations_run(work_dir, settings.max_iterations) or 0
             for iteration in range(reported + 1, step + 1):
                 progress(iteration, read_iteration_bleu(work_dir, iteration))
             reported = max(reported, step)
@@ -218,21 +218,21 @@ def tune(moses: MosesInstall, config: TuningSettings,
             f"{'' if final_ini.is_file() else ' without writing moses.ini'}; see {log_path} "
             "(rerun to continue from the last finished iteration)")
     record(made_from)
-    return _result(final_ini, reported, config)
+    return _result(final_ini, reported, settings)
 
 
-def tuning_step(config: TuningSettings) -> Step:
+def tuning_step(settings: TuningSettings) -> Step:
     """What a tuning run is made from: the ini and the files it names, the dev set, the settings
     that change its weights (not the threads: mert's restarts are drawn before its pool starts).
     (Records written before 2026-11-29 also hold "extra_args", always []: a setting no longer
     asked for is not compared, step_provenance.changed.)"""
-    ini, dev = config.ini_path, config.dev_set
-    return Step("the tuning run", config.work_dir / "tuning.record.json", [config.work_dir / "moses.ini"],
-                {"ini": fingerprint(ini), "ini's files": ini_files(ini, config.base_dir),
+    ini, dev = settings.ini_path, settings.dev_set
+    return Step("the tuning run", settings.work_dir / "tuning.record.json", [settings.work_dir / "moses.ini"],
+                {"ini": fingerprint(ini), "ini's files": ini_files(ini, settings.base_dir),
                  "dev source": fingerprint(dev.src_path), "dev references": files_of(dev.ref_paths)},
-                {"optimizer": config.optimizer, "seed": config.seed,
-                 "nbest": config.nbest_size, "max_iterations": config.max_iterations,
-                 "decoder_flags": list(config.decoder_flags)})
+                {"optimizer": settings.optimizer, "seed": settings.seed,
+                 "nbest": settings.nbest_size, "max_iterations": settings.max_iterations,
+                 "decoder_flags": list(settings.decoder_flags)})
 
 
 def _check_same_run(step: Step) -> None:
@@ -245,12 +245,12 @@ def _check_same_run(step: Step) -> None:
                                "to tune again")
 
 
-def _result(final_ini: Path, iterations: int, config: TuningSettings) -> TuningResult:
-    bleu = read_iteration_bleu(config.work_dir, iterations) if iterations else None
+def _result(final_ini: Path, iterations: int, settings: TuningSettings) -> TuningResult:
+    bleu = read_iteration_bleu(settings.work_dir, iterations) if iterations else None
     if bleu is None:
         bleu = read_ini_bleu(final_ini)
     return TuningResult(final_ini, bleu, iterations, check_tuned_weights(MosesIni.read(final_ini)),
-                        read_stop_reason(config.work_dir))
+                        read_stop_reason(settings.work_dir))
 
 
 def check_tuned_weights(tuned: MosesIni, feature: Optional[str] = None,

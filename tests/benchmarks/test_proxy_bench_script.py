@@ -116,3 +116,37 @@ def test_a_language_model_adds_its_log_p_of_the_hypothesis_and_per_hypothesis_wo
     data = SimpleNamespace(nbest=nbest, added={})
     sentence_features([], {"test": data}, lms=[("cslm", "cslm.pt")])
     assert list(data.added["cslm"]) == [-2.0, -1.0] and list(data.added["cslmpw"]) == [-1.0, -1.0]
+
+
+def test_a_mixture_adds_the_ensemble_of_its_models_and_its_per_word_form(monkeypatch):
+    import math
+
+    import numpy as np
+    from types import SimpleNamespace
+
+    from benchmarks.studies.proxy.proxy_bench import sentence_features
+
+    monkeypatch.setattr("rescorer.scoring.rnn_scorer.InProcessScorer", LengthScorer)
+    monkeypatch.setattr("rescorer.scoring.lm_scoring.InProcessLmScorer", LengthLm)
+    nbest = SimpleNamespace(sources=["a b c"], hypotheses=["x y", "z"], sentence_of_rows=lambda: np.array([0, 0]))
+    data = SimpleNamespace(nbest=nbest, added={})
+    # fwd: -8, -6 (characters); cslm: -2, -1 (words); both predict the hypothesis
+    sentence_features([("fwd", "fwd.pt")], {"dev": data}, lms=[("cslm", "cslm.pt")],
+                      mixtures=[("ens", ["fwd", "cslm"])])
+    expected = [math.log((math.exp(-8) + math.exp(-2)) / 2), math.log((math.exp(-6) + math.exp(-1)) / 2)]
+    assert np.allclose(data.added["ens"], expected)
+    assert np.allclose(data.added["enspw"], [expected[0] / 2, expected[1] / 1])  # per hypothesis word
+
+
+def test_a_mixture_of_models_that_predict_other_sides_is_refused(monkeypatch):
+    import numpy as np
+    from types import SimpleNamespace
+
+    from benchmarks.studies.proxy.proxy_bench import sentence_features
+
+    monkeypatch.setattr("rescorer.scoring.rnn_scorer.InProcessScorer", LengthScorer)
+    nbest = SimpleNamespace(sources=["a b c"], hypotheses=["x y"], sentence_of_rows=lambda: np.array([0]))
+    for members in (["fwd", "bwd"], ["fwd", "nope"]):
+        with pytest.raises(SystemExit, match="--mixture ens: expected the names of sentence models"):
+            sentence_features([("fwd", "fwd.pt"), ("bwd", "inv.pt")], {"dev": SimpleNamespace(nbest=nbest, added={})},
+                              mixtures=[("ens", members)])

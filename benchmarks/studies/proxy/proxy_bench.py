@@ -14,7 +14,7 @@ A system is `NAME=ITEM,ITEM,...`: an item is a column named by `--column NAME=IN
 table's score column, 1 the first, -1 the last, `/word` for the value per target word), a
 sentence model named by `--sentence-model NAME=MODEL.pt` (NAME its log p, NAMEpw per word of the
 side it predicts), a target language model (the CSLM) named by `--lm NAME=MODEL.pt` (the same of
-the hypothesis), or `-FEATURE` to leave one of the lists' features out (`-LM0`,
+the hypothesis), an ensemble of those named by `--mixture NAME=MODEL,MODEL` (their mixture), or `-FEATURE` to leave one of the lists' features out (`-LM0`,
 `-TranslationModel0_2`). Baseline (the lists' own features) is always the first row. Each
 replicate r tunes every system once by MERT in numpy (seed r, 20 random restarts by default)
 from the lists' tuned weights, as the bench's mert-moses.pl runs start from them; new features
@@ -104,13 +104,15 @@ def parse_system(text: str) -> ProxySystem:
                        tuple(p[1:] for p in parts if p.startswith("-")))
 
 
-def sentence_features(models: list, sides: dict, cache_dir=None, lms: list = ()) -> None:
+def sentence_features(models: list, sides: dict, cache_dir=None, lms: list = (), mixtures: list = ()) -> None:
     """Each named sentence model's log p of every hypothesis given its source, and each named
     target language model's (the CSLM: `rescore train --lm`) log p of the hypothesis, in-process,
     torch, fp32, as the feature NAME, and per word of the side the model predicts as NAMEpw (the
     hypothesis, or the source for an inverse model), as `moses rerank` adds them. With
     `cache_dir`, a model's scores of one list are kept there, named by the model's and the pairs'
-    checksums, and read back instead of scoring again."""
+    checksums, and read back instead of scoring again. Each of `mixtures` (NAME, [MODEL NAME, ...])
+    adds the ensemble of those models as one feature: their mixture log((p_1 + ... + p_n) / n),
+    as `rescore score --ensemble` mixes phrase models, and its per-word form."""
     import numpy as np
 
     named = []
@@ -127,9 +129,10 @@ def sentence_features(models: list, sides: dict, cache_dir=None, lms: list = ())
         named += [(name, path, False,
                    lambda pairs, path=path: lm_scorer.score_sentences(Path(path), [h for _, h in pairs]))
                   for name, path in lms]
+    words_of = {}  # (side, model name): the words of the side the model predicts, per hypothesis
     for name, model, inverse, score in named:
         model_sum = _checksum(Path(model).read_bytes()) if cache_dir is not None else None
-        for data in sides.values():
+        for side, data in sides.items():
             nbest = data.nbest
             sentence_of = nbest.sentence_of_rows()
             pairs = [(nbest.sources[s], h) for s, h in zip(sentence_of, nbest.hypotheses)]
@@ -148,6 +151,16 @@ def sentence_features(models: list, sides: dict, cache_dir=None, lms: list = ())
             data.added[name] = np.array([scores[pair] for pair in pairs])
             words = np.array([max(1, len((source if inverse else hypothesis).split())) for source, hypothesis in pairs])
             data.added[name + "pw"] = data.added[name] / words
+            words_of[side, name] = words
+    predicts = {name: inverse for name, _, inverse, _ in named}
+    for name, members in mixtures:
+        unknown = [member for member in members if member not in predicts]
+        if unknown or len({predicts[member] for member in members}) != 1:
+            raise SystemExit(f"proxy_bench.py: --mixture {name}: expected the names of sentence models or LMs that "
+                             f"predict the same side, found {', '.join(members)}")
+        for side, data in sides.items():
+            data.added[name] = np.logaddexp.reduce([data.added[m] for m in members], axis=0) - np.log(len(members))
+            data.added[name + "pw"] = data.added[name] / words_of[side, members[0]]
 
 
 def _checksum(data: bytes) -> str:
@@ -176,8 +189,10 @@ def run(args) -> None:
             for side, data in sides.items():
                 data.added[name] = column_sums(data.nbest, pairs[side], value_of, name, str(args.table))
     if args.sentence_model or args.lm:
+        mixtures = [(name, members.split(",")) for name, members in (parse_named(m, "--mixture") for m in args.mixture)]
         sentence_features([parse_named(m, "--sentence-model") for m in args.sentence_model],
-                          {"dev": dev, "test": test}, args.cache_dir, [parse_named(m, "--lm") for m in args.lm])
+                          {"dev": dev, "test": test}, args.cache_dir, [parse_named(m, "--lm") for m in args.lm],
+                          mixtures)
     clock["features"] = time.time()
     systems = [ProxySystem("Baseline")] + [parse_system(s) for s in args.system]
     start = start_weights(MosesIni.read(files["ini"]), dev.nbest.feature_names, 0.0)
@@ -251,6 +266,9 @@ def main(argv=None) -> None:
     r.add_argument("--lm", action="append", default=[],
                    help="NAME=CSLM.pt: a target language model (rescore train --lm): NAME its log p of the "
                         "hypothesis, NAMEpw per hypothesis word")
+    r.add_argument("--mixture", action="append", default=[],
+                   help="NAME=MODEL,MODEL,...: the named sentence models' (or LMs') mixture as one feature, "
+                        "their ensemble (NAME and NAMEpw)")
     r.add_argument("--nbest-size", type=int, help="only each sentence's first N hypotheses [all 200]")
     r.add_argument("--cache-dir", type=Path, help="keep the sentence models' scores here, to reuse in a later run")
     r.add_argument("--system", action="append", default=[], help="NAME=ITEM,ITEM,... (-FEATURE drops one)")
