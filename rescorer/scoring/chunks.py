@@ -131,7 +131,9 @@ def output_columns(chunk: Chunk, logps: list, vocab_index: list, ensemble: bool,
     mixture log((p_1 + ... + p_n) / n) (a distribution over targets, as each model's is); then
     with `per_word` each column again divided by the word count of its model's target side, its
     words, not a subword model's pieces (log p includes [EOS]'s term; the paper notes the RNN
-    prefers short phrases)."""
+    prefers short phrases). Each column is floored on its own when written (Moses' -100, in both
+    score formats): a per-word column divides the unfloored log p, so that a long phrase's
+    per-word figure stays its own instead of -100 / words."""
     if ensemble:
         columns = [np.logaddexp.reduce(np.stack(logps), axis=0) - np.log(len(logps))]
         vocab_index = vocab_index[:1]  # the models of an ensemble read the pair the same way

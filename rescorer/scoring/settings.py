@@ -31,7 +31,8 @@ class ScoreSettings:
                                           "log((p1 + ... + pn) / n).",
                              option="--ensemble", show_default=False)
     per_word: bool = setting(False, FLAG, "After the log p columns, append each divided by its target "
-                                          "phrase's word count.",
+                                          "phrase's word count (of the log p before Moses' floor of -100, "
+                                          "which each column gets on its own).",
                              option="--per-word", show_default=False)
     score_format: str = setting("prob", choice(*SCORE_FORMATS),
                                 "prob: exp(log p) for Moses, which takes logs; log: raw log p.",

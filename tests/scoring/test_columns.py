@@ -78,3 +78,20 @@ def test_an_ensemble_of_unlike_target_shortlists_is_refused_naming_them(tiny_mod
     assert (f"--ensemble mixes models of one target shortlist, and narrow.pt's (300 words) is not "
             f"{tiny_model_path.name}'s (2000 words): score them as columns of their own") in result.output
     assert not (tmp_path / "o.gz").exists()
+
+
+def test_a_per_word_column_divides_the_log_p_before_the_floor():
+    """Moses floors each column's log at -100 on its own: a 4-word target of log p -160 gets the
+    floor in its log p column and -40 (not -25) in its per-word one, in both score formats."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from rescorer.io.score_format import format_log_scores, format_moses_scores
+    from rescorer.scoring.chunks import output_columns
+
+    chunk = SimpleNamespace(encodings=[SimpleNamespace(tgt_words=np.array([4.0, 2.0]))])
+    logp, per_word = output_columns(chunk, [np.array([-160.0, -3.0])], [0], ensemble=False, per_word=True)
+    assert list(per_word) == [-40.0, -1.5]
+    assert format_log_scores(logp) == ["-100", "-3"] and format_log_scores(per_word) == ["-40", "-1.5"]
+    assert format_moses_scores(logp)[0] == "3.720076e-44" and format_moses_scores(per_word)[0] == "4.248354e-18"

@@ -238,8 +238,8 @@ SENTENCE_ROWS = {"+fwdpw+inv": "the best phrase columns, for reference (fwd per 
                  "+fwdpw+inv+sfwd+sbwd": "the phrase columns and both sentence models"}
 
 
-def sentence_models() -> str:
-    models = pd.read_csv(RESULTS / "sentence" / "models.tsv", sep="\t")
+def sentence_models(folder: str = "sentence") -> str:
+    models = pd.read_csv(RESULTS / folder / "models.tsv", sep="\t")
     return table(("Sentence model", "Updates", "Minutes", "Best dev perplexity (update)"),
                  [row(model.model, thousands(int(model.updates)), f"{model.seconds / 60:.0f}",
                       f"{model['best dev perplexity']:.2f} ({thousands(int(model['at update']))})")
@@ -280,12 +280,29 @@ def cslm_rows() -> str:
     return caption + reranked_rows("cslm", CSLM_ROWS, chrf_p=True)
 
 
+ENSEMBLE_ROWS = {"+sfwd": "the forward sentence model (seed 1), for reference",
+                 "+sfwd2": "the second forward model (seed 2) instead",
+                 "+sfwd+sfwd2": "both seeds as two features each (the log-linear ensemble of two `--rerank-model`)",
+                 "+smix": "both seeds' mixture log((p1 + p2) / 2) and its per-word form",
+                 "+smix+sbwd": "the mixture and the backward sentence model",
+                 "+fwdpw+inv+sfwd+sfwd2+sbwd+cslm": "everything: the phrase columns, three sentence models, the CSLM"}
+
+
+def ensemble_models() -> str:
+    return sentence_models("ensemble")
+
+
+def ensemble_rows() -> str:
+    return reranked_rows("ensemble", ENSEMBLE_ROWS, chrf_p=True)
+
+
 TABLES: dict[str, Callable[[], str]] = {
     "study": study, "proxy-vs-real": proxy_vs_real, "precision-columns": precision_columns,
     "precision-bleu": precision_bleu, "stability": stability, "recipes": recipes, "architectures": architectures,
     "recipes-further": recipes_further, "smoothing-further": smoothing_further,
     "architectures-further": architectures_further, "subwords": subwords, "pair-weights": pair_weights, "speed": speed,
-    "sentence-models": sentence_models, "sentence-rows": sentence_rows, "cslm-rows": cslm_rows}
+    "sentence-models": sentence_models, "sentence-rows": sentence_rows, "cslm-rows": cslm_rows,
+    "ensemble-models": ensemble_models, "ensemble-rows": ensemble_rows}
 
 
 def page_tables(text: str) -> dict:
