@@ -117,14 +117,13 @@ class Setting:
         return self.resume != NOT_RECORDED
 
 
-def setting(default: Any, kind: Kind, help: Optional[str] = None, *, option: Optional[str] = None,
-            show_default: bool = True, resume: str = MUST_MATCH, signature: bool = True,
-            legacy_names: tuple = (), metavar: Optional[str] = None, required: bool = False) -> Any:
-    """A record field declared once: see `Setting`."""
-    if resume not in RESUME_RULES:
-        raise ValueError(f"resume must be one of {RESUME_RULES}, not {resume!r}")
-    declared = Setting(kind, help, option, show_default, resume, signature, tuple(legacy_names), metavar,
-                       required)
+def setting(default: Any, kind: Kind, help: Optional[str] = None, **declaration) -> Any:
+    """A record field declared once: `declaration` names the rest of its `Setting` (option,
+    show_default, resume, signature, legacy_names, metavar, required)."""
+    declared = Setting(kind, help, **declaration)
+    if declared.resume not in RESUME_RULES:
+        raise ValueError(f"resume must be one of {RESUME_RULES}, not {declared.resume!r}")
+    declared = dataclasses.replace(declared, legacy_names=tuple(declared.legacy_names))
     return dataclasses.field(default=default, metadata={"setting": declared})
 
 
