@@ -1,5 +1,5 @@
 """Judge systems on stored n-best lists: each system's weights are tuned on the dev lists by
-MERT in numpy (one run per replicate seed), the test lists are reranked with them, and the
+MERT in numpy, or PRO (one run per replicate seed), the test lists are reranked with them, and the
 outputs are scored and compared with Baseline as `moses ablation` compares decoded systems:
 BLEU and chrF against every reference, mean ± sd over the replicates, and approximate
 randomization on the replicates' concatenated outputs, Holm-corrected over the systems.
@@ -22,6 +22,7 @@ from ..nbest.bleu_statistics import bleu_statistics
 from ..nbest.extractor_files import NbestArrays
 from ..nbest.line_search import LineSearch
 from ..nbest.mert_search import optimize, search_from
+from ..nbest.pro_search import optimize_pro
 from ..nbest.nbest_file import NbestList
 
 __all__ = ["ProxySystem", "BenchSet", "BenchTuning", "bench_set", "system_features", "tune_system",
@@ -57,6 +58,7 @@ class BenchTuning:
     start: Mapping[str, float]
     restarts: int = 20
     spread: float = 0.0
+    optimizer: str = "mert"  # or "pro": Hopkins and May's PRO (nbest.pro_search), with no start or restarts
 
 
 def bench_set(nbest: NbestList, references: Sequence[Sequence[str]]) -> BenchSet:
@@ -89,11 +91,13 @@ def system_features(system: ProxySystem, data: BenchSet) -> tuple[list, np.ndarr
 
 
 def tune_system(system: ProxySystem, dev: BenchSet, tuning: BenchTuning, seed: int) -> tuple[dict, float]:
-    """({name: weight} with sum |w| = 1, dev BLEU 0-100) of one MERT run (`tuning`, `seed`)."""
+    """({name: weight} with sum |w| = 1, dev BLEU 0-100) of one run of the optimizer (`tuning`, `seed`)."""
     names, matrix = system_features(system, dev)
     arrays = NbestArrays(names, matrix, dev.stats, dev.nbest.starts, np.arange(dev.nbest.num_sentences))
     initial = np.array([tuning.start.get(name, 0.0) for name in names])
-    if tuning.spread == 0:
+    if tuning.optimizer == "pro":
+        weights, bleu = optimize_pro(arrays, seed)
+    elif tuning.spread == 0:
         weights, bleu = optimize(arrays, initial, restarts=tuning.restarts, seed=seed)
     else:
         new = [name not in tuning.start for name in names]

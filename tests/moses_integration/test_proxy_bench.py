@@ -36,11 +36,13 @@ def bench():
     return dev, test, start
 
 
-def test_a_feature_equal_to_sentence_bleu_wins_and_no_lm_loses(bench):
+@pytest.mark.parametrize("optimizer", ["mert", "pro"])
+def test_a_feature_equal_to_sentence_bleu_wins_and_no_lm_loses(bench, optimizer):
     dev, test, start = bench
     systems = [ProxySystem("Baseline"), ProxySystem("+oracle", added=("oracle",)),
                ProxySystem("-LM0", dropped=("LM0",))]
-    result = run_bench(systems, dev, test, BenchTuning(start, restarts=3), seeds=[1, 2], progress=lambda line: None)
+    result = run_bench(systems, dev, test, BenchTuning(start, restarts=3, optimizer=optimizer), seeds=[1, 2],
+                       progress=lambda line: None)
     rows = result.summary.set_index("system")
     first_best = decoder_first_best(test).bleu
     assert rows.loc["+oracle", "test_bleu_mean"] > rows.loc["Baseline", "test_bleu_mean"] + 5
@@ -63,3 +65,18 @@ def test_systems_drop_and_add_features_by_name(bench):
         system_features(ProxySystem("x", dropped=("LM9",)), dev)
     with pytest.raises(ValueError, match="x: no added feature rnn"):
         system_features(ProxySystem("x", added=("rnn",)), dev)
+
+
+@pytest.mark.parametrize("optimizer, header, caption", [
+    ("mert", "Dev BLEU (MERT)", "by MERT in numpy (3 random restarts, near the start, spread 0.3,"),
+    ("pro", "Dev BLEU (PRO)", "by PRO in numpy (Hopkins and May's sampler: 5000 pairs a verse"),
+])
+def test_the_table_says_which_optimizer_tuned_it(bench, optimizer, header, caption):
+    from moses_integration.proxy.report import markdown_table
+
+    dev, test, start = bench
+    tuning = BenchTuning(start, restarts=3, spread=0.3, optimizer=optimizer)
+    result = run_bench([ProxySystem("Baseline")], dev, test, tuning, seeds=[1], progress=lambda line: None)
+    text = markdown_table(result.summary, decoder_first_best(test), 2, SENTENCES, SENTENCES, tuning, 100)
+    assert text.splitlines()[0].split(" | ")[2] == header
+    assert caption in text and "the stored 100-best lists" in text

@@ -18,7 +18,8 @@ the hypothesis), an ensemble of those named by `--mixture NAME=MODEL,MODEL` (the
 `-TranslationModel0_2`). Baseline (the lists' own features) is always the first row. Each
 replicate r tunes every system once by MERT in numpy (seed r, 20 random restarts by default)
 from the lists' tuned weights, as the bench's mert-moses.pl runs start from them; new features
-start at 0.
+start at 0. `--optimizer pro` tunes by PRO instead (Hopkins and May's tuning as ranking, seed r
+drawing its pairs; no start, no restarts).
 
 Written to --out: results.tsv (summarize()'s columns, as `moses ablation` reports them),
 results.md (the table), replicates.tsv (each run's dev and test BLEU, chrF and weights) and
@@ -196,7 +197,7 @@ def run(args) -> None:
     clock["features"] = time.time()
     systems = [ProxySystem("Baseline")] + [parse_system(s) for s in args.system]
     start = start_weights(MosesIni.read(files["ini"]), dev.nbest.feature_names, 0.0)
-    tuning = BenchTuning(start, args.restarts, args.spread)
+    tuning = BenchTuning(start, args.restarts, args.spread, args.optimizer)
     result = run_bench(systems, dev, test, tuning, list(range(1, args.replicates + 1)),
                        progress=lambda line: print(line, file=sys.stderr, flush=True))
     clock["bench"] = time.time()
@@ -207,14 +208,14 @@ def run(args) -> None:
     write_atomically(out / "replicates.tsv", result.replicates.to_csv(sep="\t", index=False).encode())
     write_atomically(out / "results.md", markdown_table(result.summary, first_best, len(test.references),
                                                         test.nbest.num_sentences, dev.nbest.num_sentences,
-                                                        args.restarts, args.spread,
-                                                        args.nbest_size or 200).encode())
+                                                        tuning, args.nbest_size or 200).encode())
     run_record = {"argv": [_without_folders(a) for a in sys.argv[1:]], "machine": platform.processor() or platform.machine(),
                   "cpu": _cpu_name(), "seconds": {"read": round(clock["read"] - clock["start"], 1),
                                                   "features": round(clock["features"] - clock["read"], 1),
                                                   "tune_and_score": round(clock["bench"] - clock["features"], 1)},
                   "systems": len(systems), "replicates": args.replicates, "restarts": args.restarts,
-                  "spread": args.spread, **({"nbest_size": args.nbest_size} if args.nbest_size else {})}
+                  "spread": args.spread, **({"nbest_size": args.nbest_size} if args.nbest_size else {}),
+                  **({"optimizer": args.optimizer} if args.optimizer != "mert" else {})}
     write_atomically(out / "run.json", (json.dumps(run_record, indent=2) + "\n").encode())
     print((out / "results.md").read_text())
 
@@ -272,6 +273,8 @@ def main(argv=None) -> None:
     r.add_argument("--nbest-size", type=int, help="only each sentence's first N hypotheses [all 200]")
     r.add_argument("--cache-dir", type=Path, help="keep the sentence models' scores here, to reuse in a later run")
     r.add_argument("--system", action="append", default=[], help="NAME=ITEM,ITEM,... (-FEATURE drops one)")
+    r.add_argument("--optimizer", choices=("mert", "pro"), default="mert",
+                   help="MERT (line search from the lists' weights) or PRO (tuning as ranking) [mert]")
     r.add_argument("--replicates", type=int, default=3)
     r.add_argument("--restarts", type=int, default=20)
     r.add_argument("--spread", type=float, default=0.3,

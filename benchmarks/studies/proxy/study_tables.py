@@ -296,13 +296,36 @@ def ensemble_rows() -> str:
     return reranked_rows("ensemble", ENSEMBLE_ROWS, chrf_p=True)
 
 
+PRO_ROWS = {"Baseline": "the lists' own features", "+sfwd": "the forward sentence model",
+            "+sfwd+sfwd2": "two seeds of it", "+fwdpw+inv+sfwd+sfwd2+sbwd+cslm": "all ten features"}
+
+
+def pro_rows() -> str:
+    """The same systems tuned by MERT (ensemble_rows.sh's run) and by PRO (pro_rows.sh's): test
+    BLEU, Δ against the same optimizer's Baseline, and the decoder's own 1-best beside them."""
+    mert, pro = results("ensemble"), results("pro")
+    first_best = float(re.search(r"\| decoder 1-best [^|]*\| – \| – \| ([\d.]+) \|",
+                                 (RESULTS / "pro" / "results.md").read_text())[1])
+    rows = []
+    for system, label in PRO_ROWS.items():
+        cells = []
+        for frame in (mert, pro):
+            line = frame.loc[system]
+            delta = "–" if system == "Baseline" else signed(line.test_bleu_mean - frame.loc["Baseline", "test_bleu_mean"])
+            cells += [spread(line.test_bleu_mean, line.test_bleu_sd), delta, signed(line.test_bleu_mean - first_best)]
+        line = pro.loc[system]
+        rows.append(row(f"`{system}`", label, *cells, spread(line.test_chrf_mean, line.test_chrf_sd)))
+    return table(("System", "Features", "MERT: test BLEU", "Δ", "Δ 1-best", "PRO: test BLEU", "Δ", "Δ 1-best",
+                  "PRO: test chrF"), rows)
+
+
 TABLES: dict[str, Callable[[], str]] = {
     "study": study, "proxy-vs-real": proxy_vs_real, "precision-columns": precision_columns,
     "precision-bleu": precision_bleu, "stability": stability, "recipes": recipes, "architectures": architectures,
     "recipes-further": recipes_further, "smoothing-further": smoothing_further,
     "architectures-further": architectures_further, "subwords": subwords, "pair-weights": pair_weights, "speed": speed,
     "sentence-models": sentence_models, "sentence-rows": sentence_rows, "cslm-rows": cslm_rows,
-    "ensemble-models": ensemble_models, "ensemble-rows": ensemble_rows}
+    "ensemble-models": ensemble_models, "ensemble-rows": ensemble_rows, "pro-rows": pro_rows}
 
 
 def page_tables(text: str) -> dict:
