@@ -30,6 +30,8 @@ __all__ = ["DataSets", "DecodingSettings", "TuningSettings", "RerankSettings", "
 # each (mert-moses.pl --batch-mira runs kbmira, which `moses rerank` runs itself).
 OPTIMIZER_PROGRAMS = {"mert": "mert", "batch-mira": "kbmira"}
 OPTIMIZER_NAMES = tuple(OPTIMIZER_PROGRAMS)
+# A reranking may also be tuned by PRO, which this package runs in numpy only (nbest/pro_search.py).
+RERANK_OPTIMIZER_PROGRAMS = {**OPTIMIZER_PROGRAMS, "pro": "pro"}
 PAIR_OF_PATHS = Kind("path", nargs=2)
 MORE_PATHS = Kind("path", multiple=True)
 MORE_MODELS = Kind("path", exists=True, dir_okay=False, multiple=True)
@@ -41,10 +43,11 @@ ABLATION_INITIAL_WEIGHT_HELP = (INITIAL_WEIGHT_HELP + " With --nplm, also the Ne
                                 "(default: that of the system's n-gram language model, LM0).")
 TUNING_OPTIMIZER_HELP = "Moses' optimizer of the weights: MERT, or batch MIRA (mert-moses.pl --batch-mira)."
 TUNERS = ("auto", "moses", "numpy")
-TUNER_HELP = ("Who extracts and tunes: Moses' extractor and mert/kbmira, or this package's MERT in numpy "
-              "(mert only; no Moses install needed when --dev-nbest and --test-nbest are given); auto: Moses' "
-              "programs when they are found, else numpy.")
-RERANKING_OPTIMIZER_HELP = "Moses' optimizer of the reranking weights: mert, or batch MIRA (kbmira)."
+TUNER_HELP = ("Who extracts and tunes: Moses' extractor and mert/kbmira, or this package's MERT or PRO in numpy "
+              "(no Moses install needed when --dev-nbest and --test-nbest are given); auto: Moses' "
+              "programs when they are found, else numpy; PRO always numpy.")
+RERANKING_OPTIMIZER_HELP = ("The optimizer of the reranking weights: mert, batch MIRA (Moses' kbmira), or PRO "
+                            "(Hopkins and May's tuning as ranking, in numpy).")
 # How rescore-nbest scores a hypothesis: as a whole sentence (a sentence model), as the sum over
 # its segmentation's phrase pairs (a phrase model), or as the model's kind says (auto).
 NBEST_MODES = ("auto", "sentence", "phrase")
@@ -196,7 +199,8 @@ class RerankSettings(_SetsOfRecord):
         option="--filter/--no-filter")
     per_word: bool = setting(True, FLAG, "Also add each model's log p per word of the side it predicts "
                              "(NAMEPerWord=).", option="--per-word/--no-per-word")
-    optimizer: str = setting("mert", choice(*OPTIMIZER_NAMES), RERANKING_OPTIMIZER_HELP, option="--optimizer")
+    optimizer: str = setting("mert", choice(*RERANK_OPTIMIZER_PROGRAMS), RERANKING_OPTIMIZER_HELP,
+                             option="--optimizer")
     tuner: str = setting("auto", choice(*TUNERS), TUNER_HELP, option="--tuner")
     seeds: int = setting(3, POSITIVE_INT, "Optimizer runs, with seeds --seed .. --seed + N - 1.", option="--seeds")
     seed: int = setting(1, INT, "First optimizer seed.", option="--seed")
@@ -225,8 +229,8 @@ class RerankSettings(_SetsOfRecord):
 
     @property
     def optimizer_program(self) -> str:
-        """mert or kbmira, which the reranking runs itself."""
-        return OPTIMIZER_PROGRAMS[self.optimizer]
+        """mert, kbmira or pro, which the reranking runs itself (pro in numpy)."""
+        return RERANK_OPTIMIZER_PROGRAMS[self.optimizer]
 
     @property
     def seed_range(self) -> tuple:

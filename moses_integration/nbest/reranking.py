@@ -170,7 +170,13 @@ def _plain_references(settings: RerankSettings) -> list:
     return paths
 
 
-_TUNER_NAMES = {"moses": "Moses' own", "numpy": "this package's MERT in numpy"}
+_TUNERS = ("moses", "numpy")  # who runs the optimizer, once `moses rerank` has resolved auto
+
+
+def _tuner_name(settings: RerankSettings) -> str:
+    if settings.tuner == "moses":
+        return "Moses' own"
+    return f"this package's {settings.optimizer_program.upper()} in numpy"
 
 
 def _tuner_setting(settings: RerankSettings) -> dict:
@@ -202,7 +208,8 @@ def _tuned(settings: RerankSettings, install: MosesInstall, dev_list: Path, step
 
         def make(seed=seed, path=path):
             path.parent.mkdir(parents=True, exist_ok=True)
-            result = (tune_in_numpy(features, scores, start, seed) if settings.tuner == "numpy" else
+            result = (tune_in_numpy(features, scores, start, seed, optimizer=settings.optimizer_program)
+                      if settings.tuner == "numpy" else
                       tune_weights(install, settings.optimizer_program, features, scores, start, seed, path.parent))
             _write_json(path, {"optimizer": settings.optimizer_program, "dev_bleu_nbest": result.dev_bleu,
                                "weights": result.weights})
@@ -234,8 +241,10 @@ def run_rerank(settings: RerankSettings, install: Optional[MosesInstall], featur
     """All the steps (see the module's docstring) of `moses rerank`'s record, its tuner resolved
     ("moses" or "numpy", not "auto"); returns the results table. An interrupt leaves with `.note`
     saying which finished steps out_dir keeps for a rerun."""
-    if settings.tuner not in _TUNER_NAMES:
-        raise ValueError(f"run_rerank takes a resolved tuner ({' or '.join(_TUNER_NAMES)}), not {settings.tuner!r}")
+    if settings.tuner not in _TUNERS:
+        raise ValueError(f"run_rerank takes a resolved tuner ({' or '.join(_TUNERS)}), not {settings.tuner!r}")
+    if settings.optimizer == "pro" and settings.tuner != "numpy":
+        raise ValueError("run_rerank runs PRO in numpy only (tuner numpy)")
     # The decoder runs in --base-dir: the paths given on the command line are made absolute first.
     settings = replace(settings, ini_path=settings.ini_path.resolve(), out_dir=settings.out_dir.resolve())
     sources = check_sets(settings)
@@ -311,7 +320,7 @@ def _write_tables(settings: RerankSettings, table: pd.DataFrame, refs: dict) -> 
     lines += ["", f"BLEU and chrF against {len(refs['test'])} reference(s), {len(refs['test'][0])} test "
               f"and {len(refs['dev'][0])} dev sentences. 1-best: the decoder's own first hypothesis. "
               f"+rerank: weights tuned on the dev n-best lists by {settings.optimizer_program} "
-              f"({_TUNER_NAMES[settings.tuner]}), one run "
+              f"({_tuner_name(settings)}), one run "
               f"per seed, mean ± sample sd over the seeds. p: {settings.test_type.upper()} test of the seeds' "
               f"concatenated test outputs against the 1-best repeated (Clark et al. 2011); p per seed: the "
               f"same test of each seed alone. New-feature weights: normalized as mert-moses.pl does "

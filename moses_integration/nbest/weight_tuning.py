@@ -76,16 +76,25 @@ def _start_values(names: Sequence[str], start: Mapping[str, float]) -> list[floa
 
 
 def tune_in_numpy(features_path: Path, scores_path: Path, start: Mapping[str, float], seed: int,
-                  restarts: int = 20) -> TunedWeights:
+                  restarts: int = 20, optimizer: str = "mert") -> TunedWeights:
     """What `mert` does with the extractor's files, by this package's MERT in numpy
-    (mert_search.optimize: the same search, restarts uniform in [0, 1], sum |w| = 1)."""
+    (mert_search.optimize: the same search, restarts uniform in [0, 1], sum |w| = 1); with
+    `optimizer` "pro", Hopkins and May's PRO (pro_search.optimize_pro: `seed` draws its pairs,
+    which need no start)."""
     import numpy as np
 
     from .extractor_files import read_extractor_files
     from .mert_search import optimize
+    from .pro_search import optimize_pro
 
     arrays = read_extractor_files([features_path], [scores_path])
-    result = optimize(arrays, np.array(_start_values(arrays.names, start)), restarts=restarts, seed=seed)
+    initial = np.array(_start_values(arrays.names, start))
+    if optimizer == "pro":
+        result = optimize_pro(arrays, seed)
+    elif optimizer == "mert":
+        result = optimize(arrays, initial, restarts=restarts, seed=seed)
+    else:
+        raise ValueError(f"optimizer must be mert or pro in numpy, found {optimizer!r}")
     return TunedWeights(dict(zip(arrays.names, map(float, result.weights))), round(100 * result.bleu, 4))
 
 

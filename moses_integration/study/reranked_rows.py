@@ -39,7 +39,8 @@ def rerank_replicate(spec: SystemSpec, replicate: int, settings: AblationSetting
                             dev_refs=dev.extra_refs, test=(test.src_path, test.ref_path), test_refs=test.extra_refs,
                             out_dir=work, nbest_size=settings.nbest_size, base_dir=settings.base_dir,
                             threads=settings.threads, decoder_flags=settings.decoder_flags,
-                            optimizer=settings.rerank_optimizer, tuner="moses", seeds=1, seed=seed,
+                            optimizer=settings.rerank_optimizer,
+                            tuner="numpy" if settings.rerank_optimizer == "pro" else "moses", seeds=1, seed=seed,
                             test_type=settings.test_type, num_samples=settings.num_samples,
                             detokenize_lang=settings.detokenize_lang)
     table = run_rerank(rerank, moses, features,

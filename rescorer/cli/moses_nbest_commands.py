@@ -117,14 +117,19 @@ def rerank_tuner(settings: RerankSettings, optimizer: str):
     is not found."""
     from moses_integration.errors import MosesNotFoundError
 
-    if settings.tuner == "numpy" and optimizer != "mert":
-        raise click.UsageError("--tuner numpy runs MERT only; use --optimizer mert or --tuner moses")
+    numpy_runs = ("mert", "pro")
+    if settings.tuner == "numpy" and optimizer not in numpy_runs:
+        raise click.UsageError("--tuner numpy runs MERT or PRO; use --optimizer mert or pro, or --tuner moses")
+    if optimizer == "pro" and settings.tuner == "moses":
+        raise click.UsageError("--optimizer pro runs in numpy (Moses' PRO needs megam): use --tuner numpy or auto")
     try:
         install = find_moses(settings.moses_dir)
     except MosesNotFoundError:
-        if settings.decodes or settings.tuner == "moses" or optimizer != "mert":
+        if settings.decodes or settings.tuner == "moses" or optimizer not in numpy_runs:
             raise
         return None, "numpy"
+    if optimizer == "pro":
+        return install, "numpy"
     if settings.tuner != "auto":
         return install, settings.tuner
     lacking = install.missing(binaries=("extractor", optimizer), scripts=())

@@ -452,6 +452,11 @@ def test_a_rerun_with_another_rerank_model_or_optimizer_redoes_the_reranking(set
     assert len(calls(moses.root, "kbmira")) == 1 and len(scored) == 4
     assert json.loads((rerank / "seed101" / "weights.json").read_text())["optimizer"] == "kbmira"
     assert json.loads((rerank / "result.json").read_text())["bleu"] == pytest.approx(summary.test_bleu_mean.tolist()[-1])
+    config = replace(config, rerank_optimizer="pro")  # PRO runs in numpy: no Moses optimizer is called
+    summary = run_ablation(config, moses, report=quiet, rerank=model_b_features)
+    assert len(calls(moses.root, "kbmira")) == 1 and len(calls(moses.root, "mert")) == 2
+    assert json.loads((rerank / "seed101" / "weights.json").read_text())["optimizer"] == "pro"
+    assert json.loads((rerank / "result.json").read_text())["bleu"] == pytest.approx(summary.test_bleu_mean.tolist()[-1])
 
 
 def test_a_failed_reranking_is_resumed(setup):

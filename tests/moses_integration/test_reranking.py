@@ -395,4 +395,18 @@ def test_rerank_without_moses_tunes_the_given_lists_in_numpy(tmp_path, tiny_mode
     refused = rescore("moses", "rerank", "--ini", TUNING / "moses.ini", "--model", tiny_model_path, "--dev", src,
                       ref, "--test", src, ref, "--dev-nbest", lists["dev"], "--test-nbest", lists["test"],
                       "--out-dir", tmp_path / "mira", "--optimizer", "batch-mira", "--tuner", "numpy", env=env)
-    assert refused.returncode == 2 and "--tuner numpy runs MERT only" in refused.stderr
+    assert refused.returncode == 2 and "--tuner numpy runs MERT or PRO" in refused.stderr
+    pro = rescore("moses", "rerank", "--ini", TUNING / "moses.ini", "--model", tiny_model_path, "--dev", src, ref,
+                  "--dev-ref", darby, "--test", src, ref, "--test-ref", darby, "--dev-nbest", lists["dev"],
+                  "--test-nbest", lists["test"], "--out-dir", tmp_path / "pro", "--seeds", "1", "--optimizer", "pro",
+                  env=env)
+    assert pro.returncode == 0, pro.stderr
+    assert "tuner:numpy" in pro.stderr and "optimizer:pro" in pro.stderr
+    tuned = json.loads((tmp_path / "pro" / "seed1" / "weights.json").read_text())
+    assert tuned["optimizer"] == "pro" and tuned["weights"] != weights["weights"]
+    assert abs(sum(abs(w) for w in tuned["weights"].values()) - 1) < 1e-9
+    assert "by pro (this package's PRO in numpy)" in (tmp_path / "pro" / "results.md").read_text()
+    with_moses = rescore("moses", "rerank", "--ini", TUNING / "moses.ini", "--model", tiny_model_path, "--dev", src,
+                         ref, "--test", src, ref, "--dev-nbest", lists["dev"], "--test-nbest", lists["test"],
+                         "--out-dir", tmp_path / "pro-moses", "--optimizer", "pro", "--tuner", "moses", env=env)
+    assert with_moses.returncode == 2 and "--optimizer pro runs in numpy" in with_moses.stderr
