@@ -284,6 +284,8 @@ ENSEMBLE_ROWS = {"+sfwd": "the forward sentence model (seed 1), for reference",
                  "+sfwd2": "the second forward model (seed 2) instead",
                  "+sfwd+sfwd2": "both seeds as two features each (the log-linear ensemble of two `--rerank-model`)",
                  "+smix": "both seeds' mixture log((p1 + p2) / 2) and its per-word form",
+                 "+sfwd+sfwd2+sfwd3": "three seeds as two features each",
+                 "+smix3": "the three seeds' mixture and its per-word form",
                  "+smix+sbwd": "the mixture and the backward sentence model",
                  "+fwdpw+inv+sfwd+sfwd2+sbwd+cslm": "everything: the phrase columns, three sentence models, the CSLM"}
 
