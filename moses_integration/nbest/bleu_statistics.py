@@ -68,16 +68,19 @@ def bleu_statistics(hypotheses: Sequence[str], references: Sequence[Sequence[str
     return stats
 
 
-def bleu_of_totals(totals: np.ndarray) -> np.ndarray:
+def bleu_of_totals(totals: np.ndarray, plus_one: bool = False) -> np.ndarray:
     """(n,) BLEU (0..1) of each row of already summed statistics (n, 9), as mert scores a
     corpus (BleuScorer::calculateScore): the geometric mean of the four n-gram precisions,
     unsmoothed (0 if an order has no match), times the brevity penalty
-    exp(min(0, 1 - ref_len / hyp_len))."""
+    exp(min(0, 1 - ref_len / hyp_len)). With `plus_one`, Moses' sentence BLEU+1
+    (sentenceLevelBleuPlusOne, what PRO ranks by): 1 added to every order's matches and counts,
+    so that only an empty hypothesis scores 0."""
     totals = np.asarray(totals, dtype=np.float64)  # (n, 9)
     matches, counts = totals[:, 0:2 * ORDER:2], totals[:, 1:2 * ORDER:2]  # (n, 4) each
-    scored = np.all(matches > 0, axis=1)  # (n,)
+    added = 1.0 if plus_one else 0.0
+    scored = totals[:, 1] > 0 if plus_one else np.all(matches > 0, axis=1)  # (n,)
     with np.errstate(divide="ignore", invalid="ignore"):
-        log_bleu = np.mean(np.log(matches) - np.log(counts), axis=1)
+        log_bleu = np.mean(np.log(matches + added) - np.log(counts + added), axis=1)
         log_bleu += np.minimum(0.0, 1.0 - totals[:, 2 * ORDER] / totals[:, 1])
     return np.where(scored, np.exp(log_bleu), 0.0)
 

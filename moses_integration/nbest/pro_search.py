@@ -6,7 +6,7 @@ BLEU+1 differs by more than ALPHA are kept, at most XI of them, those that diffe
 logistic regression without bias then learns, from each pair's feature difference, which
 hypothesis is the better one; its weights, scaled to sum |w| = 1, are the tuned weights.
 Sentence BLEU+1 is Moses' (mert's sentenceLevelBleuPlusOne: 1 added to the matches and counts
-of every order). Moses runs the same recipe in mert-moses.pl --pairwise-ranked, over several
+of every order; bleu_statistics.bleu_of_totals with plus_one). Moses runs the same recipe in mert-moses.pl --pairwise-ranked, over several
 decoding iterations and with megam as the classifier; here there is one iteration over fixed
 lists, and the classifier is fitted by Newton's method with an L2 penalty of L2 (a N(0, 1)
 prior on each weight).
@@ -16,33 +16,22 @@ from __future__ import annotations
 
 import numpy as np
 
-from .bleu_statistics import ORDER
+from .bleu_statistics import bleu_of_totals
 from .extractor_files import NbestArrays
 from .mert_search import MertResult, tuned_bleu
 
-__all__ = ["GAMMA", "ALPHA", "XI", "sentence_bleu_plus_one", "sampled_pairs", "optimize_pro"]
+__all__ = ["GAMMA", "ALPHA", "XI", "sampled_pairs", "optimize_pro"]
 
 GAMMA, ALPHA, XI = 5000, 0.05, 50  # Hopkins and May's sampler: pairs drawn, BLEU gap kept, pairs kept
 L2 = 1.0
 NEWTON_ROUNDS = 50
 
 
-def sentence_bleu_plus_one(stats: np.ndarray) -> np.ndarray:
-    """(hyps,) BLEU+1 (0..1) of each row of BLEU statistics (hyps, 9); an empty hypothesis is 0."""
-    stats = np.asarray(stats, dtype=np.float64)
-    matches, counts = stats[:, 0:2 * ORDER:2], stats[:, 1:2 * ORDER:2]
-    log_bleu = np.mean(np.log(matches + 1.0) - np.log(counts + 1.0), axis=1)
-    length = stats[:, 1]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        brevity = np.where(length > 0, 1.0 - stats[:, 2 * ORDER] / length, 0.0)
-    return np.where(length > 0, np.exp(log_bleu + np.minimum(brevity, 0.0)), 0.0)
-
-
 def sampled_pairs(arrays: NbestArrays, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """(better rows, worse rows): each sentence's sampled pairs whose BLEU+1 differ by more than
     ALPHA, the XI most different of them."""
     rng = np.random.default_rng(seed)
-    bleu = sentence_bleu_plus_one(arrays.stats)
+    bleu = bleu_of_totals(arrays.stats, plus_one=True)  # each hypothesis's sentence BLEU+1
     better, worse = [], []
     for start, end in zip(arrays.starts[:-1], arrays.starts[1:]):
         if end - start < 2:

@@ -6,9 +6,10 @@ import math
 import numpy as np
 import pytest
 
+from moses_integration.nbest.bleu_statistics import bleu_of_totals
 from moses_integration.nbest.extractor_files import NbestArrays, read_extractor_files
 from moses_integration.nbest.mert_search import tuned_bleu
-from moses_integration.nbest.pro_search import ALPHA, XI, optimize_pro, sampled_pairs, sentence_bleu_plus_one
+from moses_integration.nbest.pro_search import ALPHA, XI, optimize_pro, sampled_pairs
 from tests.fake_moses import FIXTURES, needs_fixtures
 
 
@@ -17,7 +18,7 @@ def test_sentence_bleu_plus_one_is_moses_smoothing():
     and the brevity penalty exp(1 - 5 / 4); an empty hypothesis scores 0."""
     stats = np.array([[3, 4, 1, 3, 0, 2, 0, 1, 5], [0, 0, 0, 0, 0, 0, 0, 0, 3]])
     expected = math.exp((math.log(4 / 5) + math.log(2 / 4) + math.log(1 / 3) + math.log(1 / 2)) / 4 + 1 - 5 / 4)
-    assert sentence_bleu_plus_one(stats) == pytest.approx([expected, 0.0])
+    assert bleu_of_totals(stats, plus_one=True) == pytest.approx([expected, 0.0])
 
 
 def graded_lists(sentences: int = 6, hypotheses: int = 30, seed: int = 0) -> NbestArrays:
@@ -40,7 +41,7 @@ def graded_lists(sentences: int = 6, hypotheses: int = 30, seed: int = 0) -> Nbe
 def test_the_sampler_keeps_pairs_apart_by_more_than_alpha_at_most_xi_a_sentence():
     arrays = graded_lists()
     better, worse = sampled_pairs(arrays, seed=1)
-    bleu = sentence_bleu_plus_one(arrays.stats)
+    bleu = bleu_of_totals(arrays.stats, plus_one=True)
     assert len(better) > 0 and np.all(bleu[better] - bleu[worse] > ALPHA)
     sentences = arrays.row_sentences[better]
     assert np.array_equal(sentences, arrays.row_sentences[worse])  # pairs of one sentence's hypotheses
