@@ -23,7 +23,7 @@ from rescorer.records import (ANY_PATH, EXISTING_FILE, FLAG, INT, POSITIVE_INT, 
 from rescorer.runtime.settings import RuntimeSettings
 
 __all__ = ["DataSets", "DecodingSettings", "TuningSettings", "RerankSettings", "AblationSettings", "AddFeatureSettings",
-           "EvaluationSettings", "NbestFeatureSettings", "PreflightSettings", "ScorePlotSettings", "NBEST_MODES", "OPTIMIZER_NAMES", "OPTIMIZER_PROGRAMS",
+           "EvaluationSettings", "NbestFeatureSettings", "PreflightSettings", "ScorePlotSettings", "NBEST_MODES", "NUMPY_OPTIMIZERS", "OPTIMIZER_NAMES", "OPTIMIZER_PROGRAMS",
            "INITIAL_WEIGHT_HELP", "parallel_set"]
 
 # Moses' optimizers of log-linear weights, by the name users know, and the program that runs
@@ -32,6 +32,7 @@ OPTIMIZER_PROGRAMS = {"mert": "mert", "batch-mira": "kbmira"}
 OPTIMIZER_NAMES = tuple(OPTIMIZER_PROGRAMS)
 # A reranking may also be tuned by PRO, which this package runs in numpy only (nbest/pro_search.py).
 RERANK_OPTIMIZER_PROGRAMS = {**OPTIMIZER_PROGRAMS, "pro": "pro"}
+NUMPY_OPTIMIZERS = ("mert", "pro")  # what `--tuner numpy` runs
 PAIR_OF_PATHS = Kind("path", nargs=2)
 MORE_PATHS = Kind("path", multiple=True)
 MORE_MODELS = Kind("path", exists=True, dir_okay=False, multiple=True)
@@ -221,6 +222,10 @@ class RerankSettings(_SetsOfRecord):
 
     def __post_init__(self) -> None:
         check_record(self)
+        if self.tuner == "numpy" and self.optimizer not in NUMPY_OPTIMIZERS:
+            raise SettingError("--tuner numpy runs MERT or PRO; use --optimizer mert or pro, or --tuner moses")
+        if self.optimizer == "pro" and self.tuner == "moses":
+            raise SettingError("--optimizer pro runs in numpy (Moses' PRO needs megam): use --tuner numpy or auto")
 
     @property
     def decodes(self) -> bool:

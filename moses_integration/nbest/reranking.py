@@ -243,8 +243,6 @@ def run_rerank(settings: RerankSettings, install: Optional[MosesInstall], featur
     saying which finished steps out_dir keeps for a rerun."""
     if settings.tuner not in _TUNERS:
         raise ValueError(f"run_rerank takes a resolved tuner ({' or '.join(_TUNERS)}), not {settings.tuner!r}")
-    if settings.optimizer == "pro" and settings.tuner != "numpy":
-        raise ValueError("run_rerank runs PRO in numpy only (tuner numpy)")
     # The decoder runs in --base-dir: the paths given on the command line are made absolute first.
     settings = replace(settings, ini_path=settings.ini_path.resolve(), out_dir=settings.out_dir.resolve())
     sources = check_sets(settings)

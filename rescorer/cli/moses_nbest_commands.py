@@ -10,7 +10,7 @@ import click
 
 from moses_integration.ini.moses_install import find_moses
 from rescorer.cli.moses_runs import model_placement, working_in
-from moses_integration.settings import NbestFeatureSettings, RerankSettings
+from moses_integration.settings import NUMPY_OPTIMIZERS, NbestFeatureSettings, RerankSettings
 from rescorer.cli.options import EXISTING_FILE, force_option, output_option
 from rescorer.cli.record_options import record_from, record_options
 from rescorer.cli.reporting import bar, say, signature
@@ -113,19 +113,14 @@ def rerank_command(**options) -> None:
 
 def rerank_tuner(settings: RerankSettings, optimizer: str):
     """(the Moses install, or None where none is needed and none is found; "moses" or "numpy"):
-    numpy when asked, or under auto when the lists are given and Moses' extractor or optimizer
-    is not found."""
+    numpy when asked, for PRO always, or under auto when the lists are given and Moses' extractor
+    or optimizer is not found (the record refuses the optimizers a tuner cannot run)."""
     from moses_integration.errors import MosesNotFoundError
 
-    numpy_runs = ("mert", "pro")
-    if settings.tuner == "numpy" and optimizer not in numpy_runs:
-        raise click.UsageError("--tuner numpy runs MERT or PRO; use --optimizer mert or pro, or --tuner moses")
-    if optimizer == "pro" and settings.tuner == "moses":
-        raise click.UsageError("--optimizer pro runs in numpy (Moses' PRO needs megam): use --tuner numpy or auto")
     try:
         install = find_moses(settings.moses_dir)
     except MosesNotFoundError:
-        if settings.decodes or settings.tuner == "moses" or optimizer not in numpy_runs:
+        if settings.decodes or settings.tuner == "moses" or settings.optimizer not in NUMPY_OPTIMIZERS:
             raise
         return None, "numpy"
     if optimizer == "pro":
