@@ -189,7 +189,7 @@ def run(args) -> None:
             value_of = column_reader(spec, num_scores, found)
             for side, data in sides.items():
                 data.added[name] = column_sums(data.nbest, pairs[side], value_of, name, str(args.table))
-    if args.sentence_model or args.lm:
+    if args.sentence_model or args.lm or args.mixture:  # a mixture of no models is refused, not left out
         mixtures = [(name, members.split(",")) for name, members in (parse_named(m, "--mixture") for m in args.mixture)]
         sentence_features([parse_named(m, "--sentence-model") for m in args.sentence_model],
                           {"dev": dev, "test": test}, args.cache_dir, [parse_named(m, "--lm") for m in args.lm],
