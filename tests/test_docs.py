@@ -1,9 +1,14 @@
 """The README and the docs pages hold up: every relative link points at a file (and heading)
-that exists, and every `rescore ...` command they show names a real command and only options
-that command takes."""
+that exists, every `rescore ...` command they show names a real command and only options
+that command takes, and every guide's `sh` blocks run on the bundled examples."""
 
+import os
 import re
 import shlex
+import subprocess
+import sys
+
+from pathlib import Path
 
 import click
 import pytest
@@ -11,7 +16,8 @@ import pytest
 from rescorer.cli.main import main
 from tests.helpers import REPO
 
-PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+GUIDES = sorted((REPO / "docs" / "guides").glob("*.md"))
+PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md")), *GUIDES]
 
 
 def anchors(page) -> set[str]:
@@ -108,3 +114,42 @@ def test_a_figure_edited_on_the_page_fails_the_check(name, figure, edited):
     body = tables.page_tables(text)[name]
     assert figure in body
     assert tables.differences(text.replace(body, body.replace(figure, edited, 1))) == [name]
+
+
+def guide_blocks(page) -> list[str]:
+    """A guide's runnable steps: its fenced `sh` blocks, in order."""
+    return re.findall(r"^```sh\n(.*?)^```", page.read_text(), re.S | re.M)
+
+
+def run_block(block: str, cwd: Path) -> subprocess.CompletedProcess:
+    """One block as a user's shell runs it (stopping at a failing command: -e; a pipe into
+    `head` is not a failure, so no pipefail), with the installed `rescore` first on the PATH."""
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    return subprocess.run(["bash", "-eu", "-c", block], cwd=cwd, capture_output=True, text=True,
+                          env={**os.environ, "PATH": path}, timeout=600)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("page", GUIDES, ids=lambda page: page.name)
+def test_every_guide_runs_on_the_bundled_examples(page, tmp_path):
+    """Each `sh` block, in order, as a user would type it at the repository's root (here a
+    copy: examples/ linked, work/ fresh)."""
+    (tmp_path / "examples").symlink_to(REPO / "examples")
+    blocks = guide_blocks(page)
+    assert blocks, f"{page.name} has no sh block to run"
+    for block in blocks:
+        run = run_block(block, tmp_path)
+        assert run.returncode == 0, f"{page.name}: exit {run.returncode} from\n{block}\n{run.stderr[-2000:]}"
+        assert "Traceback" not in run.stderr
+
+
+def test_a_failing_guide_step_is_found(tmp_path):
+    """The runner's check bites: a block that exits non-zero is reported (the guides' test
+    would otherwise pass on a broken step)."""
+    page = tmp_path / "guide.md"
+    page.write_text("# A guide\n\n```sh\ntrue\n```\n\n```sh\nrescore --no-such-option\necho reached\n```\n")
+    blocks = guide_blocks(page)
+    assert blocks == ["true\n", "rescore --no-such-option\necho reached\n"]
+    assert run_block(blocks[0], tmp_path).returncode == 0
+    failed = run_block(blocks[1], tmp_path)
+    assert failed.returncode == 2 and "reached" not in failed.stdout  # usage error, and the block stopped
