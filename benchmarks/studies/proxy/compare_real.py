@@ -3,8 +3,9 @@ agreement and Spearman's rank correlation over the pairs.
 
     python benchmarks/studies/proxy/compare_real.py benchmarks/studies/proxy/results/NAME
 
-Reads NAME/results.tsv (proxy_bench.py run) and real_moses.tsv beside this script (each real
-Δ with the page it comes from); writes NAME/proxy_vs_real.md and prints it."""
+Reads NAME/results.tsv (proxy_bench.py run), real_moses.tsv beside this script (each real Δ
+with the page it comes from) and the wide rows real_wide_rows.sh measured
+(results/real-wide/results.tsv, where it exists); writes NAME/proxy_vs_real.md and prints it."""
 
 from __future__ import annotations
 
@@ -14,6 +15,20 @@ from pathlib import Path
 import pandas as pd
 
 HERE = Path(__file__).resolve().parent
+WIDE_ROWS = HERE / "results" / "real-wide" / "results.tsv"
+
+
+def real_deltas() -> pd.DataFrame:
+    """Every real-Moses Δ: the pages' rows, then the wide rows measured beside this script."""
+    real = pd.read_csv(HERE / "real_moses.tsv", sep="\t")
+    if not WIDE_ROWS.exists():
+        return real
+    wide = pd.read_csv(WIDE_ROWS, sep="\t")
+    wide = wide[wide.system != "Baseline"]
+    return pd.concat([real, pd.DataFrame({
+        "system": wide.system, "real_delta_bleu": wide.delta_bleu, "real_p_bleu": wide.p_bleu,
+        "source": "benchmarks/studies/proxy/results/real-wide (one MERT replicate, real_wide_rows.sh)"})],
+        ignore_index=True)
 
 
 def sign(value: float, dead_band: float = 0.005) -> int:
@@ -22,7 +37,7 @@ def sign(value: float, dead_band: float = 0.005) -> int:
 
 def main(results_dir: Path) -> str:
     proxy = pd.read_csv(results_dir / "results.tsv", sep="\t").set_index("system")
-    real = pd.read_csv(HERE / "real_moses.tsv", sep="\t")
+    real = real_deltas()
     real = real[real.system.isin(proxy.index)].copy()
     real["proxy_delta_bleu"] = [proxy.loc[name, "delta_test_bleu"] for name in real.system]
     real["proxy_p_bleu_holm"] = [proxy.loc[name, "p_bleu_holm"] for name in real.system]
