@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Real Moses for the proxy's wide rows (issue 44, part 4): Baseline without its language model
+# (LM0) and without the direct phrase probability p(e|f), each retuned by real MERT, one
+# replicate, on the phrase-feature study's bench (421 dev verses with both references, at most
+# 10 iterations, cube pruning, 2 threads, seed 1, warm start from the fixture's tuned weights).
+# Each row's test translation is compared with the Baseline's: the fixture's tuned system,
+# whose test 1-best the stored n-best lists hold (nbest/test.1best.gz: the same ini, flags and
+# Moses commit), so Baseline is not decoded again. Resumable: every finished step is skipped
+# and a half-done MERT run continues. Needs a built Moses (MOSES_HOME); about 45 minutes a row
+# on 2 cores.
+#
+#     MOSES_HOME=/path/to/mosesdecoder benchmarks/studies/proxy/real_wide_rows.sh \
+#         ../shared/data/bible-en-fr WORK benchmarks/studies/proxy/results/real-wide [ROW...]
+#
+# ROW: baseline-lm0, baseline-pef (default: both, in that order). Writes OUT/results.tsv and
+# OUT/results.md (real_wide_table.py) from the rows decoded so far.
+set -euo pipefail
+data="$(realpath "${1:?usage: $0 BIBLE_EN_FR_DIR WORK_DIR OUT_DIR [ROW...]}")"
+mkdir -p "${2:?usage: $0 BIBLE_EN_FR_DIR WORK_DIR OUT_DIR [ROW...]}" "${3:?usage: $0 BIBLE_EN_FR_DIR WORK_DIR OUT_DIR [ROW...]}"
+work="$(realpath "$2")"
+out="$(realpath "$3")"
+shift 3
+if [[ $# -gt 0 ]]; then rows=("$@"); else rows=(baseline-lm0 baseline-pef); fi
+: "${MOSES_HOME:?set MOSES_HOME to the mosesdecoder directory holding bin/moses and scripts/}"
+threads="${THREADS:-2}"
+flags="-search-algorithm 1 -cube-pruning-pop-limit 400 -s 400"
+here="$(dirname "$(realpath "$0")")"
+
+source "$here/../../helpers/bible_bench.sh"  # step, bench_system
+bench_system
+cd "$sys"
+
+# without_lm0 INI: the tuned Baseline without its KenLM feature and weight.
+without_lm0() {
+    grep -v -e '^KENLM name=LM0 ' -e '^LM0=' model/moses.ini > "$1.tmp"
+    ! grep -q 'LM0' "$1.tmp" || { echo "LM0 still in $1.tmp" >&2; exit 1; }
+    mv "$1.tmp" "$1"
+}
+
+# without_pef INI: the tuned Baseline with a table of three columns, p(e|f) (the third of
+# φ(f|e) lex(f|e) φ(e|f) lex(e|f)) left out, and its weight with it.
+without_pef() {
+    zcat model/phrase-table.gz \
+        | awk -F ' [|][|][|] ' -v OFS=' ||| ' '{ split($3, s, " "); $3 = s[1] " " s[2] " " s[4]; print }' \
+        | gzip > model/phrase-table.no-pef.gz
+    sed -e '/^PhraseDictionaryMemory /s/num-features=4/num-features=3/' \
+        -e '/^PhraseDictionaryMemory /s#path=model/phrase-table.gz#path=model/phrase-table.no-pef.gz#' \
+        -e 's/^TranslationModel0= \([^ ]*\) \([^ ]*\) [^ ]* \([^ ]*\)$/TranslationModel0= \1 \2 \3/' \
+        model/moses.ini > "$1.tmp"
+    grep -q 'num-features=3 .*phrase-table.no-pef.gz' "$1.tmp" \
+        && grep -Eq '^TranslationModel0= [^ ]+ [^ ]+ [^ ]+$' "$1.tmp" \
+        || { echo "could not drop p(e|f) from $1.tmp" >&2; exit 1; }
+    mv "$1.tmp" "$1"
+}
+
+for row in "${rows[@]}"; do
+    case "$row" in
+        baseline-lm0) make_ini=without_lm0 ;;
+        baseline-pef) make_ini=without_pef ;;
+        *) echo "unknown row $row (baseline-lm0, baseline-pef)" >&2; exit 2 ;;
+    esac
+    step "$row: ini" "$work/$row.ini" "$make_ini" "$work/$row.ini"
+    step "$row: tune" "$work/$row.tuned" sh -c "rescore moses tune '$work/$row.ini' \
+        --dev corpus/dev.en.gz corpus/dev.fr.gz --dev-ref corpus/dev.ref-darby.fr.gz \
+        --work-dir '$work/tuning-$row' --seed 1 --max-iterations 10 --decoder-flags '$flags' \
+        --base-dir '$sys' --moses-dir '$MOSES_HOME' --threads $threads > '$work/$row.tuned.tmp' \
+        && mv '$work/$row.tuned.tmp' '$work/$row.tuned'"
+    step "$row: test" "$work/decoding/$row.hyp" \
+        rescore moses evaluate --system "$row=$(cat "$work/$row.tuned")" \
+            --test "$data/corpus/test.en.gz" "$data/corpus/test.fr.gz" \
+            --test-ref "$data/corpus/test.ref-darby.fr.gz" --out-dir "$work/decoding" \
+            --decoder-flags "$flags" --base-dir "$sys" --moses-dir "$MOSES_HOME" --threads "$threads"
+    sed -n '/^\[weight\]/,$p' "$(cat "$work/$row.tuned")" > "$out/$row.weights.txt"  # no machine paths
+    grep -h 'Best point' "$work/tuning-$row"/run*.mert.log > "$out/$row.mert-best-points.txt" || true
+done
+
+python3 "$here/real_wide_table.py" "$work/decoding" "$data" "$out"
