@@ -1,9 +1,9 @@
 """The proxy bench's Δ BLEU beside real Moses' for the same systems (issue 44, part 4): sign
 agreement and Spearman's rank correlation over the pairs.
 
-    python benchmarks/studies/proxy/compare_real.py benchmarks/studies/proxy/results/NAME
+    python benchmarks/studies/proxy/compare_real.py benchmarks/studies/proxy/results/NAME [MORE ...]
 
-Reads NAME/results.tsv (proxy_bench.py run), real_moses.tsv beside this script (each real Δ
+Reads NAME/results.tsv (proxy_bench.py run; and MORE's, for the systems NAME lacks), real_moses.tsv beside this script (each real Δ
 with the page it comes from) and the wide rows real_wide_rows.sh measured
 (results/real-wide/results.tsv, where it exists); writes NAME/proxy_vs_real.md and prints it."""
 
@@ -23,37 +23,62 @@ def real_deltas() -> pd.DataFrame:
     real = pd.read_csv(HERE / "real_moses.tsv", sep="\t")
     if not WIDE_ROWS.exists():
         return real
-    wide = pd.read_csv(WIDE_ROWS, sep="\t")
-    wide = wide[wide.system != "Baseline"]
+    wide = pd.read_csv(WIDE_ROWS, sep="\t", na_values="-")
+    wide = wide[wide.system.str.startswith("Baseline-")]
+    # against real Moses' retuned Baseline where it was measured, as the proxy's Δ is against its own
+    retuned = "delta_bleu_vs_retuned" in wide
+    suffix, base = ("_vs_retuned", "the retuned Baseline") if retuned else ("", "the fixture's Baseline")
     return pd.concat([real, pd.DataFrame({
-        "system": wide.system, "real_delta_bleu": wide.delta_bleu, "real_p_bleu": wide.p_bleu,
-        "source": "benchmarks/studies/proxy/results/real-wide (one MERT replicate, real_wide_rows.sh)"})],
+        "system": wide.system, "real_delta_bleu": wide[f"delta_bleu{suffix}"], "real_p_bleu": wide[f"p_bleu{suffix}"],
+        "source": f"results/real-wide/results.tsv (real_wide_rows.sh: one MERT replicate, against {base})"})],
         ignore_index=True)
+
+
+WIDE = 0.5  # a real Δ BLEU at least this large is a wide row: no replicate noise hides its sign
 
 
 def sign(value: float, dead_band: float = 0.005) -> int:
     return 0 if abs(value) < dead_band else (1 if value > 0 else -1)
 
 
-def main(results_dir: Path) -> str:
-    proxy = pd.read_csv(results_dir / "results.tsv", sep="\t").set_index("system")
+def agreement(rows: pd.DataFrame) -> str:
+    agree = sum(sign(a) == sign(b) for a, b in zip(rows.real_delta_bleu, rows.proxy_delta_bleu))
+    return f"{agree} of {len(rows)}"
+
+
+def rank_correlation(rows: pd.DataFrame) -> str:
+    rho = rows.real_delta_bleu.rank().corr(rows.proxy_delta_bleu.rank())
+    return f"{rho:.2f} over {len(rows)} pairs"
+
+
+def proxy_rows(results_dirs: list[Path]) -> pd.DataFrame:
+    """The proxy's row of each system, from the first run that has it."""
+    runs = [pd.read_csv(directory / "results.tsv", sep="\t") for directory in results_dirs]
+    return pd.concat(runs, ignore_index=True).drop_duplicates("system").set_index("system")
+
+
+def main(results_dir: Path, *more: Path) -> str:
+    proxy = proxy_rows([results_dir, *more])
     real = real_deltas()
     real = real[real.system.isin(proxy.index)].copy()
     real["proxy_delta_bleu"] = [proxy.loc[name, "delta_test_bleu"] for name in real.system]
     real["proxy_p_bleu_holm"] = [proxy.loc[name, "p_bleu_holm"] for name in real.system]
-    agree = sum(sign(a) == sign(b) for a, b in zip(real.real_delta_bleu, real.proxy_delta_bleu))
-    rho = real.real_delta_bleu.rank().corr(real.proxy_delta_bleu.rank())
     lines = ["| System | Real Moses Δ BLEU | Real p | Proxy Δ BLEU | Proxy Holm p | Real source |",
              "|---|---|---|---|---|---|"]
     for row in real.itertuples():
         lines.append(f"| {row.system} | {row.real_delta_bleu:+.2f} | {row.real_p_bleu:.4f} | "
                      f"{row.proxy_delta_bleu:+.2f} | {row.proxy_p_bleu_holm:.4f} | {row.source} |")
-    lines += ["", f"Sign agreement: {agree} of {len(real)} (a Δ within ±0.005 counts as 0). "
-              f"Spearman's rank correlation: {rho:.2f} over {len(real)} pairs.", ""]
+    near = real[real.real_delta_bleu.abs() < WIDE]
+    lines += ["", f"Sign agreement: {agreement(real)} (a Δ within ±0.005 counts as 0). "
+              f"Spearman's rank correlation: {rank_correlation(real)}."]
+    if len(near) < len(real):
+        lines += [f"Rows whose real Δ is within ±{WIDE}: sign agreement {agreement(near)}, "
+                  f"rank correlation {rank_correlation(near)}."]
+    lines += [""]
     text = "\n".join(lines)
     (results_dir / "proxy_vs_real.md").write_text(text)
     return text
 
 
 if __name__ == "__main__":
-    print(main(Path(sys.argv[1])))
+    print(main(*(Path(arg) for arg in sys.argv[1:])))

@@ -1,26 +1,29 @@
 #!/usr/bin/env bash
-# Real Moses for the proxy's wide rows (issue 44, part 4): Baseline without its language model
-# (LM0) and without the direct phrase probability p(e|f), each retuned by real MERT, one
-# replicate, on the phrase-feature study's bench (421 dev verses with both references, at most
-# 10 iterations, cube pruning, 2 threads, seed 1, warm start from the fixture's tuned weights).
+# Real Moses for the proxy's wide rows (issue 44, part 4): Baseline without one of its features
+# (the language model LM0, the direct phrase probability p(e|f), the lexicalized reordering
+# model, the distortion cost, the word penalty), each retuned by real MERT, one replicate, on
+# the phrase-feature study's bench (421 dev verses with both references, at most 10
+# iterations, cube pruning, 2 threads, seed 1, warm start from the fixture's tuned weights).
 # Each row's test translation is compared with the Baseline's: the fixture's tuned system,
 # whose test 1-best the stored n-best lists hold (nbest/test.1best.gz: the same ini, flags and
 # Moses commit), so Baseline is not decoded again. Resumable: every finished step is skipped
-# and a half-done MERT run continues. Needs a built Moses (MOSES_HOME); about 45 minutes a row
+# and a half-done MERT run continues. Needs a built Moses (MOSES_HOME); 5 to 30 minutes a row
 # on 2 cores.
 #
 #     MOSES_HOME=/path/to/mosesdecoder benchmarks/studies/proxy/real_wide_rows.sh \
 #         ../shared/data/bible-en-fr WORK benchmarks/studies/proxy/results/real-wide [ROW...]
 #
-# ROW: baseline-lm0, baseline-pef (default: both, in that order). Writes OUT/results.tsv and
-# OUT/results.md (real_wide_table.py) from the rows decoded so far.
+# ROW: baseline-lm0, baseline-pef, baseline-lr, baseline-dist, baseline-wp, and
+# baseline-retuned: Baseline itself retuned the same way, MERT's own shift (default: all, in
+# that order). Writes OUT/results.tsv and OUT/results.md (real_wide_table.py) from the rows
+# decoded so far, and each row's tuned weights and mert's best points.
 set -euo pipefail
 data="$(realpath "${1:?usage: $0 BIBLE_EN_FR_DIR WORK_DIR OUT_DIR [ROW...]}")"
 mkdir -p "${2:?usage: $0 BIBLE_EN_FR_DIR WORK_DIR OUT_DIR [ROW...]}" "${3:?usage: $0 BIBLE_EN_FR_DIR WORK_DIR OUT_DIR [ROW...]}"
 work="$(realpath "$2")"
 out="$(realpath "$3")"
 shift 3
-if [[ $# -gt 0 ]]; then rows=("$@"); else rows=(baseline-lm0 baseline-pef); fi
+if [[ $# -gt 0 ]]; then rows=("$@"); else rows=(baseline-lm0 baseline-pef baseline-lr baseline-dist baseline-wp baseline-retuned); fi
 : "${MOSES_HOME:?set MOSES_HOME to the mosesdecoder directory holding bin/moses and scripts/}"
 threads="${THREADS:-2}"
 flags="-search-algorithm 1 -cube-pruning-pop-limit 400 -s 400"
@@ -30,12 +33,19 @@ source "$here/../../helpers/bible_bench.sh"  # step, bench_system
 bench_system
 cd "$sys"
 
-# without_lm0 INI: the tuned Baseline without its KenLM feature and weight.
-without_lm0() {
-    grep -v -e '^KENLM name=LM0 ' -e '^LM0=' model/moses.ini > "$1.tmp"
-    ! grep -q 'LM0' "$1.tmp" || { echo "LM0 still in $1.tmp" >&2; exit 1; }
-    mv "$1.tmp" "$1"
+# without FEATURE_LINE WEIGHT_NAME INI: the tuned Baseline without one feature: its line in
+# [feature] (e.g. `KENLM name=LM0 ...`, or a bare `Distortion`) and its weights (`LM0= ...`).
+without() {
+    grep -v -E -e "^$1( |\$)" -e "^$2= " model/moses.ini > "$3.tmp"
+    [[ $(grep -c -E -e "^$1( |\$)" -e "^$2= " model/moses.ini) == 2 ]] \
+        || { echo "model/moses.ini has no single feature line $1 with weights $2" >&2; exit 1; }
+    mv "$3.tmp" "$3"
 }
+without_lm0() { without "KENLM name=LM0" LM0 "$1"; }
+without_lr() { without "LexicalReordering name=LexicalReordering0" LexicalReordering0 "$1"; }
+without_dist() { without Distortion Distortion0 "$1"; }
+without_wp() { without WordPenalty WordPenalty0 "$1"; }
+unchanged() { cp model/moses.ini "$1"; }
 
 # without_pef INI: the tuned Baseline with a table of three columns, p(e|f) (the third of
 # φ(f|e) lex(f|e) φ(e|f) lex(e|f)) left out, and its weight with it.
@@ -57,7 +67,11 @@ for row in "${rows[@]}"; do
     case "$row" in
         baseline-lm0) make_ini=without_lm0 ;;
         baseline-pef) make_ini=without_pef ;;
-        *) echo "unknown row $row (baseline-lm0, baseline-pef)" >&2; exit 2 ;;
+        baseline-lr) make_ini=without_lr ;;
+        baseline-dist) make_ini=without_dist ;;
+        baseline-wp) make_ini=without_wp ;;
+        baseline-retuned) make_ini=unchanged ;;
+        *) echo "unknown row $row (baseline-lm0, baseline-pef, baseline-lr, baseline-dist, baseline-wp, baseline-retuned)" >&2; exit 2 ;;
     esac
     step "$row: ini" "$work/$row.ini" "$make_ini" "$work/$row.ini"
     step "$row: tune" "$work/$row.tuned" sh -c "rescore moses tune '$work/$row.ini' \

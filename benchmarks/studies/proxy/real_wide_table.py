@@ -4,9 +4,10 @@ randomization, Holm-corrected over the rows, as `moses ablation` reports them.
 
     python benchmarks/studies/proxy/real_wide_table.py WORK/decoding BIBLE_EN_FR_DIR OUT_DIR
 
-The Baseline's translation is the stored lists' 1-best (nbest/test.1best.gz), which the
-fixture's tuned ini wrote with the bench's decoder flags. Writes OUT_DIR/results.tsv and
-OUT_DIR/results.md."""
+Baseline is the fixture's tuned system: its translation is the stored lists' 1-best
+(nbest/test.1best.gz), which its ini wrote with the bench's decoder flags. Where Baseline
+retuned the rows' way was decoded too, each row is also compared with it, as the proxy compares
+its rows with its own retuned Baseline. Writes OUT_DIR/results.tsv and OUT_DIR/results.md."""
 
 from __future__ import annotations
 
@@ -19,8 +20,26 @@ from moses_integration.evaluation.multiple_testing import holm_bonferroni
 from moses_integration.evaluation.scores import compare, read_references, score
 from moses_integration.line_files import read_lines
 
+RETUNED = "Baseline (retuned)"
 # the file name of each row, and the proxy bench's name for the same system
-ROWS = {"baseline-lm0": "Baseline-LM0", "baseline-pef": "Baseline-p(e|f)"}
+ROWS = {"baseline-lm0": "Baseline-LM0", "baseline-pef": "Baseline-p(e|f)",
+        "baseline-lr": "Baseline-LexicalReordering0", "baseline-dist": "Baseline-Distortion0",
+        "baseline-wp": "Baseline-WordPenalty0", "baseline-retuned": RETUNED}
+
+
+def against(base: str, outputs: dict, scores: dict, refs: list, suffix: str) -> pd.DataFrame:
+    """Δ BLEU and chrF of every other system against `base`, p (AR) and Holm's p over them."""
+    others = [name for name in outputs if name not in (base, "Baseline")]
+    systems = [(base, outputs[base])] + [(name, outputs[name]) for name in others]
+    p_values = compare(systems, refs, "ar")
+    table = pd.DataFrame(index=others)
+    for metric in ("bleu", "chrf"):
+        table[f"delta_{metric}{suffix}"] = [round(getattr(scores[name], metric) - getattr(scores[base], metric), 4)
+                                            for name in others]
+        table[f"p_{metric}{suffix}"] = [p_values[name][metric] for name in others]
+        holm = holm_bonferroni({name: p_values[name][metric] for name in others})
+        table[f"p_{metric}_holm{suffix}"] = [holm[name] for name in others]
+    return table
 
 
 def main(decoding: Path, data: Path, out: Path) -> pd.DataFrame:
@@ -29,29 +48,43 @@ def main(decoding: Path, data: Path, out: Path) -> pd.DataFrame:
     outputs.update({name: read_lines(decoding / f"{row}.hyp")
                     for row, name in ROWS.items() if (decoding / f"{row}.hyp").exists()})
     scores = {name: score(hyps, refs, name) for name, hyps in outputs.items()}
-    p_values = compare(list(outputs.items()), refs, "ar")
-    holm = {metric: holm_bonferroni({name: p_values[name][metric] for name in outputs})
-            for metric in ("bleu", "chrf")}
-    base = scores["Baseline"]
-    table = pd.DataFrame([{
-        "system": name, "test_bleu": result.bleu, "delta_bleu": round(result.bleu - base.bleu, 4),
-        "p_bleu": p_values[name]["bleu"], "p_bleu_holm": holm["bleu"][name],
-        "test_chrf": result.chrf, "delta_chrf": round(result.chrf - base.chrf, 4),
-        "p_chrf": p_values[name]["chrf"], "p_chrf_holm": holm["chrf"][name],
-    } for name, result in scores.items()])
-    table.to_csv(out / "results.tsv", sep="\t", index=False, na_rep="-")
-    lines = ["| System | Test BLEU | Δ BLEU | p (BLEU) | Holm p | Test chrF | Δ chrF | p (chrF) | Holm p |",
-             "|---|---|---|---|---|---|---|---|---|"]
-    for row in table.itertuples():
-        p = "–" if row.system == "Baseline" else None
-        lines.append(f"| {row.system} | {row.test_bleu:.2f} | {p or f'{row.delta_bleu:+.2f}'} | "
-                     f"{p or f'{row.p_bleu:.4f}'} | {p or f'{row.p_bleu_holm:.4f}'} | {row.test_chrf:.2f} | "
-                     f"{p or f'{row.delta_chrf:+.2f}'} | {p or f'{row.p_chrf:.4f}'} | {p or f'{row.p_chrf_holm:.4f}'} |")
-    lines += ["", f"BLEU: {base.bleu_signature}; chrF: {base.chrf_signature}; "
-              f"{len(refs)} references, {base.num_lines} verses.", ""]
-    (out / "results.md").write_text("\n".join(lines))
+    table = pd.DataFrame({"test_bleu": [scores[name].bleu for name in outputs],
+                          "test_chrf": [scores[name].chrf for name in outputs]}, index=list(outputs))
+    table = table.join(against("Baseline", outputs, scores, refs, ""))
+    if RETUNED in outputs:
+        table = table.join(against(RETUNED, outputs, scores, refs, "_vs_retuned"))
+    table.index.name = "system"
+    table.reset_index().to_csv(out / "results.tsv", sep="\t", index=False, na_rep="-")
+    (out / "results.md").write_text(markdown(table, scores["Baseline"]))
     return table
 
 
+def markdown(table: pd.DataFrame, base) -> str:
+    """The table as the docs show it: Δ and p against the fixture's Baseline, and against the
+    retuned Baseline where it was measured."""
+    retuned = "delta_bleu_vs_retuned" in table
+    head = "| System | Test BLEU | Δ BLEU | p (BLEU) | Holm p | Test chrF | Δ chrF | p (chrF) | Holm p |"
+    head += " Δ BLEU vs retuned | p | Holm p |" if retuned else ""
+    lines = [head, "|" + "---|" * (head.count("|") - 1)]
+
+    def cells(row, suffix: str) -> list:
+        if pd.isna(row.get(f"delta_bleu{suffix}")):
+            return ["–"] * (3 if suffix else 6)
+        bleu = [f"{row[f'delta_bleu{suffix}']:+.2f}", f"{row[f'p_bleu{suffix}']:.4f}", f"{row[f'p_bleu_holm{suffix}']:.4f}"]
+        chrf = [f"{row[f'delta_chrf{suffix}']:+.2f}", f"{row[f'p_chrf{suffix}']:.4f}", f"{row[f'p_chrf_holm{suffix}']:.4f}"]
+        return bleu + chrf if not suffix else bleu
+
+    for name, row in table.iterrows():
+        fixture = cells(row, "")
+        line = [name, f"{row.test_bleu:.2f}", *fixture[:3], f"{row.test_chrf:.2f}", *fixture[3:]]
+        if retuned:
+            line += cells(row, "_vs_retuned")
+        lines.append("| " + " | ".join(line) + " |")
+    lines += ["", f"BLEU: {base.bleu_signature}; chrF: {base.chrf_signature}; "
+              f"{base.references} references, {base.num_lines} verses. Baseline: the fixture's tuned "
+              "system (the stored lists' 1-best).", ""]
+    return "\n".join(lines)
+
+
 if __name__ == "__main__":
-    print(main(Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])).to_string(index=False))
+    print(main(Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])).to_string())
