@@ -1,0 +1,58 @@
+"""benchmarks/studies/proxy/real_wide_table.py and compare_real.py: the real-Moses wide rows are
+scored against the right Baseline, and the proxy is judged against them on near and wide rows
+apart."""
+
+import gzip
+
+import pandas as pd
+
+from benchmarks.studies.proxy import compare_real
+from benchmarks.studies.proxy.real_wide_table import main as real_wide_table
+
+
+def second_best(data, path):
+    """Each test verse's second hypothesis of the stored lists (its first where it has one)."""
+    hypotheses = {}
+    with gzip.open(data / "nbest" / "test.nbest200.gz", "rt", encoding="utf-8") as lines:
+        for line in lines:
+            sentence, hypothesis = line.split(" ||| ")[:2]
+            hypotheses.setdefault(int(sentence), []).append(hypothesis.strip())
+    path.write_text("".join((h[1] if len(h) > 1 else h[0]) + "\n" for _, h in sorted(hypotheses.items())))
+
+
+def test_a_row_is_scored_against_the_fixture_and_the_retuned_baseline(shared_data, tmp_path):
+    decoding = tmp_path / "decoding"
+    decoding.mkdir()
+    with gzip.open(shared_data / "nbest" / "test.1best.gz", "rt", encoding="utf-8") as first_best:
+        (decoding / "baseline-retuned.hyp").write_text(first_best.read())  # MERT kept the fixture's output
+    second_best(shared_data, decoding / "baseline-lm0.hyp")
+    table = real_wide_table(decoding, shared_data, tmp_path)
+    written = pd.read_csv(tmp_path / "results.tsv", sep="\t", na_values="-").set_index("system")
+    assert list(written.index) == ["Baseline", "Baseline-LM0", "Baseline (retuned)"]
+    assert written.loc["Baseline", "test_bleu"] == 46.686  # the lists' 1-best (nbest/README.md)
+    assert written.loc["Baseline (retuned)", "delta_bleu"] == 0.0
+    assert written.loc["Baseline (retuned)", "p_bleu"] == 1.0  # the same output is no evidence
+    lm0 = written.loc["Baseline-LM0"]
+    assert lm0.delta_bleu < 0 and lm0.delta_bleu == lm0.delta_bleu_vs_retuned  # both Baselines are one output
+    assert lm0.p_bleu_holm == 2 * lm0.p_bleu or lm0.p_bleu_holm == 1.0  # two rows against the fixture's
+    assert lm0.p_bleu_holm_vs_retuned == lm0.p_bleu_vs_retuned  # one row against the retuned one
+    assert "| Baseline-LM0 | " in (tmp_path / "results.md").read_text()
+    assert table.shape[0] == 3
+
+
+def test_near_and_wide_rows_are_judged_apart():
+    rows = pd.DataFrame({"real_delta_bleu": [0.1, -0.2, -8.0, -0.6],
+                         "proxy_delta_bleu": [-0.1, -0.1, -1.3, -0.4]})
+    assert compare_real.agreement(rows) == "3 of 4"
+    assert compare_real.rank_correlation(rows) == "0.95 over 4 pairs"  # ranks 4 3 1 2 against 3.5 3.5 1 2
+    near = rows[rows.real_delta_bleu.abs() < compare_real.WIDE]
+    assert compare_real.agreement(near) == "1 of 2"
+
+
+def test_a_system_takes_its_proxy_row_from_the_first_run_that_has_it(tmp_path):
+    for name, delta in (("first", 0.1), ("second", 0.9)):
+        (tmp_path / name).mkdir()
+        pd.DataFrame({"system": ["+a", f"+{name}"], "delta_test_bleu": [delta, delta]}).to_csv(
+            tmp_path / name / "results.tsv", sep="\t", index=False)
+    rows = compare_real.proxy_rows([tmp_path / "first", tmp_path / "second"])
+    assert rows.delta_test_bleu.to_dict() == {"+a": 0.1, "+first": 0.1, "+second": 0.9}
