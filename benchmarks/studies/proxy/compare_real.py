@@ -30,11 +30,16 @@ def real_deltas() -> pd.DataFrame:
     suffix, base = ("_vs_retuned", "the retuned Baseline") if retuned else ("", "the fixture's Baseline")
     return pd.concat([real, pd.DataFrame({
         "system": wide.system, "real_delta_bleu": wide[f"delta_bleu{suffix}"], "real_p_bleu": wide[f"p_bleu{suffix}"],
-        "source": f"results/real-wide/results.tsv (real_wide_rows.sh: one MERT replicate, against {base})"})],
+        "source": f"results/real-wide (one MERT replicate, against {base})"})],
         ignore_index=True)
 
 
 WIDE = 0.5  # a real Δ BLEU at least this large is a wide row: no replicate noise hides its sign
+
+
+def cell(text: str) -> str:
+    """A table cell's text: a bar in a name, as in p(e|f), is not a column border."""
+    return text.replace("|", "\\|")
 
 
 def sign(value: float, dead_band: float = 0.005) -> int:
@@ -66,15 +71,15 @@ def main(results_dir: Path, *more: Path) -> str:
     lines = ["| System | Real Moses Δ BLEU | Real p | Proxy Δ BLEU | Proxy Holm p | Real source |",
              "|---|---|---|---|---|---|"]
     for row in real.itertuples():
-        lines.append(f"| {row.system} | {row.real_delta_bleu:+.2f} | {row.real_p_bleu:.4f} | "
+        lines.append(f"| {cell(row.system)} | {row.real_delta_bleu:+.2f} | {row.real_p_bleu:.4f} | "
                      f"{row.proxy_delta_bleu:+.2f} | {row.proxy_p_bleu_holm:.4f} | {row.source} |")
     near = real[real.real_delta_bleu.abs() < WIDE]
-    lines += ["", f"Sign agreement: {agreement(real)} (a Δ within ±0.005 counts as 0). "
-              f"Spearman's rank correlation: {rank_correlation(real)}."]
+    summary = (f"Sign agreement: {agreement(real)} (a Δ within ±0.005 counts as 0). "
+               f"Spearman's rank correlation: {rank_correlation(real)}.")
     if len(near) < len(real):
-        lines += [f"Rows whose real Δ is within ±{WIDE}: sign agreement {agreement(near)}, "
-                  f"rank correlation {rank_correlation(near)}."]
-    lines += [""]
+        summary += (f" Rows whose real Δ is within ±{WIDE}: sign agreement {agreement(near)}, "
+                    f"rank correlation {rank_correlation(near)}.")
+    lines += ["", summary, ""]
     text = "\n".join(lines)
     (results_dir / "proxy_vs_real.md").write_text(text)
     return text

@@ -76,7 +76,7 @@ def markdown(table: pd.DataFrame, base) -> str:
 
     for name, row in table.iterrows():
         fixture = cells(row, "")
-        line = [name, f"{row.test_bleu:.2f}", *fixture[:3], f"{row.test_chrf:.2f}", *fixture[3:]]
+        line = [name.replace("|", "\\|"), f"{row.test_bleu:.2f}", *fixture[:3], f"{row.test_chrf:.2f}", *fixture[3:]]
         if retuned:
             line += cells(row, "_vs_retuned")
         lines.append("| " + " | ".join(line) + " |")

@@ -103,6 +103,16 @@ def proxy_vs_real() -> str:
     return verbatim(RESULTS / "near" / "proxy_vs_real.md")
 
 
+def wide_real() -> str:
+    """real_wide_rows.sh's run: Baseline without one feature on real Moses, one replicate."""
+    return verbatim(RESULTS / "real-wide" / "results.md")
+
+
+def wide_proxy() -> str:
+    """The same systems on the proxy (proxy_bench.py run --system NAME=-FEATURE)."""
+    return verbatim(RESULTS / "wide" / "results.md")
+
+
 def precision_columns() -> str:
     columns = pd.read_csv(RESULTS / "precision" / "columns.tsv", sep="\t")
     sources = int(columns["sources with 2+ targets"].iloc[0])
@@ -322,7 +332,8 @@ def pro_rows() -> str:
 
 
 TABLES: dict[str, Callable[[], str]] = {
-    "study": study, "proxy-vs-real": proxy_vs_real, "precision-columns": precision_columns,
+    "study": study, "proxy-vs-real": proxy_vs_real, "wide-real": wide_real, "wide-proxy": wide_proxy,
+    "precision-columns": precision_columns,
     "precision-bleu": precision_bleu, "stability": stability, "recipes": recipes, "architectures": architectures,
     "recipes-further": recipes_further, "smoothing-further": smoothing_further,
     "architectures-further": architectures_further, "subwords": subwords, "pair-weights": pair_weights, "speed": speed,
