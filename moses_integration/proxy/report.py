@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from rescorer.io.text_tables import markdown_cell
+
 from ..evaluation.results_table import mean_sd_text, p_text
 from ..evaluation.scores import EvalResult
 from ..nbest.pro_search import ALPHA, GAMMA, XI
@@ -26,7 +28,7 @@ def markdown_table(summary: pd.DataFrame, first_best: EvalResult, num_refs: int,
                  f"{first_best.chrf:.2f} | – | – | – |")
     for i, row in summary.iterrows():
         lines.append("| " + " | ".join([
-            row.system.replace("|", "\\|"), str(row.replicates), mean_sd_text(row.dev_bleu_mean, row.dev_bleu_sd),
+            markdown_cell(row.system), str(row.replicates), mean_sd_text(row.dev_bleu_mean, row.dev_bleu_sd),
             mean_sd_text(row.test_bleu_mean, row.test_bleu_sd),
             "–" if i == 0 else f"{row.delta_test_bleu:+.2f}", p_text(row.p_bleu), p_text(row.p_bleu_holm),
             row.p_bleu_per_replicate or "–", mean_sd_text(row.test_chrf_mean, row.test_chrf_sd),

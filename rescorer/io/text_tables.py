@@ -10,17 +10,17 @@ from typing import Optional, Sequence
 
 from rescorer.io.atomic_output import AtomicOutput, stdout_bytes
 
-__all__ = ["markdown_table", "csv_table", "format_log_p", "write_text"]
+__all__ = ["markdown_cell", "markdown_table", "csv_table", "format_log_p", "write_text"]
 
 
-def _cell(value: object) -> str:
+def markdown_cell(value: object) -> str:
     """A Markdown cell: `|` escaped, line breaks as spaces (a phrase may hold a bare `|`)."""
     return str(value).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
 
 
 def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
-    lines = ["| " + " | ".join(map(_cell, headers)) + " |", "|" + "---|" * len(headers)]
-    lines += ["| " + " | ".join(map(_cell, row)) + " |" for row in rows]
+    lines = ["| " + " | ".join(map(markdown_cell, headers)) + " |", "|" + "---|" * len(headers)]
+    lines += ["| " + " | ".join(map(markdown_cell, row)) + " |" for row in rows]
     return "\n".join(lines) + "\n"
 
 

@@ -14,8 +14,11 @@ from pathlib import Path
 
 import pandas as pd
 
+from rescorer.io.text_tables import markdown_cell
+
 HERE = Path(__file__).resolve().parent
 WIDE_ROWS = HERE / "results" / "real-wide" / "results.tsv"
+WIDE = 0.5  # a real Δ BLEU at least this large is a wide row: no replicate noise hides its sign
 
 
 def real_deltas() -> pd.DataFrame:
@@ -32,14 +35,6 @@ def real_deltas() -> pd.DataFrame:
         "system": wide.system, "real_delta_bleu": wide[f"delta_bleu{suffix}"], "real_p_bleu": wide[f"p_bleu{suffix}"],
         "source": f"results/real-wide (one MERT replicate, against {base})"})],
         ignore_index=True)
-
-
-WIDE = 0.5  # a real Δ BLEU at least this large is a wide row: no replicate noise hides its sign
-
-
-def cell(text: str) -> str:
-    """A table cell's text: a bar in a name, as in p(e|f), is not a column border."""
-    return text.replace("|", "\\|")
 
 
 def sign(value: float, dead_band: float = 0.005) -> int:
@@ -71,7 +66,7 @@ def main(results_dir: Path, *more: Path) -> str:
     lines = ["| System | Real Moses Δ BLEU | Real p | Proxy Δ BLEU | Proxy Holm p | Real source |",
              "|---|---|---|---|---|---|"]
     for row in real.itertuples():
-        lines.append(f"| {cell(row.system)} | {row.real_delta_bleu:+.2f} | {row.real_p_bleu:.4f} | "
+        lines.append(f"| {markdown_cell(row.system)} | {row.real_delta_bleu:+.2f} | {row.real_p_bleu:.4f} | "
                      f"{row.proxy_delta_bleu:+.2f} | {row.proxy_p_bleu_holm:.4f} | {row.source} |")
     near = real[real.real_delta_bleu.abs() < WIDE]
     summary = (f"Sign agreement: {agreement(real)} (a Δ within ±0.005 counts as 0). "

@@ -19,6 +19,7 @@ import pandas as pd
 from moses_integration.evaluation.multiple_testing import holm_bonferroni
 from moses_integration.evaluation.scores import compare, read_references, score
 from moses_integration.line_files import read_lines
+from rescorer.io.text_tables import markdown_cell
 
 RETUNED = "Baseline (retuned)"
 # the file name of each row, and the proxy bench's name for the same system
@@ -67,18 +68,18 @@ def markdown(table: pd.DataFrame, base) -> str:
     head += " Δ BLEU vs retuned | p | Holm p |" if retuned else ""
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
 
-    def cells(row, suffix: str) -> list:
-        if pd.isna(row.get(f"delta_bleu{suffix}")):
-            return ["–"] * (3 if suffix else 6)
-        bleu = [f"{row[f'delta_bleu{suffix}']:+.2f}", f"{row[f'p_bleu{suffix}']:.4f}", f"{row[f'p_bleu_holm{suffix}']:.4f}"]
-        chrf = [f"{row[f'delta_chrf{suffix}']:+.2f}", f"{row[f'p_chrf{suffix}']:.4f}", f"{row[f'p_chrf_holm{suffix}']:.4f}"]
-        return bleu + chrf if not suffix else bleu
+    def compared(row, metric: str, suffix: str) -> list:
+        """Δ, p and Holm's p of one metric against one Baseline; dashes for a Baseline itself."""
+        if pd.isna(row.get(f"delta_{metric}{suffix}")):
+            return ["–"] * 3
+        return [f"{row[f'delta_{metric}{suffix}']:+.2f}", f"{row[f'p_{metric}{suffix}']:.4f}",
+                f"{row[f'p_{metric}_holm{suffix}']:.4f}"]
 
     for name, row in table.iterrows():
-        fixture = cells(row, "")
-        line = [name.replace("|", "\\|"), f"{row.test_bleu:.2f}", *fixture[:3], f"{row.test_chrf:.2f}", *fixture[3:]]
+        line = [markdown_cell(name), f"{row.test_bleu:.2f}", *compared(row, "bleu", ""),
+                f"{row.test_chrf:.2f}", *compared(row, "chrf", "")]
         if retuned:
-            line += cells(row, "_vs_retuned")
+            line += compared(row, "bleu", "_vs_retuned")
         lines.append("| " + " | ".join(line) + " |")
     lines += ["", f"BLEU: {base.bleu_signature}; chrF: {base.chrf_signature}; "
               f"{base.references} references, {base.num_lines} verses. Baseline: the fixture's tuned "
