@@ -86,13 +86,10 @@ def test_every_command_shown_takes_the_options_it_is_shown_with():
 
 
 def _study_tables():
-    """benchmarks/studies/proxy/study_tables.py, loaded as a module (benchmarks/ is no package)."""
-    import importlib.util
+    """benchmarks/studies/proxy/study_tables.py (imported as tests/benchmarks/ import the study scripts)."""
+    from benchmarks.studies.proxy import study_tables
 
-    spec = importlib.util.spec_from_file_location("study_tables", REPO / "benchmarks" / "studies" / "proxy" / "study_tables.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return study_tables
 
 
 def test_the_proxy_studys_tables_are_the_ones_its_result_files_give():
