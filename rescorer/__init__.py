@@ -12,4 +12,14 @@ The package reads as the pipeline, top to bottom; each folder imports only from 
 - `runtime`, `io`: devices, ranks, failures and progress; reading and writing tables (no torch).
 """
 
+import os
+
 __version__ = "0.1.0"
+
+# torch's CPU products go through MKL, which splits a product of few rows differently on one
+# thread and on two, so the README's demo trained another model on each (on an Intel Xeon with
+# AMX, another model for the bible table's default batches too). MKL's strict reproducible mode
+# gives the same bits on any thread count, at no speed cost measured (docs/training.md,
+# "Length, repeatability, time"). MKL reads it at its first call, so it is set on the package's
+# first import, before any product; a user's own MKL_CBWR is kept.
+os.environ.setdefault("MKL_CBWR", "AUTO,STRICT")
