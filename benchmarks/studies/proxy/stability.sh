@@ -4,17 +4,19 @@
 # stopped at the same update count; then each model's column per target word on the proxy bench.
 # A bad start shows as one run's held-out perplexity far above the others' at the same update.
 #
-#   benchmarks/studies/proxy/stability.sh WORK UPDATES OUT [REFERENCE.pt]
+#   [SEEDS='1 2 3'] benchmarks/studies/proxy/stability.sh WORK UPDATES OUT [REFERENCE.pt]
 #   benchmarks/studies/proxy/stability.sh WORK 2000 benchmarks/studies/proxy/results/stability WORK/fwd.pt
 #
 # WORK holds the models, their logs and the scored pairs (a model already there is not trained
 # again; each run encodes the table into a cache of its own, as two runs cannot share one). OUT gets
 # models.tsv (each run's best held-out and honest perplexity, seconds, and how far its weights are
 # from the same seed's 2-thread run's: 0.0 is the same model to the bit) and the proxy bench's
-# result files; REFERENCE, a model trained to the end, joins the proxy run as `+full`.
+# result files; REFERENCE, a model trained to the end, joins the proxy run as `+full`. SEEDS: the
+# seeds to train, each on 2 threads and on 1.
 set -euo pipefail
-[ $# -eq 3 ] || [ $# -eq 4 ] || { sed -n '2,13p' "$0"; exit 2; }
+[ $# -eq 3 ] || [ $# -eq 4 ] || { sed -n '2,15p' "$0"; exit 2; }
 work=$1 updates=$2 out=$3 reference=${4:-}
+read -r -a seeds <<< "${SEEDS:-1 2 3}"
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=training_row.sh
 source "$here/training_row.sh"
@@ -28,13 +30,13 @@ train() {  # seed threads
     rm -r "$work/s$1-t$2.cache" "$work/s$1-t$2.pt.checkpoint"
 }
 export -f train; export work updates table
-for seed in 1 2 3; do train "$seed" 2; done                 # both cores each
-printf '%s\n' 1 2 3 | xargs -P 2 -I{} bash -c 'train {} 1'  # one core each, two at a time
+for seed in "${seeds[@]}"; do train "$seed" 2; done                 # both cores each
+printf '%s\n' "${seeds[@]}" | xargs -P 2 -I{} bash -c 'train {} 1'  # one core each, two at a time
 
 printf 'seed\tthreads\tupdates\tbest held-out perplexity\tat update\thonest perplexity\tseconds\t'"\
 max |weight - the 2-thread run's|\n" > "$out/models.tsv"
 for threads in 2 1; do
-    for seed in 1 2 3; do
+    for seed in "${seeds[@]}"; do
         row=$(training_row "$seed\t$threads" "$work/s$seed-t$threads.train.log")
         difference=$(python3 "$here/same_weights.py" "$work/s$seed-t$threads.pt" "$work/s$seed-t2.pt")
         printf '%s\t%s\n' "$row" "$difference" >> "$out/models.tsv"
@@ -42,7 +44,8 @@ for threads in 2 1; do
 done
 
 [ -f "$work/pairs.gz" ] || python3 "$here/proxy_bench.py" pairs -o "$work/pairs.gz"
-runs=(s1-t2 s2-t2 s3-t2 s1-t1 s2-t1 s3-t1) models=() columns=() systems=() index=5
+runs=() models=() columns=() systems=() index=5
+for threads in 2 1; do for seed in "${seeds[@]}"; do runs+=("s$seed-t$threads"); done; done
 for run in "${runs[@]}"; do models+=(--model "$work/$run.pt"); done
 [ -z "$reference" ] || { runs+=(full); models+=(--model "$reference"); }
 OMP_NUM_THREADS=2 rescore score "$work/pairs.gz" "${models[@]}" --per-word --precision fp32 -o "$work/scored.gz" --force
