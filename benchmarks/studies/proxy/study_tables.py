@@ -154,6 +154,51 @@ def stability() -> str:
                   "Seconds, 2 threads / 1 thread"), rows)
 
 
+def stability_across_cpus() -> str:
+    """stability.sh run again on the Intel Xeon with AMX (results/stability-amx) beside the AMD
+    EPYC's run (results/stability): the same seeds, thread counts, update count and bench."""
+    models = {cpu: pd.read_csv(RESULTS / folder / "models.tsv", sep="\t")
+              for cpu, folder in (("amd", "stability"), ("amx", "stability-amx"))}
+    frames = {"amd": results("stability"), "amx": results("stability-amx")}
+    same = "max |weight - the 2-thread run" + chr(39) + "s|"
+    rows = []
+    for seed in sorted(models["amx"].seed.unique()):
+        cells = [str(seed)]
+        for cpu in ("amd", "amx"):
+            for threads in (2, 1):
+                run = models[cpu][(models[cpu].seed == seed) & (models[cpu].threads == threads)].iloc[0]
+                cells.append(f"{run['best held-out perplexity']:.2f} ({run['honest perplexity']:.2f})")
+        one = models["amx"][(models["amx"].seed == seed) & (models["amx"].threads == 1)].iloc[0]
+        cells.append(f"{one[same]:.2g}")
+        cells += [signed(frames[cpu].loc[f"+s{seed}-t{threads}", "delta_test_bleu"])
+                  for cpu in ("amd", "amx") for threads in (2, 1)]
+        rows.append(row(*cells))
+    baseline = [spread(frames[cpu].loc["Baseline", "test_bleu_mean"], frames[cpu].loc["Baseline", "test_bleu_sd"])
+                for cpu in ("amd", "amx")]
+    rows.append(row("Baseline's test BLEU", "", "", "", "", "", baseline[0], "", baseline[1], ""))
+    return table(("Seed", "AMD: held-out ppl (honest), 2 threads", "AMD: 1 thread",
+                  "Xeon AMX: 2 threads", "Xeon AMX: 1 thread", "Xeon: 1 thread against 2, max \\|Δ weight\\|",
+                  "AMD: proxy Δ BLEU, 2 threads", "AMD: 1 thread", "Xeon: 2 threads", "Xeon: 1 thread"), rows)
+
+
+def stability_strict() -> str:
+    """Seed 1 on the Xeon at the same update count, before MKL's strict mode (before.tsv, the
+    previous commit's code) and with it (stability.sh with SEEDS=1: models.tsv and the bench)."""
+    folder = RESULTS / "stability-amx-strict"
+    frame = results("stability-amx-strict")
+    rows = []
+    for label, name in (("before (MKL's default)", "before.tsv"), ("`MKL_CBWR=AUTO,STRICT`", "models.tsv")):
+        for run in pd.read_csv(folder / name, sep="\t").itertuples(index=False):
+            seed, threads = int(run[0]), int(run[1])
+            system = f"+s{seed}-t{threads}"
+            delta = signed(frame.loc[system, "delta_test_bleu"]) if name == "models.tsv" else "–"
+            rows.append(row(label, str(seed), str(threads), f"{run[3]:.2f} ({run[5]:.2f})",
+                            f"{run[7]:.2g}", delta))
+    updates = thousands(int(pd.read_csv(folder / "models.tsv", sep="\t").updates.max()))
+    return table(("MKL", "Seed", "Threads", f"Held-out perplexity at {updates} (honest)",
+                  "max \\|Δ weight\\| against 2 threads", "Proxy Δ BLEU (+per-word column)"), rows)
+
+
 def _default_row(label: str, folder: str) -> list:
     trained, line = default_training(), results(folder).loc[DEFAULT_SYSTEM]
     updates = thousands(trained["updates"]) + (" (stopped early)" if trained["early"] else "")
@@ -308,6 +353,26 @@ def ensemble_rows() -> str:
     return reranked_rows("ensemble", ENSEMBLE_ROWS, chrf_p=True)
 
 
+SENTENCE_PHRASE_ROWS = {
+    "+sentfwd": "the forward sentence model's log p(e\\|f) of each phrase pair, summed over the hypothesis",
+    "+sentfwdpw": "the same per target word",
+    "+sentinv": "the inverse sentence model's log p(f\\|e) of each phrase pair",
+    "+sentinvpw": "the same per source word",
+    "+sentfwdpw+sentinv": "forward per word and inverse: the best phrase system's shape",
+    "+sentfwd+sentinv+pw": "all four",
+    "+fwdpw": "the default phrase model per word (seed 1 at 2,000 updates, the stability run's), for reference",
+    "+fwdpw+sentinv": "that phrase model's column and the inverse sentence model's"}
+
+
+def sentence_phrase_models() -> str:
+    return sentence_models("sentence-phrase")
+
+
+def sentence_phrase_rows() -> str:
+    """The sentence Transformer as the phrase scorer (sentence_phrase_rows.sh), each system against Baseline."""
+    return reranked_rows("sentence-phrase", SENTENCE_PHRASE_ROWS, chrf_p=True)
+
+
 PRO_ROWS = {"Baseline": "the lists' own features", "+sfwd": "the forward sentence model",
             "+sfwd+sfwd2": "two seeds of it", "+fwdpw+inv+sfwd+sfwd2+sbwd+cslm": "all ten features"}
 
@@ -334,11 +399,14 @@ def pro_rows() -> str:
 TABLES: dict[str, Callable[[], str]] = {
     "study": study, "proxy-vs-real": proxy_vs_real, "wide-real": wide_real, "wide-proxy": wide_proxy,
     "precision-columns": precision_columns,
-    "precision-bleu": precision_bleu, "stability": stability, "recipes": recipes, "architectures": architectures,
+    "precision-bleu": precision_bleu, "stability": stability, "stability-across-cpus": stability_across_cpus,
+    "stability-strict": stability_strict,
+    "recipes": recipes, "architectures": architectures,
     "recipes-further": recipes_further, "smoothing-further": smoothing_further,
     "architectures-further": architectures_further, "subwords": subwords, "pair-weights": pair_weights, "speed": speed,
     "sentence-models": sentence_models, "sentence-rows": sentence_rows, "cslm-rows": cslm_rows,
-    "ensemble-models": ensemble_models, "ensemble-rows": ensemble_rows, "pro-rows": pro_rows}
+    "ensemble-models": ensemble_models, "ensemble-rows": ensemble_rows, "pro-rows": pro_rows,
+    "sentence-phrase-models": sentence_phrase_models, "sentence-phrase-rows": sentence_phrase_rows}
 
 
 def page_tables(text: str) -> dict:
