@@ -14,6 +14,8 @@ set -euo pipefail
 [ $# -eq 5 ] || { sed -n '2,12p' "$0"; exit 2; }
 work=$1 minutes=$2 nbest=$3 out=$4 scored=$5
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=training_row.sh
+source "$here/training_row.sh"
 corpus=$here/../../../../shared/data/bible-en-fr/corpus
 mkdir -p "$work" "$out"
 
@@ -27,8 +29,7 @@ done
 
 printf 'model\tupdates\tbest dev perplexity\tat update\tseconds\n' > "$out/models.tsv"
 for model in forward forward-seed2 forward-seed3; do
-    sed -n "s/^trained on .*: \([0-9]*\) updates, .*valid perplexity \([0-9.]*\) (update \([0-9]*\)).*; \([0-9.]*\) s; model .*/$model\t\1\t\2\t\3\t\4/p" \
-        "$work/sent-$model.train.log" >> "$out/models.tsv"
+    sentence_model_row "$model" "$work/sent-$model.train.log" >> "$out/models.tsv"
 done
 
 OMP_NUM_THREADS=1 python3 "$here/proxy_bench.py" run --table "$scored" --nbest-size "$nbest" --cache-dir "$work/scores" \

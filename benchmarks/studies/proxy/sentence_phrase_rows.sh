@@ -18,6 +18,8 @@ set -euo pipefail
 [ $# -eq 4 ] || [ $# -eq 5 ] || { sed -n '2,16p' "$0"; exit 2; }
 work=$1 updates=$2 out=$3 pairs=$4 reference=${5:-}
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=training_row.sh
+source "$here/training_row.sh"
 data=$(cd "$here/../../../../shared/data/bible-en-fr" && pwd)
 mkdir -p "$work" "$out"
 
@@ -32,8 +34,7 @@ train forward & train inverse & wait
 
 printf 'model\tupdates\tbest dev perplexity\tat update\tseconds\n' > "$out/models.tsv"
 for direction in forward inverse; do
-    sed -n "s/^trained on .*: \([0-9]*\) updates, .*valid perplexity \([0-9.]*\) (update \([0-9]*\)).*; \([0-9.]*\) s; model .*/$direction\t\1\t\2\t\3\t\4/p" \
-        "$work/sent-$direction.train.log" >> "$out/models.tsv"
+    sentence_model_row "$direction" "$work/sent-$direction.train.log" >> "$out/models.tsv"
     # the logs without this machine's paths
     sed "s#$data#DATA#g; s#$work/##g" "$work/sent-$direction.train.log" > "$out/sent-$direction.train.log"
 done
