@@ -53,20 +53,20 @@ def demo_row(threads: int, options: list, scratch: Path) -> dict:
     summary = SUMMARY.search(run.stderr)
     precision = PRECISION.search(run.stderr)
     lines = gzip.decompress(out.read_bytes()).splitlines()
-    kept = hashlib.sha256(b"\n".join(map(without_new_score, lines)))
+    kept = hashlib.sha256(b"\n".join(cut_new_score(line)[0] for line in lines))
     return {"cpu": cpu_features().describe(), "threads": str(threads), "torch": torch_version(),
             "options": " ".join(options), "best held-out perplexity": summary[1], "at update": summary[2],
-            "honest perplexity": summary[3], "first line's new score": lines[0].split(b" ||| ")[2].rsplit(b" ", 1)[1].decode(),
+            "honest perplexity": summary[3], "first line's new score": cut_new_score(lines[0])[1].decode(),
             "precision auto": precision[1] if precision else "-",
             "digest of the table": hashlib.sha256(b"\n".join(lines)).hexdigest()[:16],
             "digest without the new score": kept.hexdigest()[:16], "seconds": f"{seconds:.0f}"}
 
 
-def without_new_score(line: bytes) -> bytes:
-    """The line with the last score of its scores field cut off."""
+def cut_new_score(line: bytes) -> tuple[bytes, bytes]:
+    """The line with the last score of its scores field cut off, and that score."""
     fields = line.split(b" ||| ")
-    fields[2] = fields[2].rsplit(b" ", 1)[0]
-    return b" ||| ".join(fields)
+    fields[2], score = fields[2].rsplit(b" ", 1)
+    return b" ||| ".join(fields), score
 
 
 def torch_version() -> str:

@@ -137,14 +137,25 @@ def precision_bleu() -> str:
     return table(("System", "Test BLEU", "Δ against fp32 (per replicate)", "Test chrF"), rows)
 
 
+WEIGHT_DIFFERENCE = "max |weight - the 2-thread run's|"  # stability.sh's models.tsv column
+
+
+def stability_models(folder: str, name: str = "models.tsv") -> pd.DataFrame:
+    """stability.sh's training runs, indexed by (seed, threads)."""
+    return pd.read_csv(RESULTS / folder / name, sep="\t").set_index(["seed", "threads"], drop=False)
+
+
+def perplexities(run: pd.Series) -> str:
+    return f"{run['best held-out perplexity']:.2f} ({run['honest perplexity']:.2f})"
+
+
 def stability() -> str:
-    models = pd.read_csv(RESULTS / "stability" / "models.tsv", sep="\t")
+    models = stability_models("stability")
     frame = results("stability")
     rows = []
     for seed in sorted(models.seed.unique()):
-        two, one = (models[(models.seed == seed) & (models.threads == threads)].iloc[0] for threads in (2, 1))
-        rows.append(row(str(seed), f"{two['best held-out perplexity']:.2f} ({two['honest perplexity']:.2f})",
-                        f"{one['max |weight - the 2-thread run' + chr(39) + 's|']:.1f}",
+        two, one = models.loc[(seed, 2)], models.loc[(seed, 1)]
+        rows.append(row(str(seed), perplexities(two), f"{one[WEIGHT_DIFFERENCE]:.1f}",
                         signed(frame.loc[f"+s{seed}-t2", "delta_test_bleu"]),
                         f"{two.seconds:.0f} / {one.seconds:.0f}"))
     rows.append(row(f"the default, trained to the end ({default_training()['ppl']})", "", "",
@@ -157,24 +168,18 @@ def stability() -> str:
 def stability_across_cpus() -> str:
     """stability.sh run again on the Intel Xeon with AMX (results/stability-amx) beside the AMD
     EPYC's run (results/stability): the same seeds, thread counts, update count and bench."""
-    models = {cpu: pd.read_csv(RESULTS / folder / "models.tsv", sep="\t")
-              for cpu, folder in (("amd", "stability"), ("amx", "stability-amx"))}
-    frames = {"amd": results("stability"), "amx": results("stability-amx")}
-    same = "max |weight - the 2-thread run" + chr(39) + "s|"
+    folders = {"amd": "stability", "amx": "stability-amx"}
+    models = {cpu: stability_models(folder) for cpu, folder in folders.items()}
+    frames = {cpu: results(folder) for cpu, folder in folders.items()}
     rows = []
     for seed in sorted(models["amx"].seed.unique()):
-        cells = [str(seed)]
-        for cpu in ("amd", "amx"):
-            for threads in (2, 1):
-                run = models[cpu][(models[cpu].seed == seed) & (models[cpu].threads == threads)].iloc[0]
-                cells.append(f"{run['best held-out perplexity']:.2f} ({run['honest perplexity']:.2f})")
-        one = models["amx"][(models["amx"].seed == seed) & (models["amx"].threads == 1)].iloc[0]
-        cells.append(f"{one[same]:.2g}")
-        cells += [signed(frames[cpu].loc[f"+s{seed}-t{threads}", "delta_test_bleu"])
-                  for cpu in ("amd", "amx") for threads in (2, 1)]
+        cells = [str(seed), *(perplexities(models[cpu].loc[(seed, threads)]) for cpu in folders for threads in (2, 1)),
+                 f"{models['amx'].loc[(seed, 1)][WEIGHT_DIFFERENCE]:.2g}",
+                 *(signed(frames[cpu].loc[f"+s{seed}-t{threads}", "delta_test_bleu"])
+                   for cpu in folders for threads in (2, 1))]
         rows.append(row(*cells))
     baseline = [spread(frames[cpu].loc["Baseline", "test_bleu_mean"], frames[cpu].loc["Baseline", "test_bleu_sd"])
-                for cpu in ("amd", "amx")]
+                for cpu in folders]
     rows.append(row("Baseline's test BLEU", "", "", "", "", "", baseline[0], "", baseline[1], ""))
     return table(("Seed", "AMD: held-out ppl (honest), 2 threads", "AMD: 1 thread",
                   "Xeon AMX: 2 threads", "Xeon AMX: 1 thread", "Xeon: 1 thread against 2, max \\|Δ weight\\|",
@@ -184,17 +189,13 @@ def stability_across_cpus() -> str:
 def stability_strict() -> str:
     """Seed 1 on the Xeon at the same update count, before MKL's strict mode (before.tsv, the
     previous commit's code) and with it (stability.sh with SEEDS=1: models.tsv and the bench)."""
-    folder = RESULTS / "stability-amx-strict"
     frame = results("stability-amx-strict")
     rows = []
     for label, name in (("before (MKL's default)", "before.tsv"), ("`MKL_CBWR=AUTO,STRICT`", "models.tsv")):
-        for run in pd.read_csv(folder / name, sep="\t").itertuples(index=False):
-            seed, threads = int(run[0]), int(run[1])
-            system = f"+s{seed}-t{threads}"
-            delta = signed(frame.loc[system, "delta_test_bleu"]) if name == "models.tsv" else "–"
-            rows.append(row(label, str(seed), str(threads), f"{run[3]:.2f} ({run[5]:.2f})",
-                            f"{run[7]:.2g}", delta))
-    updates = thousands(int(pd.read_csv(folder / "models.tsv", sep="\t").updates.max()))
+        for (seed, threads), run in stability_models("stability-amx-strict", name).iterrows():
+            delta = signed(frame.loc[f"+s{seed}-t{threads}", "delta_test_bleu"]) if name == "models.tsv" else "–"
+            rows.append(row(label, str(seed), str(threads), perplexities(run), f"{run[WEIGHT_DIFFERENCE]:.2g}", delta))
+    updates = thousands(int(stability_models("stability-amx-strict").updates.max()))
     return table(("MKL", "Seed", "Threads", f"Held-out perplexity at {updates} (honest)",
                   "max \\|Δ weight\\| against 2 threads", "Proxy Δ BLEU (+per-word column)"), rows)
 
