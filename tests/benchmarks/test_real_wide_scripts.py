@@ -7,7 +7,9 @@ import gzip
 import pandas as pd
 
 from benchmarks.studies.proxy import compare_real
-from benchmarks.studies.proxy.real_wide_table import main as real_wide_table
+from benchmarks.studies.proxy.real_wide_table import main as real_wide_table, replicates
+from moses_integration.evaluation.scores import read_references, score
+from moses_integration.line_files import read_lines
 
 
 def second_best(data, path):
@@ -40,6 +42,35 @@ def test_a_row_is_scored_against_the_fixture_and_the_retuned_baseline(shared_dat
     assert table.shape[0] == 3
 
 
+def test_a_rows_replicates_are_tested_as_one_concatenated_output(shared_data, tmp_path):
+    decoding = tmp_path / "decoding"
+    decoding.mkdir()
+    first = shared_data / "nbest" / "test.1best.gz"
+    for run in ("baseline-retuned", "baseline-retuned.seed2", "baseline-dist.seed2"):
+        (decoding / f"{run}.hyp").write_text("".join(line + "\n" for line in read_lines(first)))
+    second_best(shared_data, decoding / "baseline-dist.hyp")
+    (decoding / "baseline-dist.seed10.hyp").write_text((decoding / "baseline-dist.hyp").read_text())
+    (decoding / "baseline+tinypw.hyp").write_text((decoding / "baseline-dist.hyp").read_text())  # a column's row
+    assert [path.name for path in replicates(decoding, "baseline-dist")] == [
+        "baseline-dist.hyp", "baseline-dist.seed2.hyp", "baseline-dist.seed10.hyp"]  # seed order, not the names'
+    real_wide_table(decoding, shared_data, tmp_path)
+    written = pd.read_csv(tmp_path / "results.tsv", sep="\t", na_values="-").set_index("system")
+    refs = read_references([shared_data / "corpus" / "test.fr.gz", shared_data / "corpus" / "test.ref-darby.fr.gz"])
+    one, two = read_lines(first), read_lines(decoding / "baseline-dist.hyp")
+    alone = [score(hyps, refs, "run").bleu for hyps in (two, one, two)]
+    dist = written.loc["Baseline-Distortion0"]
+    assert dist.replicates == 3 and written.loc["Baseline (retuned)", "replicates"] == 2
+    assert round(dist.test_bleu, 4) == round(sum(alone) / 3, 4)
+    assert dist.test_bleu_sd > 0
+    concatenated = score(two + one + two, [list(ref) * 3 for ref in refs], "all").bleu
+    # the retuned Baseline's last replicate stands beside the row's third; all three are the 1-best
+    assert round(dist.delta_bleu_vs_retuned, 4) == round(concatenated - score(one * 3, [list(ref) * 3 for ref in refs], "b").bleu, 4)
+    assert dist.delta_bleu == dist.delta_bleu_vs_retuned and dist.delta_bleu != round(sum(alone) / 3 - alone[1], 4)
+    assert "| Baseline-Distortion0 | 3 | " in (tmp_path / "results.md").read_text()
+    assert written.loc["+tinypw", "replicates"] == 1
+    assert written.loc["+tinypw", "test_bleu"] == round(alone[0], 4)
+
+
 def test_near_and_wide_rows_are_judged_apart():
     rows = pd.DataFrame({"real_delta_bleu": [0.1, -0.2, -8.0, -0.6],
                          "proxy_delta_bleu": [-0.1, -0.1, -1.3, -0.4]})
@@ -56,3 +87,22 @@ def test_a_system_takes_its_proxy_row_from_the_first_run_that_has_it(tmp_path):
             tmp_path / name / "results.tsv", sep="\t", index=False)
     rows = compare_real.proxy_rows([tmp_path / "first", tmp_path / "second"])
     assert rows.delta_test_bleu.to_dict() == {"+a": 0.1, "+first": 0.1, "+second": 0.9}
+
+
+def test_a_wide_row_is_taken_from_the_run_with_the_most_replicates(tmp_path, monkeypatch):
+    runs = {"real-wide-replicates": [("Baseline (retuned)", 3, 0.0), ("Baseline-Distortion0", 3, 0.2)],
+            "real-wide": [("Baseline-LM0", None, -7.9), ("Baseline-Distortion0", None, 0.51)]}
+    for folder, rows in runs.items():
+        (tmp_path / folder).mkdir()
+        frame = pd.DataFrame({"system": [name for name, _, _ in rows],
+                              "delta_bleu_vs_retuned": [delta for _, _, delta in rows],
+                              "p_bleu_vs_retuned": [0.5] * len(rows)})
+        if rows[0][1] is not None:  # the older run's file had no replicates column
+            frame["replicates"] = [count for _, count, _ in rows]
+        frame.to_csv(tmp_path / folder / "results.tsv", sep="\t", index=False)
+    monkeypatch.setattr(compare_real, "WIDE_RUNS", [tmp_path / "real-wide-replicates", tmp_path / "real-wide"])
+    real = compare_real.real_deltas().set_index("system")
+    assert real.loc["Baseline-Distortion0", "real_delta_bleu"] == 0.2
+    assert "3 MERT replicates" in real.loc["Baseline-Distortion0", "source"]
+    assert real.loc["Baseline-LM0", "source"] == "results/real-wide (1 MERT replicate, against the retuned Baseline)"
+    assert "Baseline (retuned)" not in real.index

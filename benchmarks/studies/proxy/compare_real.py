@@ -4,8 +4,9 @@ agreement and Spearman's rank correlation over the pairs.
     python benchmarks/studies/proxy/compare_real.py benchmarks/studies/proxy/results/NAME [MORE ...]
 
 Reads NAME/results.tsv (proxy_bench.py run; and MORE's, for the systems NAME lacks), real_moses.tsv beside this script (each real Δ
-with the page it comes from) and the wide rows real_wide_rows.sh measured
-(results/real-wide/results.tsv, where it exists); writes NAME/proxy_vs_real.md and prints it."""
+with the page it comes from) and the wide rows real_wide_rows.sh measured (each system's row from
+results/real-wide-replicates/results.tsv, where it has one, else results/real-wide's); writes
+NAME/proxy_vs_real.md and prints it."""
 
 from __future__ import annotations
 
@@ -17,24 +18,29 @@ import pandas as pd
 from rescorer.io.text_tables import markdown_cell
 
 HERE = Path(__file__).resolve().parent
-WIDE_ROWS = HERE / "results" / "real-wide" / "results.tsv"
+WIDE_RUNS = [HERE / "results" / "real-wide-replicates", HERE / "results" / "real-wide"]  # the most replicates first
 WIDE = 0.5  # a real Δ BLEU at least this large is a wide row: no replicate noise hides its sign
 
 
 def real_deltas() -> pd.DataFrame:
     """Every real-Moses Δ: the pages' rows, then the wide rows measured beside this script."""
     real = pd.read_csv(HERE / "real_moses.tsv", sep="\t")
-    if not WIDE_ROWS.exists():
-        return real
-    wide = pd.read_csv(WIDE_ROWS, sep="\t", na_values="-")
-    wide = wide[wide.system.str.startswith("Baseline-")]
-    # against real Moses' retuned Baseline where it was measured, as the proxy's Δ is against its own
+    return pd.concat([real, *(wide_rows(run) for run in WIDE_RUNS if (run / "results.tsv").exists())],
+                     ignore_index=True).drop_duplicates("system")
+
+
+def wide_rows(run: Path) -> pd.DataFrame:
+    """One real_wide_rows.sh run's rows, against real Moses' retuned Baseline where it was
+    measured, as the proxy's Δ is against its own."""
+    wide = pd.read_csv(run / "results.tsv", sep="\t", na_values="-")
+    wide = wide[~wide.system.isin(["Baseline", "Baseline (retuned)"])]  # the rows, not the Baselines
     retuned = "delta_bleu_vs_retuned" in wide
     suffix, base = ("_vs_retuned", "the retuned Baseline") if retuned else ("", "the fixture's Baseline")
-    return pd.concat([real, pd.DataFrame({
+    counts = wide.replicates if "replicates" in wide else pd.Series(1, index=wide.index)  # older runs had one
+    return pd.DataFrame({
         "system": wide.system, "real_delta_bleu": wide[f"delta_bleu{suffix}"], "real_p_bleu": wide[f"p_bleu{suffix}"],
-        "source": f"results/real-wide (one MERT replicate, against {base})"})],
-        ignore_index=True)
+        "source": [f"results/{run.name} ({n} MERT replicate{'s' if n > 1 else ''}, against {base})"
+                   for n in counts.astype(int)]})
 
 
 def sign(value: float, dead_band: float = 0.005) -> int:

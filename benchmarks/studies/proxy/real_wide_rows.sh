@@ -3,7 +3,8 @@
 # (the language model LM0, the direct phrase probability p(e|f), the lexicalized reordering
 # model, the distortion cost, the word penalty), each retuned by real MERT, one replicate, on
 # the phrase-feature study's bench (421 dev verses with both references, at most 10
-# iterations, cube pruning, 2 threads, seed 1, warm start from the fixture's tuned weights).
+# iterations, cube pruning, 2 threads, warm start from the fixture's tuned weights), one MERT
+# replicate a seed (SEEDS, default 1).
 # Each row's test translation is compared with the Baseline's: the fixture's tuned system,
 # whose test 1-best the stored n-best lists hold (nbest/test.1best.gz: the same ini, flags and
 # Moses commit), so Baseline is not decoded again. Resumable: every finished step is skipped
@@ -15,8 +16,14 @@
 #
 # ROW: baseline-lm0, baseline-pef, baseline-lr, baseline-dist, baseline-wp, and
 # baseline-retuned: Baseline itself retuned the same way, MERT's own shift (default: all, in
-# that order). Writes OUT/results.tsv and OUT/results.md (real_wide_table.py) from the rows
-# decoded so far, and each row's tuned weights and mert's best points.
+# that order); baseline+NAME: Baseline with one more phrase-table column, NAME, the last
+# column of WORK/NAME.phrase-table.gz (the filtered table WORK/sys/model/phrase-table.gz with
+# the new column appended, e.g. by `rescore score ... --per-word` and a cut), its weight
+# started as `moses add-feature` starts it, so a phrase model's real row is tuned beside the
+# same retuned Baseline. SEEDS='1 2 3': MERT's seeds, one replicate each; seed 1's files take the row's
+# name (ROW.ini, ROW.hyp), seed N's ROW.seedN. Writes OUT/results.tsv and OUT/results.md
+# (real_wide_table.py) from the rows decoded so far, and each replicate's tuned weights and
+# mert's best points.
 set -euo pipefail
 data="$(realpath "${1:?usage: $0 BIBLE_EN_FR_DIR WORK_DIR OUT_DIR [ROW...]}")"
 mkdir -p "${2:?usage: $0 BIBLE_EN_FR_DIR WORK_DIR OUT_DIR [ROW...]}" "${3:?usage: $0 BIBLE_EN_FR_DIR WORK_DIR OUT_DIR [ROW...]}"
@@ -26,6 +33,7 @@ shift 3
 if [[ $# -gt 0 ]]; then rows=("$@"); else rows=(baseline-lm0 baseline-pef baseline-lr baseline-dist baseline-wp baseline-retuned); fi
 : "${MOSES_HOME:?set MOSES_HOME to the mosesdecoder directory holding bin/moses and scripts/}"
 threads="${THREADS:-2}"
+read -r -a seeds <<< "${SEEDS:-1}"
 flags="-search-algorithm 1 -cube-pruning-pop-limit 400 -s 400"
 here="$(dirname "$(realpath "$0")")"
 
@@ -46,6 +54,10 @@ without_lr() { without "LexicalReordering name=LexicalReordering0" LexicalReorde
 without_dist() { without Distortion Distortion0 "$1"; }
 without_wp() { without WordPenalty WordPenalty0 "$1"; }
 unchanged() { cp model/moses.ini "$1"; }
+with_column() {  # NAME INI
+    rescore moses add-feature model/moses.ini --table "$work/$1.phrase-table.gz" --new-columns "$1" \
+        --base-dir "$sys" --moses-dir "$MOSES_HOME" -o "$2" --force
+}
 
 # without_pef INI: the tuned Baseline with a table of three columns, p(e|f) (the third of
 # φ(f|e) lex(f|e) φ(e|f) lex(e|f)) left out, and its weight with it.
@@ -71,21 +83,25 @@ for row in "${rows[@]}"; do
         baseline-dist) make_ini=without_dist ;;
         baseline-wp) make_ini=without_wp ;;
         baseline-retuned) make_ini=unchanged ;;
-        *) echo "unknown row $row (baseline-lm0, baseline-pef, baseline-lr, baseline-dist, baseline-wp, baseline-retuned)" >&2; exit 2 ;;
+        baseline+?*) make_ini="with_column ${row#baseline+}" ;;
+        *) echo "unknown row $row (baseline-lm0, baseline-pef, baseline-lr, baseline-dist, baseline-wp, baseline-retuned, baseline+NAME)" >&2; exit 2 ;;
     esac
-    step "$row: ini" "$work/$row.ini" "$make_ini" "$work/$row.ini"
-    step "$row: tune" "$work/$row.tuned" sh -c "rescore moses tune '$work/$row.ini' \
-        --dev corpus/dev.en.gz corpus/dev.fr.gz --dev-ref corpus/dev.ref-darby.fr.gz \
-        --work-dir '$work/tuning-$row' --seed 1 --max-iterations 10 --decoder-flags '$flags' \
-        --base-dir '$sys' --moses-dir '$MOSES_HOME' --threads $threads > '$work/$row.tuned.tmp' \
-        && mv '$work/$row.tuned.tmp' '$work/$row.tuned'"
-    step "$row: test" "$work/decoding/$row.hyp" \
-        rescore moses evaluate --system "$row=$(cat "$work/$row.tuned")" \
-            --test "$data/corpus/test.en.gz" "$data/corpus/test.fr.gz" \
-            --test-ref "$data/corpus/test.ref-darby.fr.gz" --out-dir "$work/decoding" \
-            --decoder-flags "$flags" --base-dir "$sys" --moses-dir "$MOSES_HOME" --threads "$threads"
-    sed -n '/^\[weight\]/,$p' "$(cat "$work/$row.tuned")" > "$out/$row.weights.txt"  # no machine paths
-    grep -h 'Best point' "$work/tuning-$row"/run*.mert.log > "$out/$row.mert-best-points.txt" || true
+    step "$row: ini" "$work/$row.ini" $make_ini "$work/$row.ini"
+    for seed in "${seeds[@]}"; do
+        if [[ $seed == 1 ]]; then run=$row; else run=$row.seed$seed; fi
+        step "$run: tune" "$work/$run.tuned" sh -c "rescore moses tune '$work/$row.ini' \
+            --dev corpus/dev.en.gz corpus/dev.fr.gz --dev-ref corpus/dev.ref-darby.fr.gz \
+            --work-dir '$work/tuning-$run' --seed $seed --max-iterations 10 --decoder-flags '$flags' \
+            --base-dir '$sys' --moses-dir '$MOSES_HOME' --threads $threads > '$work/$run.tuned.tmp' \
+            && mv '$work/$run.tuned.tmp' '$work/$run.tuned'"
+        step "$run: test" "$work/decoding/$run.hyp" \
+            rescore moses evaluate --system "$run=$(cat "$work/$run.tuned")" \
+                --test "$data/corpus/test.en.gz" "$data/corpus/test.fr.gz" \
+                --test-ref "$data/corpus/test.ref-darby.fr.gz" --out-dir "$work/decoding" \
+                --decoder-flags "$flags" --base-dir "$sys" --moses-dir "$MOSES_HOME" --threads "$threads"
+        sed -n '/^\[weight\]/,$p' "$(cat "$work/$run.tuned")" > "$out/$run.weights.txt"  # no machine paths
+        grep -h 'Best point' "$work/tuning-$run"/run*.mert.log > "$out/$run.mert-best-points.txt" || true
+    done
 done
 
 python3 "$here/real_wide_table.py" "$work/decoding" "$data" "$out"

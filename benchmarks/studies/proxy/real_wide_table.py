@@ -1,6 +1,8 @@
 """The real-Moses wide rows' table (real_wide_rows.sh): each retuned system's test translation
 against the Baseline's, BLEU and chrF on both references with paired approximate
-randomization, Holm-corrected over the rows, as `moses ablation` reports them.
+randomization, Holm-corrected over the rows, as `moses ablation` reports them: a system's MERT
+replicates (ROW.hyp, ROW.seed2.hyp, ...) are tested as one concatenated output, replicate r
+against the Baseline's replicate r, and Δ is the BLEU of those concatenated outputs.
 
     python benchmarks/studies/proxy/real_wide_table.py WORK/decoding BIBLE_EN_FR_DIR OUT_DIR
 
@@ -28,15 +30,40 @@ ROWS = {"baseline-lm0": "Baseline-LM0", "baseline-pef": "Baseline-p(e|f)",
         "baseline-wp": "Baseline-WordPenalty0", "baseline-retuned": RETUNED}
 
 
-def against(base: str, outputs: dict, scores: dict, refs: list, suffix: str) -> pd.DataFrame:
-    """Δ BLEU and chrF of every other system against `base`, p (AR) and Holm's p over them."""
+def rows_of(decoding: Path) -> dict:
+    """The wide rows, then every baseline+NAME row (Baseline with the column NAME: `+NAME`)."""
+    columns = sorted({path.name.split(".")[0] for path in decoding.glob("baseline+*.hyp")})
+    return {**ROWS, **{row: "+" + row[len("baseline+"):] for row in columns}}
+
+
+def replicates(decoding: Path, row: str) -> list[Path]:
+    """A row's test outputs in seed order: seed 1's ROW.hyp, then ROW.seedN.hyp."""
+    seeds = sorted(decoding.glob(f"{row}.seed*.hyp"), key=lambda path: int(path.name[len(row) + 5:-4]))
+    return [path for path in [decoding / f"{row}.hyp", *seeds] if path.exists()]
+
+
+def paired(system: list, base: list, refs: list) -> tuple[list, list, list]:
+    """The system's replicates concatenated, the base's replicate r beside its replicate r (the
+    base's last where it has fewer), and the references as often."""
+    count = len(system)
+    bases = [base[min(r, len(base) - 1)] for r in range(count)]
+    return ([line for run in system for line in run], [line for run in bases for line in run],
+            [list(ref) * count for ref in refs])
+
+
+def against(base: str, outputs: dict, refs: list, suffix: str) -> pd.DataFrame:
+    """Δ BLEU and chrF of every other system against `base` (on the paired concatenated outputs),
+    p (AR) and Holm's p over them."""
     others = [name for name in outputs if name not in (base, "Baseline")]
-    systems = [(base, outputs[base])] + [(name, outputs[name]) for name in others]
-    p_values = compare(systems, refs, "ar")
     table = pd.DataFrame(index=others)
+    deltas, p_values = {}, {}
+    for name in others:
+        hyps, base_hyps, tested_refs = paired(outputs[name], outputs[base], refs)
+        p_values[name] = compare([(base, base_hyps), (name, hyps)], tested_refs, "ar")[name]
+        mine, theirs = score(hyps, tested_refs, name), score(base_hyps, tested_refs, base)
+        deltas[name] = {metric: getattr(mine, metric) - getattr(theirs, metric) for metric in ("bleu", "chrf")}
     for metric in ("bleu", "chrf"):
-        table[f"delta_{metric}{suffix}"] = [round(getattr(scores[name], metric) - getattr(scores[base], metric), 4)
-                                            for name in others]
+        table[f"delta_{metric}{suffix}"] = [round(deltas[name][metric], 4) for name in others]
         table[f"p_{metric}{suffix}"] = [p_values[name][metric] for name in others]
         holm = holm_bonferroni({name: p_values[name][metric] for name in others})
         table[f"p_{metric}_holm{suffix}"] = [holm[name] for name in others]
@@ -45,18 +72,21 @@ def against(base: str, outputs: dict, scores: dict, refs: list, suffix: str) -> 
 
 def main(decoding: Path, data: Path, out: Path) -> pd.DataFrame:
     refs = read_references([data / "corpus" / "test.fr.gz", data / "corpus" / "test.ref-darby.fr.gz"])
-    outputs = {"Baseline": read_lines(data / "nbest" / "test.1best.gz")}
-    outputs.update({name: read_lines(decoding / f"{row}.hyp")
-                    for row, name in ROWS.items() if (decoding / f"{row}.hyp").exists()})
-    scores = {name: score(hyps, refs, name) for name, hyps in outputs.items()}
-    table = pd.DataFrame({"test_bleu": [scores[name].bleu for name in outputs],
-                          "test_chrf": [scores[name].chrf for name in outputs]}, index=list(outputs))
-    table = table.join(against("Baseline", outputs, scores, refs, ""))
+    outputs = {"Baseline": [read_lines(data / "nbest" / "test.1best.gz")]}
+    outputs.update({name: [read_lines(path) for path in replicates(decoding, row)]
+                    for row, name in rows_of(decoding).items() if replicates(decoding, row)})
+    scores = {name: [score(hyps, refs, name) for hyps in runs] for name, runs in outputs.items()}
+    table = pd.DataFrame({"replicates": [len(outputs[name]) for name in outputs]}, index=list(outputs))
+    for metric in ("bleu", "chrf"):
+        values = {name: pd.Series([getattr(run, metric) for run in runs]) for name, runs in scores.items()}
+        table[f"test_{metric}"] = [round(values[name].mean(), 4) for name in outputs]
+        table[f"test_{metric}_sd"] = [round(values[name].std(ddof=1), 4) for name in outputs]
+    table = table.join(against("Baseline", outputs, refs, ""))
     if RETUNED in outputs:
-        table = table.join(against(RETUNED, outputs, scores, refs, "_vs_retuned"))
+        table = table.join(against(RETUNED, outputs, refs, "_vs_retuned"))
     table.index.name = "system"
     table.reset_index().to_csv(out / "results.tsv", sep="\t", index=False, na_rep="-")
-    (out / "results.md").write_text(markdown(table, scores["Baseline"]))
+    (out / "results.md").write_text(markdown(table, scores["Baseline"][0]))
     return table
 
 
@@ -64,7 +94,7 @@ def markdown(table: pd.DataFrame, base) -> str:
     """The table as the docs show it: Δ and p against the fixture's Baseline, and against the
     retuned Baseline where it was measured."""
     retuned = "delta_bleu_vs_retuned" in table
-    head = "| System | Test BLEU | Δ BLEU | p (BLEU) | Holm p | Test chrF | Δ chrF | p (chrF) | Holm p |"
+    head = "| System | Replicates | Test BLEU | Δ BLEU | p (BLEU) | Holm p | Test chrF | Δ chrF | p (chrF) | Holm p |"
     head += " Δ BLEU vs retuned | p | Holm p |" if retuned else ""
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
 
@@ -75,15 +105,21 @@ def markdown(table: pd.DataFrame, base) -> str:
         return [f"{row[f'delta_{metric}{suffix}']:+.2f}", f"{row[f'p_{metric}{suffix}']:.4f}",
                 f"{row[f'p_{metric}_holm{suffix}']:.4f}"]
 
+    def spread(row, metric: str) -> str:
+        """The replicates' mean, ± their sd where there are several."""
+        sd = row[f"test_{metric}_sd"]
+        return f"{row[f'test_{metric}']:.2f}" + ("" if pd.isna(sd) else f" ± {sd:.2f}")
+
     for name, row in table.iterrows():
-        line = [markdown_cell(name), f"{row.test_bleu:.2f}", *compared(row, "bleu", ""),
-                f"{row.test_chrf:.2f}", *compared(row, "chrf", "")]
+        line = [markdown_cell(name), str(int(row.replicates)), spread(row, "bleu"), *compared(row, "bleu", ""),
+                spread(row, "chrf"), *compared(row, "chrf", "")]
         if retuned:
             line += compared(row, "bleu", "_vs_retuned")
         lines.append("| " + " | ".join(line) + " |")
     lines += ["", f"BLEU: {base.bleu_signature}; chrF: {base.chrf_signature}; "
               f"{base.references} references, {base.num_lines} verses. Baseline: the fixture's tuned "
-              "system (the stored lists' 1-best).", ""]
+              "system (the stored lists' 1-best). Test BLEU and chrF: the replicates' mean ± sd; Δ and p: "
+              "their concatenated outputs, replicate r against the retuned Baseline's replicate r.", ""]
     return "\n".join(lines)
 
 
