@@ -200,6 +200,32 @@ def stability_strict() -> str:
                   "max \\|Δ weight\\| against 2 threads", "Proxy Δ BLEU (+per-word column)"), rows)
 
 
+def stability_strict_seeds() -> str:
+    """stability.sh's three seeds on the Xeon with MKL's strict mode
+    (results/stability-amx-strict-seeds) beside the same seeds before it (results/stability-amx)."""
+    folders = {"before": "stability-amx", "strict": "stability-amx-strict-seeds"}
+    models = {mode: stability_models(folder) for mode, folder in folders.items()}
+    frames = {mode: results(folder) for mode, folder in folders.items()}
+    rows = []
+    for seed in sorted(models["strict"].seed.unique()):
+        cells = [str(seed)]
+        for mode in folders:
+            one = models[mode].loc[(seed, 1)]
+            cells += [perplexities(models[mode].loc[(seed, 2)]), perplexities(one), f"{one[WEIGHT_DIFFERENCE]:.2g}"]
+        cells += [" / ".join(signed(frames[mode].loc[f"+s{seed}-t{threads}", "delta_test_bleu"]) for threads in (2, 1))
+                  for mode in folders]
+        rows.append(row(*cells))
+    spans = []
+    for mode in folders:
+        held_out = models[mode]["best held-out perplexity"]
+        spans.append(f"{held_out.min():.2f}–{held_out.max():.2f}")
+    rows.append(row("all six runs", spans[0], "", "", spans[1], "", "", "", ""))
+    updates = thousands(int(models["strict"].updates.max()))
+    return table(("Seed", f"Before: 2 threads, held-out ppl at {updates} (honest)", "Before: 1 thread",
+                  "Before: max \\|Δ weight\\|", "Strict: 2 threads", "Strict: 1 thread", "Strict: max \\|Δ weight\\|",
+                  "Proxy Δ BLEU before, 2 / 1 threads", "Strict, 2 / 1 threads"), rows)
+
+
 def _default_row(label: str, folder: str) -> list:
     trained, line = default_training(), results(folder).loc[DEFAULT_SYSTEM]
     updates = thousands(trained["updates"]) + (" (stopped early)" if trained["early"] else "")
@@ -401,7 +427,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "study": study, "proxy-vs-real": proxy_vs_real, "wide-real": wide_real, "wide-proxy": wide_proxy,
     "precision-columns": precision_columns,
     "precision-bleu": precision_bleu, "stability": stability, "stability-across-cpus": stability_across_cpus,
-    "stability-strict": stability_strict,
+    "stability-strict": stability_strict, "stability-strict-seeds": stability_strict_seeds,
     "recipes": recipes, "architectures": architectures,
     "recipes-further": recipes_further, "smoothing-further": smoothing_further,
     "architectures-further": architectures_further, "subwords": subwords, "pair-weights": pair_weights, "speed": speed,
