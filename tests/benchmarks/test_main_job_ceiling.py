@@ -14,11 +14,16 @@ def test_shared_states_count_each_source_prefix_once():
 
 
 def test_int8_parts_keep_fifteen_bits_of_each_row():
+    torch.manual_seed(0)
     values = torch.randn(64, 128) * torch.logspace(-3, 2, 64).unsqueeze(1)  # rows of very different sizes
     hi, lo, scale = int8_parts(values)
     assert hi.dtype == lo.dtype == torch.int8
     rebuilt = scale * (hi.float() + lo.float() / 128)
-    assert ((values - rebuilt).abs() <= scale / 256 * 1.001).all()
+    # half of lo's step, plus fp32's own rounding of values near 127 steps (a bound of 1.001 x half
+    # a step alone failed on 5% of random draws, in whichever draw the tests before it left)
+    bound = scale / 256 * 1.001 + 4 * torch.finfo(torch.float32).eps * values.abs()
+    assert ((values - rebuilt).abs() <= bound).all()
+    assert ((values - scale * hi.float()).abs() > bound).any()  # hi alone keeps only int8's 7 bits
 
 
 @pytest.mark.skipif(not hasattr(torch, "_int_mm"), reason="torch without int8 products")
