@@ -24,9 +24,10 @@ WIDE = 0.5  # a real Δ BLEU at least this large is a wide row: no replicate noi
 
 def real_deltas() -> pd.DataFrame:
     """Every real-Moses Δ: the pages' rows, then the wide rows measured beside this script."""
-    real = pd.read_csv(HERE / "real_moses.tsv", sep="\t")
-    return pd.concat([real, *(wide_rows(run) for run in WIDE_RUNS if (run / "results.tsv").exists())],
-                     ignore_index=True).drop_duplicates("system")
+    real = pd.read_csv(HERE / "real_moses.tsv", sep="\t")  # a system may have two pages' rows
+    wide = [wide_rows(run) for run in WIDE_RUNS if (run / "results.tsv").exists()]
+    wide = pd.concat(wide, ignore_index=True).drop_duplicates("system") if wide else None  # one row each
+    return pd.concat([real, wide], ignore_index=True)
 
 
 def wide_rows(run: Path) -> pd.DataFrame:

@@ -119,7 +119,8 @@ def markdown(table: pd.DataFrame, base) -> str:
     lines += ["", f"BLEU: {base.bleu_signature}; chrF: {base.chrf_signature}; "
               f"{base.references} references, {base.num_lines} verses. Baseline: the fixture's tuned "
               "system (the stored lists' 1-best). Test BLEU and chrF: the replicates' mean ± sd; Δ and p: "
-              "their concatenated outputs, replicate r against the retuned Baseline's replicate r.", ""]
+              "their concatenated outputs, replicate r against that Baseline's replicate r (the fixture's "
+              "one output for each).", ""]
     return "\n".join(lines)
 
 

@@ -108,6 +108,17 @@ def wide_real() -> str:
     return verbatim(RESULTS / "real-wide" / "results.md")
 
 
+def wide_real_replicates() -> str:
+    """real_wide_rows.sh again with SEEDS='1 2 3': three MERT replicates a row, the 15-minute
+    main job's column among them."""
+    return verbatim(RESULTS / "real-wide-replicates" / "results.md")
+
+
+def speed_proxy_alone() -> str:
+    """The 15-minute main job's column alone on the proxy, the model of the real rows."""
+    return verbatim(RESULTS / "speed-real" / "results.md")
+
+
 def wide_proxy() -> str:
     """The same systems on the proxy (proxy_bench.py run --system NAME=-FEATURE)."""
     return verbatim(RESULTS / "wide" / "results.md")
@@ -425,6 +436,7 @@ def pro_rows() -> str:
 
 TABLES: dict[str, Callable[[], str]] = {
     "study": study, "proxy-vs-real": proxy_vs_real, "wide-real": wide_real, "wide-proxy": wide_proxy,
+    "wide-real-replicates": wide_real_replicates, "speed-proxy-alone": speed_proxy_alone,
     "precision-columns": precision_columns,
     "precision-bleu": precision_bleu, "stability": stability, "stability-across-cpus": stability_across_cpus,
     "stability-strict": stability_strict, "stability-strict-seeds": stability_strict_seeds,
