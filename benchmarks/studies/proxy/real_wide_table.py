@@ -19,6 +19,7 @@ from pathlib import Path
 import pandas as pd
 
 from moses_integration.evaluation.multiple_testing import holm_bonferroni
+from moses_integration.evaluation.results_table import mean_sd, mean_sd_text
 from moses_integration.evaluation.scores import compare, read_references, score
 from moses_integration.line_files import read_lines
 from rescorer.io.text_tables import markdown_cell
@@ -73,14 +74,14 @@ def against(base: str, outputs: dict, refs: list, suffix: str) -> pd.DataFrame:
 def main(decoding: Path, data: Path, out: Path) -> pd.DataFrame:
     refs = read_references([data / "corpus" / "test.fr.gz", data / "corpus" / "test.ref-darby.fr.gz"])
     outputs = {"Baseline": [read_lines(data / "nbest" / "test.1best.gz")]}
-    outputs.update({name: [read_lines(path) for path in replicates(decoding, row)]
-                    for row, name in rows_of(decoding).items() if replicates(decoding, row)})
+    outputs_of = {name: replicates(decoding, row) for row, name in rows_of(decoding).items()}
+    outputs.update({name: [read_lines(path) for path in paths] for name, paths in outputs_of.items() if paths})
     scores = {name: [score(hyps, refs, name) for hyps in runs] for name, runs in outputs.items()}
     table = pd.DataFrame({"replicates": [len(outputs[name]) for name in outputs]}, index=list(outputs))
     for metric in ("bleu", "chrf"):
-        values = {name: pd.Series([getattr(run, metric) for run in runs]) for name, runs in scores.items()}
-        table[f"test_{metric}"] = [round(values[name].mean(), 4) for name in outputs]
-        table[f"test_{metric}_sd"] = [round(values[name].std(ddof=1), 4) for name in outputs]
+        spreads = [mean_sd([getattr(run, metric) for run in scores[name]]) for name in outputs]
+        table[f"test_{metric}"] = [round(mean, 4) for mean, _ in spreads]
+        table[f"test_{metric}_sd"] = [round(sd, 4) for _, sd in spreads]
     table = table.join(against("Baseline", outputs, refs, ""))
     if RETUNED in outputs:
         table = table.join(against(RETUNED, outputs, refs, "_vs_retuned"))
@@ -105,14 +106,10 @@ def markdown(table: pd.DataFrame, base) -> str:
         return [f"{row[f'delta_{metric}{suffix}']:+.2f}", f"{row[f'p_{metric}{suffix}']:.4f}",
                 f"{row[f'p_{metric}_holm{suffix}']:.4f}"]
 
-    def spread(row, metric: str) -> str:
-        """The replicates' mean, ± their sd where there are several."""
-        sd = row[f"test_{metric}_sd"]
-        return f"{row[f'test_{metric}']:.2f}" + ("" if pd.isna(sd) else f" ± {sd:.2f}")
-
     for name, row in table.iterrows():
-        line = [markdown_cell(name), str(int(row.replicates)), spread(row, "bleu"), *compared(row, "bleu", ""),
-                spread(row, "chrf"), *compared(row, "chrf", "")]
+        line = [markdown_cell(name), str(int(row.replicates)),
+                mean_sd_text(row.test_bleu, row.test_bleu_sd), *compared(row, "bleu", ""),
+                mean_sd_text(row.test_chrf, row.test_chrf_sd), *compared(row, "chrf", "")]
         if retuned:
             line += compared(row, "bleu", "_vs_retuned")
         lines.append("| " + " | ".join(line) + " |")
