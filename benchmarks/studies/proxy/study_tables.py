@@ -160,6 +160,11 @@ def perplexities(run: pd.Series) -> str:
     return f"{run['best held-out perplexity']:.2f} ({run['honest perplexity']:.2f})"
 
 
+def run_delta(frame: pd.DataFrame, seed: int, threads: int) -> str:
+    """The proxy Δ BLEU of stability.sh's run (seed, threads) in its bench's results."""
+    return signed(frame.loc[f"+s{seed}-t{threads}", "delta_test_bleu"])
+
+
 def stability() -> str:
     models = stability_models("stability")
     frame = results("stability")
@@ -167,7 +172,7 @@ def stability() -> str:
     for seed in sorted(models.seed.unique()):
         two, one = models.loc[(seed, 2)], models.loc[(seed, 1)]
         rows.append(row(str(seed), perplexities(two), f"{one[WEIGHT_DIFFERENCE]:.1f}",
-                        signed(frame.loc[f"+s{seed}-t2", "delta_test_bleu"]),
+                        run_delta(frame, seed, 2),
                         f"{two.seconds:.0f} / {one.seconds:.0f}"))
     rows.append(row(f"the default, trained to the end ({default_training()['ppl']})", "", "",
                     signed(frame.loc["+full", "delta_test_bleu"]), ""))
@@ -186,8 +191,7 @@ def stability_across_cpus() -> str:
     for seed in sorted(models["amx"].seed.unique()):
         cells = [str(seed), *(perplexities(models[cpu].loc[(seed, threads)]) for cpu in folders for threads in (2, 1)),
                  f"{models['amx'].loc[(seed, 1)][WEIGHT_DIFFERENCE]:.2g}",
-                 *(signed(frames[cpu].loc[f"+s{seed}-t{threads}", "delta_test_bleu"])
-                   for cpu in folders for threads in (2, 1))]
+                 *(run_delta(frames[cpu], seed, threads) for cpu in folders for threads in (2, 1))]
         rows.append(row(*cells))
     baseline = [spread(frames[cpu].loc["Baseline", "test_bleu_mean"], frames[cpu].loc["Baseline", "test_bleu_sd"])
                 for cpu in folders]
@@ -204,7 +208,7 @@ def stability_strict() -> str:
     rows = []
     for label, name in (("before (MKL's default)", "before.tsv"), ("`MKL_CBWR=AUTO,STRICT`", "models.tsv")):
         for (seed, threads), run in stability_models("stability-amx-strict", name).iterrows():
-            delta = signed(frame.loc[f"+s{seed}-t{threads}", "delta_test_bleu"]) if name == "models.tsv" else "–"
+            delta = run_delta(frame, seed, threads) if name == "models.tsv" else "–"
             rows.append(row(label, str(seed), str(threads), perplexities(run), f"{run[WEIGHT_DIFFERENCE]:.2g}", delta))
     updates = thousands(int(stability_models("stability-amx-strict").updates.max()))
     return table(("MKL", "Seed", "Threads", f"Held-out perplexity at {updates} (honest)",
@@ -223,8 +227,7 @@ def stability_strict_seeds() -> str:
         for mode in folders:
             one = models[mode].loc[(seed, 1)]
             cells += [perplexities(models[mode].loc[(seed, 2)]), perplexities(one), f"{one[WEIGHT_DIFFERENCE]:.2g}"]
-        cells += [" / ".join(signed(frames[mode].loc[f"+s{seed}-t{threads}", "delta_test_bleu"]) for threads in (2, 1))
-                  for mode in folders]
+        cells += [" / ".join(run_delta(frames[mode], seed, threads) for threads in (2, 1)) for mode in folders]
         rows.append(row(*cells))
     spans = []
     for mode in folders:
