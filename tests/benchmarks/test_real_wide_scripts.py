@@ -69,6 +69,8 @@ def test_a_rows_replicates_are_tested_as_one_concatenated_output(shared_data, tm
     assert dist.delta_bleu == dist.delta_bleu_vs_retuned and dist.delta_bleu != round(sum(alone) / 3 - alone[1], 4)
     assert "| Baseline-Distortion0 | 3 | " in (tmp_path / "results.md").read_text()
     assert written.loc["+tinypw", "replicates"] == 1
+    each = pd.read_csv(tmp_path / "replicates.tsv", sep="\t")
+    assert each[each.system == "Baseline-Distortion0"].test_bleu.round(4).tolist() == [round(b, 4) for b in alone]
     assert written.loc["+tinypw", "test_bleu"] == round(alone[0], 4)
 
 

@@ -9,7 +9,8 @@ against the Baseline's replicate r, and Δ is the BLEU of those concatenated out
 Baseline is the fixture's tuned system: its translation is the stored lists' 1-best
 (nbest/test.1best.gz), which its ini wrote with the bench's decoder flags. Where Baseline
 retuned the rows' way was decoded too, each row is also compared with it, as the proxy compares
-its rows with its own retuned Baseline. Writes OUT_DIR/results.tsv and OUT_DIR/results.md."""
+its rows with its own retuned Baseline. Writes OUT_DIR/results.tsv, OUT_DIR/results.md and
+OUT_DIR/replicates.tsv (each replicate's own test BLEU and chrF)."""
 
 from __future__ import annotations
 
@@ -87,6 +88,10 @@ def main(decoding: Path, data: Path, out: Path) -> pd.DataFrame:
         table = table.join(against(RETUNED, outputs, refs, "_vs_retuned"))
     table.index.name = "system"
     table.reset_index().to_csv(out / "results.tsv", sep="\t", index=False, na_rep="-")
+    pd.DataFrame([(name, replicate, run.bleu, run.chrf) for name, runs in scores.items()
+                  for replicate, run in enumerate(runs, 1)],
+                 columns=["system", "replicate", "test_bleu", "test_chrf"]).to_csv(
+        out / "replicates.tsv", sep="\t", index=False)  # each replicate's own test scores
     (out / "results.md").write_text(markdown(table, scores["Baseline"][0]))
     return table
 
