@@ -175,7 +175,8 @@ def train_lm_command(reporter: Reporter, phrase_table: Optional[Path], parallel:
     """`rescore train --lm`: the CSLM (rescorer.training.lm_job)."""
     from rescorer.io.path_checks import RunPaths, training_targets
     from rescorer.runtime.placement import placed
-    from rescorer.training.lm_job import LmTrainJob, lm_train_settings, train_lm_job
+    from rescorer.training.job import TrainJob, train_job
+    from rescorer.training.lm_job import LmText, lm_train_settings
 
     explicit = frozenset(explicit_options())
     if phrase_table is not None or parallel:
@@ -186,15 +187,14 @@ def train_lm_command(reporter: Reporter, phrase_table: Optional[Path], parallel:
     with usage_errors():
         settings = lm_train_settings(record_from(TrainSettings, options), explicit)
         check_request(options["precision"], "train")
-    job = LmTrainJob(lm, output, options["preset"], settings, record_from(LmSettings, options),
-                     record_from(RuntimeSettings, options), explicit,
-                     dropout=options["dropout"])
+    job = TrainJob(LmText(lm), output, record_from(ModelOptions, options), settings,
+                   record_from(RuntimeSettings, options), explicit, lm_settings=record_from(LmSettings, options))
     writes = training_targets(output, None, settings.resume)[:2]  # the model and its checkpoint: no pair cache
     with placed(reporter, job.runtime) as placement, \
             placement.ranks.main_only(RunPaths([("language model text", lm)], writes, force=force),
                                       "checking the paths"):
         with usage_errors():
-            train_lm_job(job, reporter, placement)
+            train_job(job, reporter, placement)
 
 
 @click.command("score")
@@ -239,7 +239,8 @@ def score_job_of(phrase_table: Path, output: Path, model_paths: tuple, options: 
 
 def train_job_of(phrase_table: Optional[Path], parallel: Optional[tuple], model_path: Path, options: dict):
     """The TrainJob of `rescore train`'s (or `rescore TABLE`'s) options."""
-    from rescorer.training.job import TrainJob, training_source
+    from rescorer.training.job import TrainJob
+    from rescorer.training.pair_job import training_source
 
     explicit = frozenset(explicit_options())
     with usage_errors():

@@ -1,27 +1,24 @@
-"""`rescore train --lm`'s job below the command line: one record in (LmTrainJob), the settings
-signature, the progress bars of the other models (rescorer.training.job.TrainingProgress) and
-the summary out through a reporter."""
+"""The CSLM's model kind (`rescore train --lm`), as rescorer.training.job runs it: the settings
+an LM cannot take refused, its recipe, under --resume the checkpoint's, the settings line, the
+training on n-grams of its text (rescorer.training.lm_pipeline) and its summary."""
 
 from __future__ import annotations
 
 import dataclasses
 import shlex
-import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
 
 from rescorer.io.file_names import checkpoint_path_for
 from rescorer.models.settings import SETTING_NAMES, ModelOptions
 from rescorer.records import SettingError, option_name, signature_items
-from rescorer.runtime.placement import Placement, warn_if_emulated
-from rescorer.runtime.settings import RuntimeSettings
-from rescorer.training.job import TrainingProgress, kept_for_more_training, resume_hint
+from rescorer.runtime.placement import Placement
 from rescorer.training.recipes import LM_RECIPE, apply_recipe
 from rescorer.training.settings import LmSettings, TrainSettings
 from rescorer.training.stop_reasons import updates_made
+from rescorer.training.train_request import TrainingPlan, TrainJob
 
-__all__ = ["LmTrainJob", "NOT_FOR_LM", "lm_train_settings", "train_lm_job"]
+__all__ = ["LmText", "LmModel", "NOT_FOR_LM", "lm_train_settings", "plan", "train", "summary"]
 
 # What a language model has no use for: no source side, no pair counts, no token batches of
 # sentence pairs, no sampled softmax (self-normalization needs the whole one), no pair cache; a
@@ -32,31 +29,25 @@ NOT_FOR_LM = ("src_corpus", "tgt_corpus", "subwords", "subword_size", "direction
               "sampled_softmax", "cache_dir", "max_pair_length", "label_smoothing", "valid_src", "valid_tgt")
 
 
-@dataclass(frozen=True)
-class LmTrainJob:
-    """Everything one CSLM training run is asked for."""
+class LmText:
+    """What an LM trains on: one tokenized text (`--lm TEXT`)."""
 
-    corpus_path: Path
-    model_path: Path
-    preset: str
-    settings: TrainSettings
-    lm_settings: LmSettings
-    runtime: RuntimeSettings
-    explicit: frozenset = frozenset()  # names given on the command line: under --resume the others
-    # are the checkpoint's
-    dropout: Optional[float] = None  # of the network (NgramLmConfig.dropout); None: the LM recipe's
-
-
-class LmCorpusSource:
-    """What `kept_for_more_training` says of the corpus."""
-
-    kind = "corpus"
+    kind = "corpus"  # the progress bars read "reading corpus (...)"
 
     def __init__(self, path: Path):
         self.path = path
 
     def command_args(self) -> str:
         return f"--lm {shlex.quote(str(self.path))}"
+
+
+@dataclass(frozen=True)
+class LmModel:
+    """The network an LM job trains: its preset, its own settings, its dropout."""
+
+    preset: str
+    lm_settings: LmSettings
+    dropout: float
 
 
 def lm_train_settings(settings: TrainSettings, explicit: frozenset) -> TrainSettings:
@@ -76,9 +67,9 @@ def lm_train_settings(settings: TrainSettings, explicit: frozenset) -> TrainSett
     return apply_recipe(LM_RECIPE, settings, explicit)
 
 
-def _resumed(job: LmTrainJob) -> tuple[str, TrainSettings, LmSettings, float, dict]:
-    """(preset, settings, LM settings, dropout, checkpoint payload): under --resume, what the
-    command line left at its defaults is the checkpoint's."""
+def _resumed(job: TrainJob) -> tuple[TrainSettings, LmModel, dict]:
+    """(settings, network, checkpoint payload): what the command line left at its defaults is
+    the checkpoint's."""
     from rescorer.records import from_stored
     from rescorer.training.resume import checkpoint_to_resume, recorded_training, resumed_settings
 
@@ -89,53 +80,51 @@ def _resumed(job: LmTrainJob) -> tuple[str, TrainSettings, LmSettings, float, di
     lm_recorded = from_stored(LmSettings, training.get("lm_settings", {}).get("fields", {}))
     lm_settings = dataclasses.replace(job.lm_settings, **{key: value for key, value in lm_recorded.items()
                                                          if key not in job.explicit})
-    preset = job.preset if "preset" in job.explicit else training.get("preset", job.preset)
-    dropout = job.dropout if "dropout" in job.explicit else payload.get("config", {}).get("dropout", 0.0)
-    return preset, settings, lm_settings, dropout, payload
+    preset = job.model_options.preset if "preset" in job.explicit else training.get("preset", job.model_options.preset)
+    dropout = (job.model_options.dropout if "dropout" in job.explicit
+               else payload.get("config", {}).get("dropout", 0.0))
+    return settings, LmModel(preset, lm_settings, dropout), payload
 
 
-def train_lm_job(job: LmTrainJob, reporter, placement: Placement) -> None:
-    """Train the CSLM; the settings line shows what is really used."""
+def plan(job: TrainJob, placement: Placement) -> TrainingPlan:
+    """The settings and the network this job trains, and its settings line."""
     from rescorer.models.ngram_lm import LM_PRESETS
-    from rescorer.models.precision import precision_for
-    from rescorer.training.lm_pipeline import train_lm
-    from rescorer.training.pipeline import TrainingRun
 
     if placement.ranks.is_distributed:
         raise SettingError("--lm trains on one device: run it without torchrun")
-    settings, lm_settings, preset, payload = job.settings, job.lm_settings, job.preset, None
-    dropout = LM_RECIPE.model["dropout"] if job.dropout is None else job.dropout
+    options: ModelOptions = job.model_options
+    dropout = LM_RECIPE.model["dropout"] if options.dropout is None else options.dropout
+    settings, model, payload = job.settings, LmModel(options.preset, job.lm_settings, dropout), None
     if settings.resume:
-        preset, settings, lm_settings, dropout, payload = _resumed(job)
-    device = placement.device
-    precision = precision_for(job.runtime.precision, device.type, "train")
-    warn_if_emulated(reporter, precision, device)
-    sizes = LM_PRESETS[preset]
-    resolved = settings.resolved()
-    shown = {key: value for key, value in signature_items(resolved).items() if key not in NOT_FOR_LM}
+        settings, model, payload = _resumed(job)
+    sizes = LM_PRESETS[model.preset]
+    shown = {key: value for key, value in signature_items(settings.resolved()).items() if key not in NOT_FOR_LM}
     if settings.shortlist_size is None and not settings.resume:  # the preset's (resumed: the checkpoint's)
         shown["shortlist_size"] = str(sizes["shortlist_size"])
-    reporter.signature("train-lm", preset=preset, order=lm_settings.order, embedding_size=sizes["embedding_size"],
-                       hidden_sizes="x".join(map(str, sizes["hidden_sizes"])), dropout=dropout, **shown,
-                       log_z_penalty=lm_settings.log_z_penalty, device=device.type, precision=precision)
-    started = time.perf_counter()
-    progress = TrainingProgress(reporter, "corpus", resolved, device.type)
+    return TrainingPlan(settings, model, payload, "train-lm", dict(
+        preset=model.preset, order=model.lm_settings.order, embedding_size=sizes["embedding_size"],
+        hidden_sizes="x".join(map(str, sizes["hidden_sizes"])), dropout=model.dropout, **shown,
+        log_z_penalty=model.lm_settings.log_z_penalty))
+
+
+def train(job: TrainJob, plan: TrainingPlan, run, progress):
+    """Train the CSLM (rescorer.training.lm_pipeline.train_lm)."""
+    from rescorer.training.lm_pipeline import train_lm
 
     def on_ready(valid_ngrams: int) -> None:  # the speed estimate counts n-grams, not sentences
         progress.settings = dataclasses.replace(progress.settings, valid_pairs=max(valid_ngrams, 1))
 
-    with progress:
-        report = train_lm(job.corpus_path, job.model_path, preset=preset, settings=settings,
-                          lm_settings=lm_settings, dropout=dropout, on_ready=on_ready, run=TrainingRun(
-                              device, precision, progress.lines_read, progress.on_pass, progress.on_update,
-                              checkpoint_payload=payload,
-                              resume_hint=resume_hint(LmCorpusSource(job.corpus_path), job.model_path)))
-    state, held_out, reference = report.state, report.held_out, report.reference
+    model = plan.model
+    return train_lm(job.source.path, job.model_path, preset=model.preset, settings=plan.settings,
+                    lm_settings=model.lm_settings, dropout=model.dropout, on_ready=on_ready, run=run)
+
+
+def summary(job: TrainJob, plan: TrainingPlan, report, elapsed: float) -> list[str]:
+    """The shortlist, and what was learned on how much, a line each."""
+    state, held_out, reference, lines = report.state, report.held_out, report.reference, []
     if report.coverage is not None:
-        reporter.say(f"shortlist: {len(report.bundle.vocab) - 4} words; token coverage "
-                     f"{report.coverage.ratio:.1%}")
-    elapsed = time.perf_counter() - started
-    reporter.say(f"trained on {report.num_sentences - report.valid_sentences} sentences "
+        lines.append(f"shortlist: {len(report.bundle.vocab) - 4} words; token coverage {report.coverage.ratio:.1%}")
+    lines.append(f"trained on {report.num_sentences - report.valid_sentences} sentences "
                  f"({report.valid_sentences} held out, {held_out.ngrams} words and sentence ends): "
                  f"{updates_made(state)}, stopped: {state.stopped_because}; valid perplexity "
                  f"{held_out.perplexity:.2f} (update {state.best_update}), unigram "
@@ -143,6 +132,4 @@ def train_lm_job(job: LmTrainJob, reporter, placement: Placement) -> None:
                  f"{reference.coverage.ratio:.1%} of the {reference.coverage.total_tokens} held-out words), mean "
                  f"|log Z| {held_out.mean_abs_log_z:.3f}; {state.train_tokens / max(state.seconds, 1e-9):.0f} "
                  f"n-grams/s; {elapsed:.1f} s; model {job.model_path}")
-    kept = kept_for_more_training(LmCorpusSource(job.corpus_path), job.model_path, None)
-    if kept:
-        reporter.say(kept)
+    return lines

@@ -7,7 +7,7 @@ import pytest
 from rescorer.data.subwords import SubwordModel
 from rescorer.models.model_files import read_model_file
 from rescorer.records import SettingError
-from rescorer.training.job import training_source
+from rescorer.training.pair_job import training_source
 from rescorer.training.resume import recorded_training
 from rescorer.training.recipes import SENTENCE_RECIPE, SUBWORD_SIZE
 from rescorer.training.settings import TrainSettings
@@ -108,7 +108,7 @@ def test_the_recipe_steps_aside_for_what_is_given(explicit, expected):
 
 
 def test_a_resumed_run_takes_the_checkpoints_values_not_the_recipes():
-    """Under --resume what is not given is the checkpoint's (rescorer.training.job.resumed), so a
+    """Under --resume what is not given is the checkpoint's (rescorer.training.pair_job.resumed), so a
     checkpoint trained before the recipe (words, no smoothing) resumes as it was."""
     settings = _settings({}, resume=True)
     assert settings == TrainSettings(resume=True)
