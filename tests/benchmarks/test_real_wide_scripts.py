@@ -7,7 +7,7 @@ import gzip
 import pandas as pd
 
 from benchmarks.studies.proxy import compare_real
-from benchmarks.studies.proxy.real_wide_table import main as real_wide_table, replicates
+from benchmarks.studies.proxy.real_wide_table import column_system, main as real_wide_table, replicates
 from moses_integration.evaluation.scores import read_references, score
 from moses_integration.line_files import read_lines
 
@@ -112,3 +112,34 @@ def test_a_wide_row_is_taken_from_the_run_with_the_most_replicates(tmp_path, mon
     assert "3 MERT replicates" in real.loc["Baseline-Distortion0", "source"]
     assert real.loc["Baseline-LM0", "source"] == "results/real-wide (1 MERT replicate, against the retuned Baseline)"
     assert "Baseline (retuned)" not in real.index
+
+
+def test_a_column_row_takes_its_proxy_from_its_own_models_run(tmp_path, monkeypatch):
+    """The pages' +fwdpw+inv (older models) keeps the proxy runs given; the wide run's +fwdpw+inv
+    (models trained for it) takes its own models' proxy run, and a row without one the given."""
+    for name, rows in {"own": [("+fwdpw+inv", 0.4)], "given": [("+fwdpw+inv", 0.1), ("+tiny", 0.2)]}.items():
+        (tmp_path / name).mkdir()
+        pd.DataFrame({"system": [system for system, _ in rows], "delta_test_bleu": [d for _, d in rows],
+                      "p_bleu_holm": [0.5] * len(rows)}).to_csv(tmp_path / name / "results.tsv", sep="\t",
+                                                                 index=False)
+    wide = tmp_path / "real-wide-replicates"
+    wide.mkdir()
+    pd.DataFrame({"system": ["Baseline (retuned)", "+fwdpw+inv", "+tiny", "+unmeasured"],
+                  "delta_bleu_vs_retuned": [0.0, 0.3, -0.1, 0.2], "p_bleu_vs_retuned": [1.0, 0.1, 0.5, 0.5],
+                  "replicates": [3, 3, 3, 3]}).to_csv(wide / "results.tsv", sep="\t", index=False)
+    monkeypatch.setattr(compare_real, "WIDE_RUNS", [wide])
+    monkeypatch.setattr(compare_real, "COLUMN_PROXIES", {"real-wide-replicates": [tmp_path / "own"]})
+    lines = compare_real.main(tmp_path / "given").splitlines()
+    rows = [line.split(" | ") for line in lines if line.startswith("| +fwdpw+inv |") or line.startswith("| +tiny |")]
+    pages = [row for row in rows if "real-wide-replicates" not in row[-1]]
+    ours = {row[0]: row for row in rows if "real-wide-replicates" in row[-1]}
+    assert pages and all(row[3] == "+0.10" for row in pages)  # the pages' rows: the runs given
+    assert ours["| +fwdpw+inv"][1:4] == ["+0.30", "0.1000", "+0.40"]  # its own models' run
+    assert ours["| +tiny"][3] == "+0.20"  # no run of its own: the runs given
+    assert not any("+unmeasured" in line for line in lines)  # no proxy row anywhere: left out
+
+
+def test_a_column_rows_word_penalty_is_named_as_the_proxy_names_it():
+    assert column_system("baseline+RNN+wp") == "+RNN+WP"
+    assert column_system("baseline+fwdpw+inv") == "+fwdpw+inv"
+    assert column_system("baseline+tiny15kpw") == "+tiny15kpw"

@@ -5,13 +5,15 @@ agreement and Spearman's rank correlation over the pairs.
 
 Reads NAME/results.tsv (proxy_bench.py run; and MORE's, for the systems NAME lacks), real_moses.tsv beside this script (each real Δ
 with the page it comes from) and the wide rows real_wide_rows.sh measured (each system's row from
-results/real-wide-replicates/results.tsv, where it has one, else results/real-wide's); writes
-NAME/proxy_vs_real.md and prints it."""
+results/real-wide-replicates/results.tsv, where it has one, else results/real-wide's; a column row
+of models trained for that run takes its proxy Δ from those models' proxy run, COLUMN_PROXIES);
+writes NAME/proxy_vs_real.md and prints it."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Optional
 
 import pandas as pd
 
@@ -19,12 +21,17 @@ from rescorer.io.text_tables import markdown_cell
 
 HERE = Path(__file__).resolve().parent
 WIDE_RUNS = [HERE / "results" / "real-wide-replicates", HERE / "results" / "real-wide"]  # the most replicates first
+# The proxy runs of the models behind a wide run's column rows (baseline+NAME: models trained for
+# that run, not the pages' own): a column row takes its proxy Δ from the first of these that has it.
+COLUMN_PROXIES = {"real-wide-replicates": [HERE / "results" / "paired-proxy", HERE / "results" / "speed-real"]}
 WIDE = 0.5  # a real Δ BLEU at least this large is a wide row: no replicate noise hides its sign
 
 
 def real_deltas() -> pd.DataFrame:
-    """Every real-Moses Δ: the pages' rows, then the wide rows measured beside this script."""
+    """Every real-Moses Δ: the pages' rows, then the wide rows measured beside this script, each
+    with the proxy runs of its own models (`proxy_runs`; none: the proxy runs given)."""
     real = pd.read_csv(HERE / "real_moses.tsv", sep="\t")  # a system may have two pages' rows
+    real["proxy_runs"] = [()] * len(real)
     wide = [wide_rows(run) for run in WIDE_RUNS if (run / "results.tsv").exists()]
     wide = pd.concat(wide, ignore_index=True).drop_duplicates("system") if wide else None  # one row each
     return pd.concat([real, wide], ignore_index=True)
@@ -38,10 +45,12 @@ def wide_rows(run: Path) -> pd.DataFrame:
     retuned = "delta_bleu_vs_retuned" in wide
     suffix, base = ("_vs_retuned", "the retuned Baseline") if retuned else ("", "the fixture's Baseline")
     counts = wide.replicates if "replicates" in wide else pd.Series(1, index=wide.index)  # older runs had one
+    proxies = tuple(COLUMN_PROXIES.get(run.name, ()))
     return pd.DataFrame({
         "system": wide.system, "real_delta_bleu": wide[f"delta_bleu{suffix}"], "real_p_bleu": wide[f"p_bleu{suffix}"],
         "source": [f"results/{run.name} ({n} MERT replicate{'s' if n > 1 else ''}, against {base})"
-                   for n in counts.astype(int)]})
+                   for n in counts.astype(int)],
+        "proxy_runs": [proxies if system.startswith("+") else () for system in wide.system]})
 
 
 def sign(value: float, dead_band: float = 0.005) -> int:
@@ -64,12 +73,25 @@ def proxy_rows(results_dirs: list[Path]) -> pd.DataFrame:
     return pd.concat(runs, ignore_index=True).drop_duplicates("system").set_index("system")
 
 
+def proxy_row(system: str, own_runs: tuple, given: pd.DataFrame) -> Optional[pd.Series]:
+    """The proxy's row of a real system: from its own models' runs where it has them, else from
+    the runs given (None: no proxy run has it)."""
+    for run in own_runs:
+        if (run / "results.tsv").exists():
+            rows = proxy_rows([run])
+            if system in rows.index:
+                return rows.loc[system]
+    return given.loc[system] if system in given.index else None
+
+
 def main(results_dir: Path, *more: Path) -> str:
-    proxy = proxy_rows([results_dir, *more])
+    given = proxy_rows([results_dir, *more])
     real = real_deltas()
-    real = real[real.system.isin(proxy.index)].copy()
-    real["proxy_delta_bleu"] = [proxy.loc[name, "delta_test_bleu"] for name in real.system]
-    real["proxy_p_bleu_holm"] = [proxy.loc[name, "p_bleu_holm"] for name in real.system]
+    proxies = [proxy_row(row.system, row.proxy_runs, given) for row in real.itertuples()]
+    real = real[[row is not None for row in proxies]].copy()
+    proxies = [row for row in proxies if row is not None]
+    real["proxy_delta_bleu"] = [row["delta_test_bleu"] for row in proxies]
+    real["proxy_p_bleu_holm"] = [row["p_bleu_holm"] for row in proxies]
     lines = ["| System | Real Moses Δ BLEU | Real p | Proxy Δ BLEU | Proxy Holm p | Real source |",
              "|---|---|---|---|---|---|"]
     for row in real.itertuples():

@@ -16,11 +16,11 @@
 #
 # ROW: baseline-lm0, baseline-pef, baseline-lr, baseline-dist, baseline-wp, and
 # baseline-retuned: Baseline itself retuned the same way, MERT's own shift (default: all, in
-# that order); baseline+NAME: Baseline with one more phrase-table column, NAME, the last
-# column of WORK/NAME.phrase-table.gz (the filtered table WORK/sys/model/phrase-table.gz with
-# the new column appended, e.g. by `rescore score ... --per-word` and a cut), its weight
-# started as `moses add-feature` starts it, so a phrase model's real row is tuned beside the
-# same retuned Baseline. SEEDS='1 2 3': MERT's seeds, one replicate each; seed 1's files take the row's
+# that order); baseline+NAME: Baseline with more phrase-table columns, the columns of
+# WORK/NAME.phrase-table.gz after the filtered table's own (WORK/sys/model/phrase-table.gz with
+# the new columns appended, e.g. by `rescore score ... --per-word` and a cut), named by NAME's
+# parts (baseline+fwdpw+inv: fwdpw, then inv), their weights started as `moses add-feature`
+# starts them, so a phrase model's real row is tuned beside the same retuned Baseline. SEEDS='1 2 3': MERT's seeds, one replicate each; seed 1's files take the row's
 # name (ROW.ini, ROW.hyp), seed N's ROW.seedN. Writes OUT/results.tsv and OUT/results.md
 # (real_wide_table.py) from the rows decoded so far, and each replicate's tuned weights and
 # mert's best points.
@@ -54,8 +54,8 @@ without_lr() { without "LexicalReordering name=LexicalReordering0" LexicalReorde
 without_dist() { without Distortion Distortion0 "$1"; }
 without_wp() { without WordPenalty WordPenalty0 "$1"; }
 unchanged() { cp model/moses.ini "$1"; }
-with_column() {  # NAME INI
-    rescore moses add-feature model/moses.ini --table "$work/$1.phrase-table.gz" --new-columns "$1" \
+with_columns() {  # NAME INI (NAME: the new columns' names joined by +)
+    rescore moses add-feature model/moses.ini --table "$work/$1.phrase-table.gz" --new-columns "${1//+/,}" \
         --base-dir "$sys" --moses-dir "$MOSES_HOME" -o "$2" --force
 }
 
@@ -83,7 +83,7 @@ for row in "${rows[@]}"; do
         baseline-dist) make_ini=without_dist ;;
         baseline-wp) make_ini=without_wp ;;
         baseline-retuned) make_ini=unchanged ;;
-        baseline+?*) make_ini="with_column ${row#baseline+}" ;;
+        baseline+?*) make_ini="with_columns ${row#baseline+}" ;;
         *) echo "unknown row $row (baseline-lm0, baseline-pef, baseline-lr, baseline-dist, baseline-wp, baseline-retuned, baseline+NAME)" >&2; exit 2 ;;
     esac
     step "$row: ini" "$work/$row.ini" $make_ini "$work/$row.ini"

@@ -33,9 +33,15 @@ ROWS = {"baseline-lm0": "Baseline-LM0", "baseline-pef": "Baseline-p(e|f)",
 
 
 def rows_of(decoding: Path) -> dict:
-    """The wide rows, then every baseline+NAME row (Baseline with the column NAME: `+NAME`)."""
+    """The wide rows, then every baseline+NAME row (Baseline with NAME's columns: `+NAME`, its
+    word penalty `wp` named `WP` as the proxy bench and Table 1 name it)."""
     columns = sorted({path.name.split(".")[0] for path in decoding.glob("baseline+*.hyp")})
-    return {**ROWS, **{row: "+" + row[len("baseline+"):] for row in columns}}
+    return {**ROWS, **{row: column_system(row) for row in columns}}
+
+
+def column_system(row: str) -> str:
+    """baseline+RNN+wp: `+RNN+WP`."""
+    return "".join("+" + ("WP" if part == "wp" else part) for part in row[len("baseline+"):].split("+"))
 
 
 def replicates(decoding: Path, row: str) -> list[Path]:
