@@ -176,18 +176,14 @@ def train_lm_command(reporter: Reporter, phrase_table: Optional[Path], parallel:
     from rescorer.io.path_checks import RunPaths, training_targets
     from rescorer.runtime.placement import placed
     from rescorer.training.job import TrainJob, train_job
-    from rescorer.training.lm_job import LmText, lm_train_settings
+    from rescorer.training.lm_job import lm_training_source
 
     explicit = frozenset(explicit_options())
-    if phrase_table is not None or parallel:
-        raise click.UsageError("--lm trains a language model on one text: give no PHRASE_TABLE or --parallel")
-    if "reject_path" in explicit:
-        raise click.UsageError("--reject: not for a language model (--lm): a line of its text that cannot be read "
-                               "stops the run, naming it; drop it")
     with usage_errors():
-        settings = lm_train_settings(record_from(TrainSettings, options), explicit)
+        text, settings = lm_training_source(lm, phrase_table, parallel, record_from(TrainSettings, options),
+                                            explicit)
         check_request(options["precision"], "train")
-    job = TrainJob(LmText(lm), output, record_from(ModelOptions, options), settings,
+    job = TrainJob(text, output, record_from(ModelOptions, options), settings,
                    record_from(RuntimeSettings, options), explicit, lm_settings=record_from(LmSettings, options))
     writes = training_targets(output, None, settings.resume)[:2]  # the model and its checkpoint: no pair cache
     with placed(reporter, job.runtime) as placement, \

@@ -8,6 +8,7 @@ import dataclasses
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Optional
 
 from rescorer.io.file_names import checkpoint_path_for
 from rescorer.models.settings import SETTING_NAMES, ModelOptions
@@ -18,7 +19,7 @@ from rescorer.training.settings import LmSettings, TrainSettings
 from rescorer.training.stop_reasons import updates_made
 from rescorer.training.train_request import TrainingPlan, TrainJob
 
-__all__ = ["LmText", "LmModel", "NOT_FOR_LM", "lm_train_settings", "plan", "train", "summary"]
+__all__ = ["LmText", "LmModel", "NOT_FOR_LM", "lm_training_source", "lm_train_settings", "plan", "train", "summary"]
 
 # What a language model has no use for: no source side, no pair counts, no token batches of
 # sentence pairs, no sampled softmax (self-normalization needs the whole one), no pair cache; a
@@ -48,6 +49,19 @@ class LmModel:
     preset: str
     lm_settings: LmSettings
     dropout: float
+
+
+def lm_training_source(text: Path, phrase_table: Optional[Path], parallel: Optional[tuple],
+                       settings: TrainSettings, explicit: frozenset) -> tuple[LmText, TrainSettings]:
+    """What `rescore train --lm TEXT` reads and the settings for it, as pair_job.training_source
+    is for the other kinds: an LM reads its one text, so a table, a corpus and a reject file are
+    refused, and so are the settings it cannot take (lm_train_settings)."""
+    if phrase_table is not None or parallel:
+        raise SettingError("--lm trains a language model on one text: give no PHRASE_TABLE or --parallel")
+    if "reject_path" in explicit:
+        raise SettingError("--reject: not for a language model (--lm): a line of its text that cannot be read "
+                           "stops the run, naming it; drop it")
+    return LmText(text), lm_train_settings(settings, explicit)
 
 
 def lm_train_settings(settings: TrainSettings, explicit: frozenset) -> TrainSettings:
