@@ -437,6 +437,57 @@ def pro_rows() -> str:
                   "PRO: test chrF"), rows)
 
 
+# The default's models trained twice: on the AMD EPYC for the study (results/models) and on the
+# Intel Xeon with AMX for the paired real rows (results/paired-proxy), the same command each.
+PAIRED_MODELS = {"fwd": "`fwd.pt`: log p(e\\|f)", "inv": "`inv.pt`, `--direction inverse`: log p(f\\|e)"}
+PAIRED_SYSTEMS = {"+RNN": "the paper's column (fwd)", "+RNN+WP": "the paper's column and its word penalty",
+                  "+fwdpw": "the per-word forward column", "+fwdpw+inv": "the per-word forward column and the inverse one"}
+
+
+def training_figures(log: Path) -> list:
+    """Updates, best update, held-out perplexity (honest; unigram) and minutes of a training log."""
+    found = re.search(r": (\d+) updates, stopped: .*?; valid perplexity ([\d.]+) \(update (\d+); honest ([\d.]+) "
+                      r".*?unigram ([\d.]+); \d+ target tokens/s; ([\d.]+) s;", summary_line(log))
+    updates, ppl, best, honest, unigram, seconds = found.groups()
+    return [thousands(int(updates)), thousands(int(best)), f"{ppl} ({honest}; {unigram})", f"{float(seconds) / 60:.1f}"]
+
+
+def paired_models() -> str:
+    rows = []
+    for name, label in PAIRED_MODELS.items():
+        for cpu, folder in (("AMD EPYC", "models"), ("Intel Xeon with AMX", "paired-proxy")):
+            rows.append(row(label, cpu, *training_figures(RESULTS / folder / f"{name}.train.log")))
+    return table(("Model", "CPU", "Updates", "Best at", "Held-out perplexity (honest; unigram)", "Minutes"), rows)
+
+
+def paired_proxy() -> str:
+    return verbatim(RESULTS / "paired-proxy" / "results.md")
+
+
+def paired_real() -> str:
+    """Each phrase system's real Δ (3 MERT replicates, against Baseline retuned) beside its proxy
+    Δ, both from this session's models, and the pages' real Δ of the earlier models."""
+    real = pd.read_csv(RESULTS / "real-wide-replicates" / "results.tsv", sep="\t", na_values="-").set_index("system")
+    proxy = results("paired-proxy")
+    pages = pd.read_csv(Path(__file__).resolve().parent / "real_moses.tsv", sep="\t")
+    base = replicate_bleu("real-wide-replicates", "Baseline (retuned)")
+    rows = []
+    for system, label in PAIRED_SYSTEMS.items():
+        if system not in real.index:
+            continue
+        line = real.loc[system]
+        each = ", ".join(signed(a - b) for a, b in zip(replicate_bleu("real-wide-replicates", system), base))
+        earlier = "; ".join(f"{signed(r.real_delta_bleu)} (p {r.real_p_bleu:.4f})"
+                            for r in pages[pages.system == system].itertuples()) or "–"
+        rows.append(row(f"{system}: {label}", signed(line.delta_bleu_vs_retuned) + f" ({each})",
+                        f"{line.p_bleu_vs_retuned:.4f}", f"{line.p_bleu_holm_vs_retuned:.4f}",
+                        f"{signed(line.delta_chrf_vs_retuned)} (Holm p {line.p_chrf_holm_vs_retuned:.4f})",
+                        signed(proxy.loc[system, "delta_test_bleu"]), f"{proxy.loc[system, 'p_bleu_holm']:.4f}",
+                        earlier))
+    return table(("System", "Real Δ BLEU vs retuned (per replicate)", "p", "Holm p", "Real Δ chrF",
+                  "Proxy Δ BLEU", "Proxy Holm p", "Earlier real Δ, the pages' models"), rows)
+
+
 TABLES: dict[str, Callable[[], str]] = {
     "study": study, "proxy-vs-real": proxy_vs_real, "wide-real": wide_real, "wide-proxy": wide_proxy,
     "wide-real-replicates": wide_real_replicates, "speed-proxy-alone": speed_proxy_alone,
@@ -448,7 +499,8 @@ TABLES: dict[str, Callable[[], str]] = {
     "architectures-further": architectures_further, "subwords": subwords, "pair-weights": pair_weights, "speed": speed,
     "sentence-models": sentence_models, "sentence-rows": sentence_rows, "cslm-rows": cslm_rows,
     "ensemble-models": ensemble_models, "ensemble-rows": ensemble_rows, "pro-rows": pro_rows,
-    "sentence-phrase-models": sentence_phrase_models, "sentence-phrase-rows": sentence_phrase_rows}
+    "sentence-phrase-models": sentence_phrase_models, "sentence-phrase-rows": sentence_phrase_rows,
+    "paired-models": paired_models, "paired-proxy": paired_proxy, "paired-real": paired_real}
 
 
 def page_tables(text: str) -> dict:
