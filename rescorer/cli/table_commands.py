@@ -138,28 +138,18 @@ def train_command(reporter: Reporter, phrase_table: Optional[Path], parallel: Op
     """Train a model on the unique phrase pairs of PHRASE_TABLE, on the sentence pairs of a
     parallel corpus (--parallel SRC TGT), or a target language model on text (--lm TARGET_TEXT)."""
     from rescorer.io.atomic_output import AtomicOutput, committed_together
-    from rescorer.io.path_checks import RunPaths, output_targets, training_targets
+    from rescorer.io.path_checks import RunPaths
     from rescorer.runtime.placement import placed
     from rescorer.training.job import train_job
 
     lm_given = sorted(name for name in explicit_options() if name in LM_ONLY)
-    if lm is not None:
-        train_lm_command(reporter, phrase_table, parallel, lm, output, reject_path, force, options)
-        return
-    if lm_given:
+    if lm is None and lm_given:
         raise click.UsageError(f"{', '.join('--' + name.replace('_', '-') for name in lm_given)}: only with "
                                f"--lm (a language model)")
-    job = train_job_of(phrase_table, parallel, output, options)
+    job = train_job_of(phrase_table, parallel, output, options, lm)
     with usage_errors():
         check_request(job.runtime.precision, job.precision_use)
-    writes = output_targets(None, reject_path) + training_targets(output, job.settings.cache_dir,
-                                                                   job.settings.resume)
-    if parallel:
-        reads = [("source side of the corpus", parallel[0]), ("target side of the corpus", parallel[1]),
-                 ("validation source", job.settings.valid_src), ("validation target", job.settings.valid_tgt)]
-    else:
-        reads = [("phrase table", phrase_table), ("source corpus", job.settings.src_corpus),
-                 ("target corpus", job.settings.tgt_corpus)]
+    reads, writes = training_paths(job, reject_path)
     with placed(reporter, job.runtime) as placement, \
             placement.ranks.main_only(RunPaths(reads, writes, force=force), "checking the paths"):
         rejects = (AtomicOutput(reject_path, force=force, only_if_written=True)
@@ -170,27 +160,20 @@ def train_command(reporter: Reporter, phrase_table: Optional[Path], parallel: Op
             reporter.say(f"{rejects.lines_written} bad lines rejected to {reject_path}")
 
 
-def train_lm_command(reporter: Reporter, phrase_table: Optional[Path], parallel: Optional[tuple], lm: Path,
-                     output: Path, reject_path: Optional[Path], force: bool, options: dict) -> None:
-    """`rescore train --lm`: the CSLM (rescorer.training.lm_job)."""
-    from rescorer.io.path_checks import RunPaths, training_targets
-    from rescorer.runtime.placement import placed
-    from rescorer.training.job import TrainJob, train_job
-    from rescorer.training.lm_job import lm_training_source
+def training_paths(job, reject_path: Optional[Path]) -> tuple[list, list]:
+    """What a training run reads and writes, for the path checks: the source's files, the model,
+    its checkpoint, the reject file and the pair cache (an LM has neither of the last two)."""
+    from rescorer.io.path_checks import output_targets, training_targets
+    from rescorer.training.lm_job import LmText
 
-    explicit = frozenset(explicit_options())
-    with usage_errors():
-        text, settings = lm_training_source(lm, phrase_table, parallel, record_from(TrainSettings, options),
-                                            explicit)
-        check_request(options["precision"], "train")
-    job = TrainJob(text, output, record_from(ModelOptions, options), settings,
-                   record_from(RuntimeSettings, options), explicit, lm_settings=record_from(LmSettings, options))
-    writes = training_targets(output, None, settings.resume)[:2]  # the model and its checkpoint: no pair cache
-    with placed(reporter, job.runtime) as placement, \
-            placement.ranks.main_only(RunPaths([("language model text", lm)], writes, force=force),
-                                      "checking the paths"):
-        with usage_errors():
-            train_job(job, reporter, placement)
+    source, s = job.source, job.settings
+    writes = output_targets(None, reject_path) + training_targets(job.model_path, s.cache_dir, s.resume)
+    if isinstance(source, LmText):
+        return [("language model text", source.path)], writes[:2]  # the model and its checkpoint
+    if source.kind == "corpus":
+        return [("source side of the corpus", source.src_path), ("target side of the corpus", source.tgt_path),
+                ("validation source", s.valid_src), ("validation target", s.valid_tgt)], writes
+    return [("phrase table", source.path), ("source corpus", s.src_corpus), ("target corpus", s.tgt_corpus)], writes
 
 
 @click.command("score")
@@ -233,16 +216,22 @@ def score_job_of(phrase_table: Path, output: Path, model_paths: tuple, options: 
                     record_from(RuntimeSettings, options))
 
 
-def train_job_of(phrase_table: Optional[Path], parallel: Optional[tuple], model_path: Path, options: dict):
-    """The TrainJob of `rescore train`'s (or `rescore TABLE`'s) options."""
+def train_job_of(phrase_table: Optional[Path], parallel: Optional[tuple], model_path: Path, options: dict,
+                 lm: Optional[Path] = None):
+    """The TrainJob of `rescore train`'s (or `rescore TABLE`'s) options: of a phrase table or a
+    parallel corpus, or with `lm` of a CSLM's text."""
     from rescorer.training.job import TrainJob
+    from rescorer.training.lm_job import lm_training_source
     from rescorer.training.pair_job import training_source
 
     explicit = frozenset(explicit_options())
+    settings = record_from(TrainSettings, options)
     with usage_errors():
-        source, settings = training_source(phrase_table, parallel, record_from(TrainSettings, options), explicit)
+        source, settings = (training_source(phrase_table, parallel, settings, explicit) if lm is None
+                            else lm_training_source(lm, phrase_table, parallel, settings, explicit))
     return TrainJob(source, model_path, record_from(ModelOptions, options), settings,
-                    record_from(RuntimeSettings, options), explicit)
+                    record_from(RuntimeSettings, options), explicit,
+                    lm_settings=record_from(LmSettings, options) if lm is not None else None)
 
 
 def refuse_training_options(explicit: set) -> None:
