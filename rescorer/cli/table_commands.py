@@ -167,9 +167,10 @@ def training_paths(job, reject_path: Optional[Path]) -> tuple[list, list]:
     from rescorer.training.lm_job import LmText
 
     source, s = job.source, job.settings
-    writes = output_targets(None, reject_path) + training_targets(job.model_path, s.cache_dir, s.resume)
+    model, checkpoint, cache = training_targets(job.model_path, s.cache_dir, s.resume)
     if isinstance(source, LmText):
-        return [("language model text", source.path)], writes[:2]  # the model and its checkpoint
+        return [("language model text", source.path)], [model, checkpoint]
+    writes = [*output_targets(None, reject_path), model, checkpoint, cache]
     if source.kind == "corpus":
         return [("source side of the corpus", source.src_path), ("target side of the corpus", source.tgt_path),
                 ("validation source", s.valid_src), ("validation target", s.valid_tgt)], writes

@@ -39,8 +39,8 @@ def train_job(job: TrainJob, reporter, placement: Placement) -> None:
     hint = job.resume_hint or resume_hint(job.source, job.model_path, plan.settings.cache_dir)
     with progress:
         report = kind.train(job, plan, TrainingRun(device, precision, progress.lines_read, progress.on_pass,
-                                                   progress.on_update, checkpoint_payload=plan.payload, ranks=ranks,
-                                                   resume_hint=hint), progress)
+                                                   progress.on_update, job.reject, plan.recorded_options, plan.payload,
+                                                   ranks, hint), progress)
     for line in kind.summary(job, plan, report, time.perf_counter() - started):
         reporter.say(line)
     kept = kept_for_more_training(job.source, job.model_path, plan.settings.cache_dir)

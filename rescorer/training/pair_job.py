@@ -4,7 +4,6 @@ under --resume the checkpoint's, the settings line, the training and its summary
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import Optional
 
@@ -122,7 +121,6 @@ def train(job: TrainJob, plan: TrainingPlan, run, progress):
     """Train on the table or the corpus (rescorer.training.pipeline.train_on_table)."""
     from rescorer.training.pipeline import train_on_table
 
-    run = dataclasses.replace(run, reject=job.reject, model_options=plan.recorded_options)
     return train_on_table(job.source, job.model_path, model=plan.model, settings=plan.settings, run=run)
 
 

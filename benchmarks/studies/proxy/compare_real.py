@@ -12,6 +12,7 @@ writes NAME/proxy_vs_real.md and prints it."""
 from __future__ import annotations
 
 import sys
+from functools import lru_cache
 from pathlib import Path
 from typing import Optional
 
@@ -73,14 +74,18 @@ def proxy_rows(results_dirs: list[Path]) -> pd.DataFrame:
     return pd.concat(runs, ignore_index=True).drop_duplicates("system").set_index("system")
 
 
+@lru_cache(maxsize=None)
+def own_proxy_rows(run: Path) -> Optional[pd.DataFrame]:
+    """A column row's own proxy run, read once (None: not run)."""
+    return proxy_rows([run]) if (run / "results.tsv").exists() else None
+
+
 def proxy_row(system: str, own_runs: tuple, given: pd.DataFrame) -> Optional[pd.Series]:
     """The proxy's row of a real system: from its own models' runs where it has them, else from
     the runs given (None: no proxy run has it)."""
-    for run in own_runs:
-        if (run / "results.tsv").exists():
-            rows = proxy_rows([run])
-            if system in rows.index:
-                return rows.loc[system]
+    for rows in map(own_proxy_rows, own_runs):
+        if rows is not None and system in rows.index:
+            return rows.loc[system]
     return given.loc[system] if system in given.index else None
 
 

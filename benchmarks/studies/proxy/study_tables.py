@@ -73,14 +73,19 @@ def summary_line(log: Path) -> str:
     return [line for line in log.read_text().splitlines() if line.startswith("trained on ")][-1]
 
 
+def training_summary(log: Path) -> dict:
+    """A training log's figures, from its summary line: updates, whether early stopping ended
+    it, the best update, held-out perplexity, honest, unigram and seconds."""
+    found = re.search(r": (\d+) updates, stopped: (.*?); valid perplexity ([\d.]+) \(update (\d+); honest ([\d.]+) "
+                      r".*?unigram ([\d.]+); \d+ target tokens/s; ([\d.]+) s;", summary_line(log))
+    updates, stopped, ppl, best, honest, unigram, seconds = found.groups()
+    return {"updates": int(updates), "early": "did not improve" in stopped, "best": int(best), "ppl": ppl,
+            "honest": honest, "unigram": unigram, "seconds": float(seconds)}
+
+
 def default_training() -> dict:
-    """The default forward model's figures, from its training log's summary line."""
-    summary = summary_line(RESULTS / "models" / "fwd.train.log")
-    found = re.search(r": (\d+) updates, stopped: (.*?); valid perplexity ([\d.]+) \(update \d+; honest ([\d.]+) "
-                      r".*unigram ([\d.]+)", summary)
-    updates, stopped, ppl, honest, unigram = found.groups()
-    return {"updates": int(updates), "early": "did not improve" in stopped, "ppl": ppl, "honest": honest,
-            "unigram": unigram}
+    """The default forward model's figures (training_summary)."""
+    return training_summary(RESULTS / "models" / "fwd.train.log")
 
 
 def verbatim(path: Path) -> str:
@@ -444,19 +449,14 @@ PAIRED_SYSTEMS = {"+RNN": "the paper's column (fwd)", "+RNN+WP": "the paper's co
                   "+fwdpw": "the per-word forward column", "+fwdpw+inv": "the per-word forward column and the inverse one"}
 
 
-def training_figures(log: Path) -> list:
-    """Updates, best update, held-out perplexity (honest; unigram) and minutes of a training log."""
-    found = re.search(r": (\d+) updates, stopped: .*?; valid perplexity ([\d.]+) \(update (\d+); honest ([\d.]+) "
-                      r".*?unigram ([\d.]+); \d+ target tokens/s; ([\d.]+) s;", summary_line(log))
-    updates, ppl, best, honest, unigram, seconds = found.groups()
-    return [thousands(int(updates)), thousands(int(best)), f"{ppl} ({honest}; {unigram})", f"{float(seconds) / 60:.1f}"]
-
-
 def paired_models() -> str:
     rows = []
     for name, label in PAIRED_MODELS.items():
         for cpu, folder in (("AMD EPYC", "models"), ("Intel Xeon with AMX", "paired-proxy")):
-            rows.append(row(label, cpu, *training_figures(RESULTS / folder / f"{name}.train.log")))
+            trained = training_summary(RESULTS / folder / f"{name}.train.log")
+            rows.append(row(label, cpu, thousands(trained["updates"]), thousands(trained["best"]),
+                            f"{trained['ppl']} ({trained['honest']}; {trained['unigram']})",
+                            f"{trained['seconds'] / 60:.1f}"))
     return table(("Model", "CPU", "Updates", "Best at", "Held-out perplexity (honest; unigram)", "Minutes"), rows)
 
 
@@ -469,7 +469,7 @@ def paired_real() -> str:
     Δ, both from this session's models, and the pages' real Δ of the earlier models."""
     real = pd.read_csv(RESULTS / "real-wide-replicates" / "results.tsv", sep="\t", na_values="-").set_index("system")
     proxy = results("paired-proxy")
-    pages = pd.read_csv(Path(__file__).resolve().parent / "real_moses.tsv", sep="\t")
+    pages = pd.read_csv(HERE / "real_moses.tsv", sep="\t")
     base = replicate_bleu("real-wide-replicates", "Baseline (retuned)")
     rows = []
     for system, label in PAIRED_SYSTEMS.items():
