@@ -85,6 +85,30 @@ def test_every_command_shown_takes_the_options_it_is_shown_with():
         assert given <= takes, f"{page.name}: `{text}` -- {command.name} does not take {given - takes}"
 
 
+def bleu_tables(page) -> int:
+    """How many of a page's tables have a BLEU column."""
+    lines = page.read_text().splitlines()
+    return sum(1 for number, line in enumerate(lines) if line.startswith("|---") and "BLEU" in lines[number - 1])
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda page: page.name)
+def test_every_page_of_bleu_results_says_what_bleu_is_and_where_its_files_are(page):
+    """A results page states its BLEU (the sacrebleu signature) and whether result files back
+    its tables: a reader must know which figures can be checked against a file."""
+    if bleu_tables(page):
+        text = page.read_text()
+        assert "nrefs:" in text, f"{page.name}: BLEU tables without the sacrebleu signature"
+        assert "**Result files:**" in text, f"{page.name}: BLEU tables without a **Result files:** statement"
+
+
+def test_a_bleu_table_is_found(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text("| System | Test BLEU |\n|---|---|\n| Baseline | 46.65 |\n\n| a | b |\n|---|---|\n")
+    assert bleu_tables(page) == 1
+    with pytest.raises(AssertionError, match="signature"):
+        test_every_page_of_bleu_results_says_what_bleu_is_and_where_its_files_are(page)
+
+
 def _study_tables():
     """benchmarks/studies/proxy/study_tables.py (imported as tests/benchmarks/ import the study scripts)."""
     from benchmarks.studies.proxy import study_tables

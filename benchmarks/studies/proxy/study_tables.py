@@ -223,7 +223,18 @@ def stability_strict() -> str:
 def stability_strict_seeds() -> str:
     """stability.sh's three seeds on the Xeon with MKL's strict mode
     (results/stability-amx-strict-seeds) beside the same seeds before it (results/stability-amx)."""
-    folders = {"before": "stability-amx", "strict": "stability-amx-strict-seeds"}
+    return strict_beside_before("stability-amx", "stability-amx-strict-seeds")
+
+
+def stability_amd_strict() -> str:
+    """The same on the AMD EPYC: results/stability-amd-strict beside results/stability."""
+    return strict_beside_before("stability", "stability-amd-strict")
+
+
+def strict_beside_before(before: str, strict: str) -> str:
+    """stability.sh's seeds with MKL's strict mode (folder `strict`) beside the same seeds, on the
+    same CPU, before it (folder `before`)."""
+    folders = {"before": before, "strict": strict}
     models = {mode: stability_models(folder) for mode, folder in folders.items()}
     frames = {mode: results(folder) for mode, folder in folders.items()}
     rows = []
@@ -243,6 +254,19 @@ def stability_strict_seeds() -> str:
     return table(("Seed", f"Before: 2 threads, held-out ppl at {updates} (honest)", "Before: 1 thread",
                   "Before: max \\|Δ weight\\|", "Strict: 2 threads", "Strict: 1 thread", "Strict: max \\|Δ weight\\|",
                   "Proxy Δ BLEU before, 2 / 1 threads", "Strict, 2 / 1 threads"), rows)
+
+
+def start_probe() -> str:
+    """start_probe.sh's runs (results/start-probe): seeds trained with another recipe to 2,000
+    updates, beside the default's runs of the same seeds on the same CPU (stability-amd-strict)."""
+    default = stability_models("stability-amd-strict")
+    probe = pd.read_csv(RESULTS / "start-probe" / "models.tsv", sep="\t")
+    rows = [row("the default", "–", str(seed), perplexities(default.loc[(seed, 1)]))
+            for seed in sorted(default.seed.unique())]
+    for _, run in probe.sort_values(["recipe", "seed"]).iterrows():
+        rows.append(row(run.recipe, f"`{run.options}`", str(run.seed), perplexities(run)))
+    updates = thousands(int(default.updates.max()))
+    return table(("Recipe", "Options", "Seed", f"Held-out perplexity at {updates} (honest)"), rows)
 
 
 def _default_row(label: str, folder: str) -> list:
@@ -494,6 +518,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "precision-columns": precision_columns,
     "precision-bleu": precision_bleu, "stability": stability, "stability-across-cpus": stability_across_cpus,
     "stability-strict": stability_strict, "stability-strict-seeds": stability_strict_seeds,
+    "stability-amd-strict": stability_amd_strict, "start-probe": start_probe,
     "recipes": recipes, "architectures": architectures,
     "recipes-further": recipes_further, "smoothing-further": smoothing_further,
     "architectures-further": architectures_further, "subwords": subwords, "pair-weights": pair_weights, "speed": speed,
