@@ -30,7 +30,8 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 EXAMPLE = REPO / "examples" / "phrase-table.gz"
 DEMO_OPTIONS = ["--max-epochs", "50", "--batch-tokens", "500"]  # the README's demo line
-COLUMNS = ("cpu", "threads", "torch", "options", "best held-out perplexity", "at update", "honest perplexity",
+COLUMNS = ("cpu", "threads", "torch", "options", "learning rate", "best held-out perplexity", "at update",
+           "honest perplexity",
            "first line's new score", "precision auto", "digest of the table", "digest without the new score",
            "seconds")
 
@@ -38,6 +39,7 @@ from rescorer.runtime.cpu_features import cpu_features  # noqa: E402
 
 SUMMARY = re.compile(r"valid perplexity ([\d.]+) \(update (\d+); honest ([\d.]+)")
 PRECISION = re.compile(r"^precision auto: (\w+)", re.M)
+RATE = re.compile(r"\|learning-rate:([^|]+)\|")  # the settings line's: the default changes with the recipe
 
 
 def demo_row(threads: int, options: list, scratch: Path) -> dict:
@@ -55,7 +57,8 @@ def demo_row(threads: int, options: list, scratch: Path) -> dict:
     lines = gzip.decompress(out.read_bytes()).splitlines()
     kept = hashlib.sha256(b"\n".join(cut_new_score(line)[0] for line in lines))
     return {"cpu": cpu_features().describe(), "threads": str(threads), "torch": torch_version(),
-            "options": " ".join(options), "best held-out perplexity": summary[1], "at update": summary[2],
+            "options": " ".join(options), "learning rate": RATE.search(run.stderr)[1],
+            "best held-out perplexity": summary[1], "at update": summary[2],
             "honest perplexity": summary[3], "first line's new score": cut_new_score(lines[0])[1].decode(),
             "precision auto": precision[1] if precision else "-",
             "digest of the table": hashlib.sha256(b"\n".join(lines)).hexdigest()[:16],
@@ -76,8 +79,9 @@ def torch_version() -> str:
 
 
 def merged(path: Path, rows: list) -> list:
-    """The file's rows with this run's in place of the rows of the same CPU, threads, torch and options."""
-    key = ("cpu", "threads", "torch", "options")
+    """The file's rows with this run's in place of the rows of the same CPU, threads, torch, options
+    and learning rate (a row of an earlier default recipe stays until its CPU measures the new one)."""
+    key = ("cpu", "threads", "torch", "options", "learning rate")
     new = {tuple(row[name] for name in key) for row in rows}
     kept = []
     if path.exists():

@@ -113,7 +113,7 @@ class TrainSettings:
     optimizer: str = setting("adam", choice(*OPTIMIZERS), "Cho et al.: adadelta.", option="--optimizer")
     # None, for these three: the default of the optimizer and batches (resolve_defaults)
     learning_rate: Optional[float] = setting(
-        None, POSITIVE_FLOAT, "[default: 1.0 for Adadelta; for Adam 6e-3 with --batch-tokens, times 256 / the "
+        None, POSITIVE_FLOAT, "[default: 1.0 for Adadelta; for Adam 3e-3 with --batch-tokens, times 512 / the "
                               "model's width where it is wider (the hidden size; a Transformer's embedding "
                               "size): about 1.5e-3 for the recurrent paper presets, 3e-3 for the Transformer's; "
                               f"1e-3 with --batch-size, {lm_default('learning_rate')}; with --parallel and Adam "

@@ -26,6 +26,7 @@ def test_a_short_demo_run_leaves_every_byte_but_the_new_score(tmp_path):
     example = hashlib.sha256(b"\n".join(gzip.decompress(EXAMPLE.read_bytes()).splitlines())).hexdigest()[:16]
     assert row["digest without the new score"] == example != row["digest of the table"]
     assert row["threads"] == "1" and float(row["best held-out perplexity"]) > 1
+    assert float(row["learning rate"]) == 3e-3  # the default recipe's, from the settings line
     assert 0 < float(row["first line's new score"]) <= 1 and row["precision auto"] in ("bf16", "fp32")
 
 
@@ -36,3 +37,5 @@ def test_a_run_replaces_its_own_rows_only(tmp_path):
     path.write_text("\t".join(COLUMNS) + "\n" + "".join("\t".join(row.values()) + "\n" for row in rows))
     new = dict(rows[1], seconds="new")
     assert merged(path, [new]) == [rows[0], rows[2], new]
+    other_recipe = dict(rows[1], **{"learning rate": "0.003"})  # a new default keeps the old one's row
+    assert merged(path, [other_recipe]) == [*rows, other_recipe]

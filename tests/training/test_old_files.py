@@ -26,11 +26,13 @@ def old_checkpoint_dir(tmp_path):
 
 def test_an_old_checkpoint_resumes_with_its_own_settings(old_checkpoint_dir):
     """The options the old run was given (--preset tiny, --batch-tokens 500, --max-time 600 stored
-    as `max_time`) are the resumed run's, as they were before."""
+    as `max_time`) are the resumed run's, as they were before, and so is the default it trained
+    with: Adam at 6e-3, where a new run of `tiny` takes 3e-3."""
     result = rescore("train", "phrase-table.gz", "-o", "m.pt", "--resume", "--max-updates", "5",
                      cwd=old_checkpoint_dir)
     assert result.returncode == 0, result.stderr
-    for used in ("|preset:tiny|", "|batch-tokens:500|", "|max-seconds:600.0|", "|max-updates:5|"):
+    for used in ("|preset:tiny|", "|batch-tokens:500|", "|max-seconds:600.0|", "|max-updates:5|",
+                 "|learning-rate:0.006|"):
         assert used in result.stderr, result.stderr
     assert "5 updates (2 in this run), stopped: reached 5 updates" in result.stderr
     training = torch.load(old_checkpoint_dir / "m.pt", weights_only=True)["training"]

@@ -43,7 +43,7 @@ def test_another_optimizer_keeps_its_own_defaults_in_every_recipe(name):
 
 
 @pytest.mark.parametrize("optimizer, batches, rate, warmup", [
-    ("adam", {}, 6e-3, 100),  # token batches: the measured Adam defaults
+    ("adam", {}, 3e-3, 100),  # token batches: the measured Adam defaults
     ("adadelta", {}, 1.0, 0),  # the Adam-only rule in the resolved defaults
     ("adam", {"batch_size": 64, "batch_tokens": None}, 1e-3, 0),
     ("adadelta", {"batch_size": 64, "batch_tokens": None}, 1.0, 0),

@@ -134,4 +134,4 @@ def test_a_phrase_tables_training_is_unchanged(tmp_path):
     assert (fields["subwords"], fields["label_smoothing"], fields["weight_decay"], fields["lr_schedule"],
             fields["learning_rate"], fields["warmup_updates"], fields["batch_tokens"], fields["sampled_softmax"],
             fields["average"], fields["patience"], fields["max_pair_length"]) == (
-        "none", 0.0, 0.0, "constant", 6e-3, 100, 3000, 2048, 0, 4, 50)
+        "none", 0.0, 0.0, "constant", 3e-3, 100, 3000, 2048, 0, 4, 50)

@@ -269,6 +269,34 @@ def start_probe() -> str:
     return table(("Recipe", "Options", "Seed", f"Held-out perplexity at {updates} (honest)"), rows)
 
 
+# The default recipe's runs to their own stop that the 3e-3 runs stand beside: (seed, CPU and MKL
+# mode, its training log, the proxy bench that scored its per-word column with 2 replicates).
+DEFAULT_TO_ITS_STOP = (
+    (1, "AMD EPYC, before the strict mode", "models/fwd.train.log", ("near", "+fwdpw")),
+    (1, "Xeon with AMX, strict", "paired-proxy/fwd.train.log", None),
+    (3, "AMD EPYC, strict", "stability-amd-strict/seed3-to-its-stop.train.log", None))
+
+
+def to_its_stop() -> str:
+    """to_its_stop.sh's runs (results/to-its-stop): seeds trained at another rate until early
+    stopping ended them, beside the default's runs to their stop (DEFAULT_TO_ITS_STOP)."""
+    rows = []
+    for seed, where, log, proxy in DEFAULT_TO_ITS_STOP:
+        trained = training_summary(RESULTS / log)
+        delta = signed(results(proxy[0]).loc[proxy[1], "delta_test_bleu"]) if proxy else "–"
+        rows.append(row("the default (6e-3)", str(seed), where, thousands(trained["updates"]),
+                        thousands(trained["best"]), f"{trained['ppl']} ({trained['honest']})", delta))
+    models = pd.read_csv(RESULTS / "to-its-stop" / "models.tsv", sep="\t")
+    measured = (RESULTS / "to-its-stop" / "results.tsv").exists()  # PROXY=no: trained, not yet scored
+    frame = results("to-its-stop") if measured else None
+    for _, run in models.sort_values(["recipe", "seed"]).iterrows():
+        delta = signed(frame.loc[f"+{run.recipe}-s{run.seed}", "delta_test_bleu"]) if measured else "not yet run"
+        rows.append(row(f"`{run.options}`", str(run.seed), "AMD EPYC, strict", thousands(int(run.updates)),
+                        thousands(int(run["at update"])), perplexities(run), delta))
+    return table(("Recipe", "Seed", "CPU, MKL", "Updates (early stop)", "Best at update",
+                  "Held-out perplexity (honest)", "Proxy Δ BLEU (per-word column, 2 replicates)"), rows)
+
+
 def _default_row(label: str, folder: str) -> list:
     trained, line = default_training(), results(folder).loc[DEFAULT_SYSTEM]
     updates = thousands(trained["updates"]) + (" (stopped early)" if trained["early"] else "")
@@ -518,7 +546,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "precision-columns": precision_columns,
     "precision-bleu": precision_bleu, "stability": stability, "stability-across-cpus": stability_across_cpus,
     "stability-strict": stability_strict, "stability-strict-seeds": stability_strict_seeds,
-    "stability-amd-strict": stability_amd_strict, "start-probe": start_probe,
+    "stability-amd-strict": stability_amd_strict, "start-probe": start_probe, "to-its-stop": to_its_stop,
     "recipes": recipes, "architectures": architectures,
     "recipes-further": recipes_further, "smoothing-further": smoothing_further,
     "architectures-further": architectures_further, "subwords": subwords, "pair-weights": pair_weights, "speed": speed,
