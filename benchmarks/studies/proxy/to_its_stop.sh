@@ -40,7 +40,7 @@ done
 [ ${#todo[@]} -eq 0 ] || printf '%s\n' "${todo[@]}" | xargs -P "${JOBS:-2}" -I{} bash -c "$(declare -p options); train {}"
 for seed in "${todo[@]}"; do
     training_row "$name\t${options[*]:--}\t$seed" "$work/$name-s$seed.train.log" >> "$out/models.tsv"
-    sed "s#$work/#WORK/#g" "$work/$name-s$seed.train.log" > "$out/$name-s$seed.train.log"
+    sed -e "s#$work/#WORK/#g" -e "s#$table#TABLE#g" "$work/$name-s$seed.train.log" > "$out/$name-s$seed.train.log"
 done
 [ "${PROXY:-yes}" != no ] || exit 0
 
