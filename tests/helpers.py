@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import gzip
 import itertools
+import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Optional
 
@@ -26,6 +28,15 @@ def rescore(*args, cwd: Optional[Path] = None, env: Optional[dict] = None, timeo
     assert RESCORE, "the rescore command is not installed (pip install -e .)"
     return subprocess.run([RESCORE, *map(str, args)], capture_output=True, text=text, cwd=cwd,
                           env=env, timeout=timeout)
+
+
+def study_script(name: str, table: Path, *args, seeds: str, **environment) -> subprocess.CompletedProcess:
+    """A study script of benchmarks/studies/proxy/ run on TABLE for SEEDS, with this interpreter's
+    `rescore` first on PATH (the scripts call the command by name)."""
+    script = REPO / "benchmarks" / "studies" / "proxy" / name
+    environment = {**os.environ, "TABLE": str(table), "SEEDS": seeds, **environment,
+                   "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]])}
+    return subprocess.run(["bash", str(script), *map(str, args)], env=environment, capture_output=True, text=True)
 
 
 def invoke(command, *args, catch_exceptions: bool = False) -> Result:

@@ -1,22 +1,19 @@
 """benchmarks/studies/proxy/start_probe.sh: each seed's run gets one row with its recipe's name
 and options, the options reach `rescore train`, and a rerun trains nothing again."""
 
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
+
+from tests.helpers import study_script
 
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "studies" / "proxy" / "start_probe.sh"
 
 
 def probe(example_table, tmp_path, *options):
-    environment = {**os.environ, "TABLE": str(example_table), "SEEDS": "1 2",
-                   "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]])}
-    return subprocess.run(["bash", str(SCRIPT), str(tmp_path / "work"), "20", str(tmp_path / "out"), "slow",
-                           "--preset", "tiny", "--valid-every", "10", "--learning-rate", "1e-3", *options],
-                          env=environment, capture_output=True, text=True)
+    return study_script("start_probe.sh", example_table, tmp_path / "work", "20", tmp_path / "out", "slow",
+                        "--preset", "tiny", "--valid-every", "10", "--learning-rate", "1e-3", *options, seeds="1 2")
 
 
 def test_each_seed_gets_a_row_and_a_rerun_trains_nothing(example_table, tmp_path):

@@ -2,23 +2,20 @@
 update bound), gets one row and a copy of its log without the machine's paths, and a rerun trains
 nothing again."""
 
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
+
+from tests.helpers import study_script
 
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "studies" / "proxy" / "to_its_stop.sh"
 
 
 def to_its_stop(example_table, tmp_path):
-    environment = {**os.environ, "TABLE": str(example_table), "SEEDS": "1 2", "PROXY": "no",
-                   "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]])}
-    return subprocess.run(["bash", str(SCRIPT), str(tmp_path / "work"), str(tmp_path / "out"), "quick",
-                           "--preset", "tiny", "--batch-tokens", "500", "--valid-every", "5", "--patience", "1",
-                           "--learning-rate", "1e-2"],
-                          env=environment, capture_output=True, text=True)
+    return study_script("to_its_stop.sh", example_table, tmp_path / "work", tmp_path / "out", "quick",
+                        "--preset", "tiny", "--batch-tokens", "500", "--valid-every", "5", "--patience", "1",
+                        "--learning-rate", "1e-2", seeds="1 2", PROXY="no")
 
 
 def test_each_seed_runs_to_its_own_stop_and_a_rerun_trains_nothing(example_table, tmp_path):

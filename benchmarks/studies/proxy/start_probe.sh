@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # A bad start, probed (issue 44, study part d): the forward model trained on the whole bible table
-# with each SEED, one thread each, two at a time, stopped at UPDATES, with the options given in
-# place of the default recipe's (the default's own runs are stability.sh's). A seed that starts badly shows as a held-out
+# with each SEED, one thread each, JOBS at a time, stopped at UPDATES (`stop`: where early stopping
+# ends it, to_its_stop.sh's runs), with the options given in place of the default recipe's (the
+# default's own runs are stability.sh's). A seed that starts badly shows as a held-out
 # perplexity far above the other seeds' at the same update; a recipe that removes the luck
 # brings it down to theirs without raising the others'.
 #
-#   [SEEDS='1 2 3'] benchmarks/studies/proxy/start_probe.sh WORK UPDATES OUT NAME [OPTION...]
+#   [SEEDS='1 2 3'] [JOBS=2] benchmarks/studies/proxy/start_probe.sh WORK UPDATES OUT NAME [OPTION...]
 #   SEEDS=3 benchmarks/studies/proxy/start_probe.sh WORK 2000 benchmarks/studies/proxy/results/start-probe warmup1000 --warmup-updates 1000
 #
 # Appends one row per seed to OUT/models.tsv (recipe, its options, seed, then training_row.sh's
@@ -24,19 +25,21 @@ mkdir -p "$work" "$out"
 [ -f "$out/models.tsv" ] || printf 'recipe\toptions\tseed\tupdates\tbest held-out perplexity\tat update\thonest perplexity\tseconds\n' > "$out/models.tsv"
 
 train() {  # seed
-    local run=$work/$name-s$1
+    local run=$work/$name-s$1 bound=(--max-updates "$updates")
+    [ "$updates" != stop ] || bound=()
     [ -f "$run.pt" ] || {
-        OMP_NUM_THREADS=1 rescore train "$table" -o "$run.pt" --seed "$1" --max-updates "$updates" \
+        OMP_NUM_THREADS=1 rescore train "$table" -o "$run.pt" --seed "$1" "${bound[@]}" \
             --cache-dir "$run.cache" --force "${options[@]}" 2> "$run.train.log"
         rm -r "$run.cache" "$run.pt.checkpoint"
     }
 }
 export -f train; export work updates table name
-todo=()
+todo=() trained=$updates
+[ "$updates" != stop ] || trained='[0-9][0-9]*'  # a row at whatever update the run stopped
 for seed in "${seeds[@]}"; do
-    grep -q "^$name	.*	$seed	$updates	" "$out/models.tsv" || todo+=("$seed")
+    grep -q "^$name	.*	$seed	$trained	" "$out/models.tsv" || todo+=("$seed")
 done
-[ ${#todo[@]} -eq 0 ] || printf '%s\n' "${todo[@]}" | xargs -P 2 -I{} bash -c "$(declare -p options); train {}"
+[ ${#todo[@]} -eq 0 ] || printf '%s\n' "${todo[@]}" | xargs -P "${JOBS:-2}" -I{} bash -c "$(declare -p options); train {}"
 for seed in "${todo[@]}"; do
     training_row "$name\t${options[*]:--}\t$seed" "$work/$name-s$seed.train.log" >> "$out/models.tsv"
 done

@@ -8,8 +8,8 @@
 #   [SEEDS='1 2 3'] [JOBS=2] [PROXY=no] benchmarks/studies/proxy/to_its_stop.sh WORK OUT NAME [OPTION...]
 #   benchmarks/studies/proxy/to_its_stop.sh WORK benchmarks/studies/proxy/results/to-its-stop lr3e-3 --learning-rate 3e-3
 #
-# OUT gets models.tsv (a row per seed: recipe, its options, seed, then training_row.sh's figures;
-# one already there is not trained again), each run's training log, and the proxy bench's result
+# start_probe.sh trains them (UPDATES `stop`) and writes OUT/models.tsv (a row per seed; one already
+# there is not trained again); OUT also gets each run's training log and the proxy bench's result
 # files (systems +NAME-sSEED). WORK keeps the models and the bench's pairs. TABLE: another phrase
 # table in place of the bible one; PROXY=no: train and list the runs only.
 set -euo pipefail
@@ -18,28 +18,9 @@ work=$1 out=$2 name=$3; shift 3
 options=("$@")
 read -r -a seeds <<< "${SEEDS:-1 2 3}"
 here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source=training_row.sh
-source "$here/training_row.sh"
 table=${TABLE:-$here/../../../../shared/data/bible-en-fr/model/phrase-table.gz}
-mkdir -p "$work" "$out"
-[ -f "$out/models.tsv" ] || printf 'recipe\toptions\tseed\tupdates\tbest held-out perplexity\tat update\thonest perplexity\tseconds\n' > "$out/models.tsv"
-
-train() {  # seed
-    local run=$work/$name-s$1
-    [ -f "$run.pt" ] || {
-        OMP_NUM_THREADS=1 rescore train "$table" -o "$run.pt" --seed "$1" --cache-dir "$run.cache" --force \
-            "${options[@]}" 2> "$run.train.log"
-        rm -r "$run.cache" "$run.pt.checkpoint"
-    }
-}
-export -f train; export work table name
-todo=()
-for seed in "${seeds[@]}"; do
-    grep -q "^$name	.*	$seed	[0-9]" "$out/models.tsv" || todo+=("$seed")
-done
-[ ${#todo[@]} -eq 0 ] || printf '%s\n' "${todo[@]}" | xargs -P "${JOBS:-2}" -I{} bash -c "$(declare -p options); train {}"
-for seed in "${todo[@]}"; do
-    training_row "$name\t${options[*]:--}\t$seed" "$work/$name-s$seed.train.log" >> "$out/models.tsv"
+"$here/start_probe.sh" "$work" stop "$out" "$name" "${options[@]}"
+for seed in "${seeds[@]}"; do  # the logs without this machine's paths
     sed -e "s#$work/#WORK/#g" -e "s#$table#TABLE#g" "$work/$name-s$seed.train.log" > "$out/$name-s$seed.train.log"
 done
 [ "${PROXY:-yes}" != no ] || exit 0
