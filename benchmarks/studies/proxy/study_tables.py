@@ -383,6 +383,32 @@ def speed() -> str:
                   "Proxy Δ BLEU", "Δ against the default (per replicate)", "Test chrF"), rows)
 
 
+MAIN_JOB_ROWS = {"default": "the default (`small`, Adam 3e-3)",
+                 "tiny15k": "`--preset tiny --shortlist-size 15000 --max-time 420` (Adam 3e-3)",
+                 "tiny15k-lr6e-3": "the same with `--learning-rate 6e-3`"}
+
+
+def main_job() -> str:
+    """main_job_columns.sh's runs (results/main-job): each main job's phases, memory and model,
+    and its per-word column alone on the proxy bench (one run, so one Baseline for all)."""
+    folder = RESULTS / "main-job"
+    frame = results("main-job") if (folder / "results.tsv").exists() else None  # PROXY=no: timed, not yet scored
+    rows = []
+    for name, label in MAIN_JOB_ROWS.items():
+        job = json.loads((folder / name / "main-job.json").read_text())
+        seconds = job["seconds"]
+        parts = ", ".join(f"{seconds[part] / 60:.1f}" for part in ("read and cache", "train", "score"))
+        stopped = "early stop" if "did not improve" in job["stopped_because"] else job["stopped_because"]
+        line = frame.loc[f"+{name}pw"] if frame is not None else None
+        rows.append(row(label, f"**{seconds['total'] / 60:.1f} min** ({parts})", f"{job['peak_rss_mb']:.0f} MB",
+                        f"{thousands(job['updates'])} ({stopped})",
+                        f"{job['heldout_ppl']:.2f} ({job['honest_ppl']:.2f}; {job['unigram_ppl']:.2f})",
+                        job["precision"], "not yet run" if line is None else
+                        f"{signed(line.delta_test_bleu)} (Holm p {line.p_bleu_holm:.4f})",
+                        "–" if line is None else spread(line.test_chrf_mean, line.test_chrf_sd)))
+    return table(("Main job", "Total (read, train, score)", "Peak memory", "Updates", "Held-out perplexity "
+                  "(honest; unigram)", "Precision (auto)", "Proxy Δ BLEU, the column alone", "Test chrF"), rows)
+
 SENTENCE_ROWS = {"+fwdpw+inv": "the best phrase columns, for reference (fwd per word, inv)",
                  "+sfwd": "the forward sentence model: log p(e\\|f) and its per-word form",
                  "+sbwd": "the backward sentence model: log p(f\\|e) and its per-word form",
@@ -550,6 +576,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "recipes": recipes, "architectures": architectures,
     "recipes-further": recipes_further, "smoothing-further": smoothing_further,
     "architectures-further": architectures_further, "subwords": subwords, "pair-weights": pair_weights, "speed": speed,
+    "main-job": main_job,
     "sentence-models": sentence_models, "sentence-rows": sentence_rows, "cslm-rows": cslm_rows,
     "ensemble-models": ensemble_models, "ensemble-rows": ensemble_rows, "pro-rows": pro_rows,
     "sentence-phrase-models": sentence_phrase_models, "sentence-phrase-rows": sentence_phrase_rows,
