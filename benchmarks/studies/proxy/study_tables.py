@@ -364,6 +364,14 @@ SPEED_ROWS = {"tiny": "`--preset tiny --max-time 420` (2,000-word shortlists)",
               "tiny15k": "`--preset tiny --shortlist-size 15000 --max-time 420`"}
 
 
+def main_job_cells(job: dict) -> tuple:
+    """A main-job.json's time (total, then read, train, score), peak memory and perplexities."""
+    seconds = job["seconds"]
+    parts = ", ".join(f"{seconds[part] / 60:.1f}" for part in ("read and cache", "train", "score"))
+    return (f"**{seconds['total'] / 60:.1f} min** ({parts})", f"{job['peak_rss_mb']:.0f} MB",
+            f"{job['heldout_ppl']:.2f} ({job['honest_ppl']:.2f}; {job['unigram_ppl']:.2f})")
+
+
 def speed() -> str:
     trained = default_training()
     default = results("speed/tiny").loc[DEFAULT_SYSTEM]
@@ -371,13 +379,10 @@ def speed() -> str:
                 signed(default.delta_test_bleu), "–", spread(default.test_chrf_mean, default.test_chrf_sd))]
     for name, label in SPEED_ROWS.items():
         job = json.loads((RESULTS / "speed" / name / "main-job.json").read_text())
-        seconds = job["seconds"]
+        total, memory, perplexity = main_job_cells(job)
         system = DEFAULT_SYSTEM.replace("fwd", name)
         line = results(f"speed/{name}").loc[system]
-        parts = ", ".join(f"{seconds[part] / 60:.1f}" for part in ("read and cache", "train", "score"))
-        rows.append(row(label, f"**{seconds['total'] / 60:.1f} min** ({parts})", f"{job['peak_rss_mb']:.0f} MB",
-                        f"{job['heldout_ppl']:.2f} ({job['honest_ppl']:.2f}; {job['unigram_ppl']:.2f})",
-                        signed(line.delta_test_bleu), against(f"speed/{name}", system, DEFAULT_SYSTEM),
+        rows.append(row(label, total, memory, perplexity, signed(line.delta_test_bleu), against(f"speed/{name}", system, DEFAULT_SYSTEM),
                         spread(line.test_chrf_mean, line.test_chrf_sd)))
     return table(("Main job", "Total (read, train, score)", "Peak memory", "Held-out perplexity (honest; unigram)",
                   "Proxy Δ BLEU", "Δ against the default (per replicate)", "Test chrF"), rows)
@@ -396,18 +401,15 @@ def main_job() -> str:
     rows = []
     for name, label in MAIN_JOB_ROWS.items():
         job = json.loads((folder / name / "main-job.json").read_text())
-        seconds = job["seconds"]
-        parts = ", ".join(f"{seconds[part] / 60:.1f}" for part in ("read and cache", "train", "score"))
+        total, memory, perplexity = main_job_cells(job)
         stopped = "early stop" if "did not improve" in job["stopped_because"] else job["stopped_because"]
         line = frame.loc[f"+{name}pw"] if frame is not None else None
-        rows.append(row(label, f"**{seconds['total'] / 60:.1f} min** ({parts})", f"{job['peak_rss_mb']:.0f} MB",
-                        f"{thousands(job['updates'])} ({stopped})",
-                        f"{job['heldout_ppl']:.2f} ({job['honest_ppl']:.2f}; {job['unigram_ppl']:.2f})",
-                        job["precision"], "not yet run" if line is None else
+        rows.append(row(label, total, memory, f"{thousands(job['updates'])} ({stopped})", perplexity, job["precision"], "not yet run" if line is None else
                         f"{signed(line.delta_test_bleu)} (Holm p {line.p_bleu_holm:.4f})",
                         "–" if line is None else spread(line.test_chrf_mean, line.test_chrf_sd)))
     return table(("Main job", "Total (read, train, score)", "Peak memory", "Updates", "Held-out perplexity "
                   "(honest; unigram)", "Precision (auto)", "Proxy Δ BLEU, the column alone", "Test chrF"), rows)
+
 
 SENTENCE_ROWS = {"+fwdpw+inv": "the best phrase columns, for reference (fwd per word, inv)",
                  "+sfwd": "the forward sentence model: log p(e\\|f) and its per-word form",
