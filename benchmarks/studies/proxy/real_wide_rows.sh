@@ -23,7 +23,9 @@
 # starts them, so a phrase model's real row is tuned beside the same retuned Baseline. SEEDS='1 2 3': MERT's seeds, one replicate each; seed 1's files take the row's
 # name (ROW.ini, ROW.hyp), seed N's ROW.seedN. Writes OUT/results.tsv and OUT/results.md
 # (real_wide_table.py) from the rows decoded so far, and each replicate's tuned weights and
-# mert's best points.
+# mert's best points. WEIGHTS=DIR: a replicate whose tuned weights DIR holds (ROW.weights.txt, as
+# this script writes them) is not tuned again: its ini is the row's with those weights, and only
+# its test is decoded, so a later run's rows can be compared with an earlier run's Baseline.
 set -euo pipefail
 data="$(realpath "${1:?usage: $0 BIBLE_EN_FR_DIR WORK_DIR OUT_DIR [ROW...]}")"
 mkdir -p "${2:?usage: $0 BIBLE_EN_FR_DIR WORK_DIR OUT_DIR [ROW...]}" "${3:?usage: $0 BIBLE_EN_FR_DIR WORK_DIR OUT_DIR [ROW...]}"
@@ -75,6 +77,16 @@ without_pef() {
     mv "$1.tmp" "$1"
 }
 
+# tuned_from WEIGHTS ROW RUN: RUN's tuned ini without rerunning MERT: the row's ini up to its
+# [weight] section, then WEIGHTS (a tuned ini's [weight] section to its end).
+tuned_from() {
+    local ini="$work/$2.ini" tuned="$work/$3.weights.ini"
+    grep -qx '\[weight\]' "$1" || { echo "$1 holds no [weight] section" >&2; exit 1; }
+    grep -qx '\[weight\]' "$ini" || { echo "$ini has no [weight] section" >&2; exit 1; }
+    { sed '/^\[weight\]$/,$d' "$ini"; cat "$1"; } > "$tuned"
+    echo "$tuned" > "$work/$3.tuned"
+}
+
 for row in "${rows[@]}"; do
     case "$row" in
         baseline-lm0) make_ini=without_lm0 ;;
@@ -89,6 +101,10 @@ for row in "${rows[@]}"; do
     step "$row: ini" "$work/$row.ini" $make_ini "$work/$row.ini"
     for seed in "${seeds[@]}"; do
         if [[ $seed == 1 ]]; then run=$row; else run=$row.seed$seed; fi
+        given="${WEIGHTS:+$WEIGHTS/$run.weights.txt}"
+        if [[ -n $given && -s $given ]]; then
+            step "$run: tuned weights from $given" "$work/$run.tuned" tuned_from "$given" "$row" "$run"
+        fi
         step "$run: tune" "$work/$run.tuned" sh -c "rescore moses tune '$work/$row.ini' \
             --dev corpus/dev.en.gz corpus/dev.fr.gz --dev-ref corpus/dev.ref-darby.fr.gz \
             --work-dir '$work/tuning-$run' --seed $seed --max-iterations 10 --decoder-flags '$flags' \
@@ -100,7 +116,11 @@ for row in "${rows[@]}"; do
                 --test-ref "$data/corpus/test.ref-darby.fr.gz" --out-dir "$work/decoding" \
                 --decoder-flags "$flags" --base-dir "$sys" --moses-dir "$MOSES_HOME" --threads "$threads"
         sed -n '/^\[weight\]/,$p' "$(cat "$work/$run.tuned")" > "$out/$run.weights.txt"  # no machine paths
-        grep -h 'Best point' "$work/tuning-$run"/run*.mert.log > "$out/$run.mert-best-points.txt" || true
+        if [[ -d $work/tuning-$run ]]; then
+            grep -h 'Best point' "$work/tuning-$run"/run*.mert.log > "$out/$run.mert-best-points.txt" || true
+        elif [[ -s ${WEIGHTS:-}/$run.mert-best-points.txt && ! $out/$run.mert-best-points.txt -ef $WEIGHTS/$run.mert-best-points.txt ]]; then
+            cp "$WEIGHTS/$run.mert-best-points.txt" "$out/"
+        fi
     done
 done
 

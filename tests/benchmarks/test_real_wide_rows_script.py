@@ -1,0 +1,77 @@
+"""benchmarks/studies/proxy/real_wide_rows.sh with WEIGHTS: a replicate whose tuned weights an
+earlier run committed is decoded with exactly those weights and not tuned again, and one without
+them is still tuned, so a later run's rows stand beside an earlier run's Baseline."""
+
+import gzip
+import os
+import shutil
+import subprocess
+import sys
+
+import pandas as pd
+
+from tests.fake_moses import FIXTURES, calls, install_fake_moses, needs_fixtures
+from tests.fake_moses.systems import reordering_slice
+from tests.helpers import EXAMPLE_TABLE, REPO as ROOT
+
+SCRIPT = ROOT / "benchmarks" / "studies" / "proxy" / "real_wide_rows.sh"
+COMMITTED = ROOT / "benchmarks" / "studies" / "proxy" / "results" / "real-wide-replicates"
+
+
+def bench_work(work):
+    """WORK as bench_system leaves it (each of its steps then skipped): the dev thirds, a filtered
+    table (here the bundled example's lines), its reordering slice, the tuned ini, the LM."""
+    sys_dir = work / "sys"
+    (sys_dir / "corpus").mkdir(parents=True)
+    (sys_dir / "model").mkdir()
+    (work / "filtered").mkdir()
+    for name in ("dev.en", "dev.fr", "dev.ref-darby.fr"):
+        with gzip.open(FIXTURES / "corpus" / f"{name}.gz", "rt", encoding="utf-8") as lines, \
+                gzip.open(sys_dir / "corpus" / f"{name}.gz", "wt", encoding="utf-8") as out:
+            out.writelines(line for i, line in enumerate(lines) if i % 2 == 0)
+    shutil.copy(EXAMPLE_TABLE, sys_dir / "model" / "phrase-table.gz")
+    (sys_dir / "model" / "reordering-table.wbe-msd-bidirectional-fe.gz").write_bytes(reordering_slice())
+    shutil.copy(FIXTURES / "tuning" / "moses.ini", sys_dir / "model" / "moses.ini")
+    (sys_dir / "lm").symlink_to(FIXTURES / "lm")
+
+
+def decoded_weights(moses, work):
+    """Each test decoding's [weight] section, by the ini the decoder was given."""
+    found = {}
+    for call in calls(moses, "moses"):
+        argv = call["argv"]
+        if "-show-weights" in argv or "-f" not in argv:
+            continue
+        ini = argv[argv.index("-f") + 1]
+        text = open(ini).read() if os.path.isabs(ini) else open(os.path.join(call["cwd"], ini)).read()
+        found[ini] = text[text.index("[weight]"):]
+    return found
+
+
+@needs_fixtures
+def test_committed_weights_are_decoded_and_a_replicate_without_them_is_tuned(tmp_path):
+    moses = install_fake_moses(tmp_path / "moses")
+    work, out, given = tmp_path / "work", tmp_path / "out", tmp_path / "given"
+    bench_work(work)
+    given.mkdir()
+    shutil.copy(COMMITTED / "baseline-retuned.weights.txt", given)  # seed 1's, committed; seed 2 has none
+    shutil.copy(COMMITTED / "baseline-retuned.mert-best-points.txt", given)
+    env = {**os.environ, "MOSES_HOME": str(moses), "SEEDS": "1 2", "WEIGHTS": str(given),
+           "PATH": f"{os.path.dirname(sys.executable)}{os.pathsep}{os.environ['PATH']}"}
+    run = subprocess.run(["bash", str(SCRIPT), str(FIXTURES), str(work), str(out), "baseline-retuned"],
+                         env=env, capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, run.stderr[-3000:]
+    tunings = calls(moses, "mert-moses.pl")
+    assert len(tunings) == 1 and any("-r 2 " in arg for arg in tunings[0]["argv"])  # seed 2 alone tuned
+    committed = (COMMITTED / "baseline-retuned.weights.txt").read_text()
+    assert (out / "baseline-retuned.weights.txt").read_text() == committed
+    assert (out / "baseline-retuned.mert-best-points.txt").read_text() == \
+        (COMMITTED / "baseline-retuned.mert-best-points.txt").read_text()
+    assert committed in decoded_weights(moses, work).values()  # the test was decoded with them
+    seed1 = (work / "baseline-retuned.weights.ini").read_text()
+    assert seed1.replace(committed, "") == \
+        (work / "baseline-retuned.ini").read_text().split("[weight]")[0]  # the row's ini otherwise
+    assert (out / "baseline-retuned.seed2.weights.txt").read_text() != committed
+    written = pd.read_csv(out / "results.tsv", sep="\t", na_values="-").set_index("system")
+    assert written.loc["Baseline (retuned)", "replicates"] == 2
+    assert "tuned weights from" in run.stderr
