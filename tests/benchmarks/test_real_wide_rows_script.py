@@ -75,3 +75,39 @@ def test_committed_weights_are_decoded_and_a_replicate_without_them_is_tuned(tmp
     written = pd.read_csv(out / "results.tsv", sep="\t", na_values="-").set_index("system")
     assert written.loc["Baseline (retuned)", "replicates"] == 2
     assert "tuned weights from" in run.stderr
+
+
+@needs_fixtures
+def test_a_main_jobs_column_is_retuned_beside_the_committed_baseline(tmp_path, tiny_model_path):
+    """main_job_real_rows.sh: the model's per-word column cut onto the filtered table, MERT for
+    that row alone (3 seeds), Baseline retuned decoded from its committed weights, every test
+    output kept gzipped in OUT, and no machine path in the scoring log."""
+    moses = install_fake_moses(tmp_path / "moses")
+    bench, jobs, out = tmp_path / "bench", tmp_path / "jobs", tmp_path / "out"
+    bench_work(bench)
+    (jobs / "tiny" / "job").mkdir(parents=True)
+    shutil.copy(tiny_model_path, jobs / "tiny" / "job" / "out.model.pt")
+    env = {**os.environ, "MOSES_HOME": str(moses),
+           "PATH": f"{os.path.dirname(sys.executable)}{os.pathsep}{os.environ['PATH']}"}
+    script = SCRIPT.parent / "main_job_real_rows.sh"
+    run = subprocess.run(["bash", str(script), str(FIXTURES), str(bench), str(jobs), str(out), "tiny"],
+                         env=env, capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, run.stderr[-3000:]
+    tuned = [call["argv"][3] for call in calls(moses, "mert-moses.pl")]
+    assert len(tuned) == 3 and all("tuning-baseline+tinypw" in ini for ini in tuned)
+    scored = [line.split(b" ||| ")[2].split() for line in gzip.open(bench / "main-jobs.scored.gz").read().splitlines()]
+    row = [line.split(b" ||| ")[2].split() for line in gzip.open(bench / "tinypw.phrase-table.gz").read().splitlines()]
+    assert len(scored) == len(row) == 4000 and all(len(scores) == 6 for scores in scored)
+    assert all(mine == scores[:4] + [scores[5]] for mine, scores in zip(row, scored))  # the per-word one
+    assert any(scores[4] != scores[5] for scores in scored)
+    assert sorted(path.name for path in (out / "decoding").iterdir()) == [
+        "baseline+tinypw.hyp.gz", "baseline+tinypw.seed2.hyp.gz", "baseline+tinypw.seed3.hyp.gz",
+        "baseline-retuned.hyp.gz", "baseline-retuned.seed2.hyp.gz", "baseline-retuned.seed3.hyp.gz"]
+    assert gzip.decompress((out / "decoding" / "baseline-retuned.hyp.gz").read_bytes()) == \
+        (bench / "decoding" / "baseline-retuned.hyp").read_bytes()
+    for seed in ("", ".seed2", ".seed3"):
+        name = f"baseline-retuned{seed}.weights.txt"
+        assert (out / name).read_text() == (COMMITTED / name).read_text()
+    written = pd.read_csv(out / "results.tsv", sep="\t", na_values="-").set_index("system")
+    assert written.loc["+tinypw", "replicates"] == 3 and written.loc["Baseline (retuned)", "replicates"] == 3
+    assert str(tmp_path) not in (out / "main-jobs.scored.log").read_text()

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# The main jobs' columns on real Moses (issue 44: the study's choice confirmed by real MERT): the
+# per-word column of each main job NAME (main_job_columns.sh's WORK/NAME/job/out.model.pt) over
+# the bench's filtered table, then Baseline with that column retuned by real MERT (3 seeds) beside
+# Baseline retuned, whose seeds are not tuned again: their tuned weights, committed in
+# results/real-wide-replicates, are decoded (real_wide_rows.sh's WEIGHTS), so the new rows and
+# the earlier ones share one Baseline.
+#
+#     MOSES_HOME=/path/to/mosesdecoder benchmarks/studies/proxy/main_job_real_rows.sh \
+#         ../shared/data/bible-en-fr BENCH_WORK MAIN_JOB_WORK OUT NAME...
+#     ... main_job_real_rows.sh ../shared/data/bible-en-fr WORK/bench WORK/main-job \
+#         benchmarks/studies/proxy/results/real-main-job default
+#
+# BENCH_WORK is real_wide_rows.sh's WORK (built here when absent); OUT gets its result files (rows
+# baseline-retuned and baseline+NAMEpw), each test output (decoding/*.hyp.gz) and the scoring log.
+# Resumable: every finished step is skipped. About 4 minutes of scoring, 3 test decodings of the
+# Baseline, then 3 MERT runs of 5-20 minutes and their decodings for each NAME.
+set -euo pipefail
+usage="usage: $0 BIBLE_EN_FR_DIR BENCH_WORK MAIN_JOB_WORK OUT NAME..."
+data="$(realpath "${1:?$usage}")"
+mkdir -p "${2:?$usage}" "${4:?$usage}/decoding"
+bench="$(realpath "$2")" jobs="$(realpath "${3:?$usage}")" out="$(realpath "$4")"
+shift 4
+[[ $# -gt 0 ]] || { echo "$usage" >&2; exit 2; }
+here="$(dirname "$(realpath "$0")")"
+committed="$here/results/real-wide-replicates"
+
+# the bench alone first (real_wide_rows.sh builds WORK/sys before its rows): no row given is none run
+[[ -s $bench/sys/model/phrase-table.gz ]] || (data="$data" work="$bench" && source "$here/../../helpers/bible_bench.sh" && bench_system)
+
+models=() rows=(baseline-retuned)
+for name in "$@"; do
+    models+=(--model "$jobs/$name/job/out.model.pt")
+    rows+=("baseline+${name}pw")
+done
+scored="$bench/main-jobs.scored.gz"  # the 4 scores, one log p per model, then one per word each
+[[ -s $scored ]] || { rescore score "$bench/sys/model/phrase-table.gz" "${models[@]}" --per-word --precision fp32 \
+    -o "$scored.tmp.gz" > "$bench/main-jobs.scored.log" 2>&1 && mv "$scored.tmp.gz" "$scored"; }
+sed -e "s#$bench/#WORK/#g" -e "s#$jobs/#MAIN_JOB_WORK/#g" "$bench/main-jobs.scored.log" > "$out/main-jobs.scored.log"
+for index in "${!rows[@]}"; do
+    [[ $index -gt 0 ]] || continue
+    table="$bench/${rows[$index]#baseline+}.phrase-table.gz" field=$((4 + $# + index))
+    [[ -s $table ]] || { zcat "$scored" | awk -F ' [|][|][|] ' -v OFS=' ||| ' -v field="$field" \
+        '{ split($3, s, " "); $3 = s[1] " " s[2] " " s[3] " " s[4] " " s[field]; print }' | gzip > "$table.tmp" \
+        && mv "$table.tmp" "$table"; }
+done
+
+WEIGHTS="$committed" SEEDS='1 2 3' "$here/real_wide_rows.sh" "$data" "$bench" "$out" "${rows[@]}"
+for hyp in "$bench"/decoding/*.hyp; do  # the outputs, so that later rows can be tested against them
+    case "$(basename "$hyp")" in baseline-retuned*|baseline+*) gzip -9nc "$hyp" > "$out/decoding/$(basename "$hyp").gz" ;; esac
+done
