@@ -95,7 +95,7 @@ def test_a_main_jobs_column_is_retuned_beside_the_committed_baseline(tmp_path, t
     assert run.returncode == 0, run.stderr[-3000:]
     tuned = [call["argv"][3] for call in calls(moses, "mert-moses.pl")]
     assert len(tuned) == 3 and all("tuning-baseline+tinypw" in ini for ini in tuned)
-    scored = [line.split(b" ||| ")[2].split() for line in gzip.open(bench / "main-jobs.scored.gz").read().splitlines()]
+    scored = [line.split(b" ||| ")[2].split() for line in gzip.open(bench / "tiny.scored.gz").read().splitlines()]
     row = [line.split(b" ||| ")[2].split() for line in gzip.open(bench / "tinypw.phrase-table.gz").read().splitlines()]
     assert len(scored) == len(row) == 4000 and all(len(scores) == 6 for scores in scored)
     assert all(mine == scores[:4] + [scores[5]] for mine, scores in zip(row, scored))  # the per-word one
@@ -110,4 +110,4 @@ def test_a_main_jobs_column_is_retuned_beside_the_committed_baseline(tmp_path, t
         assert (out / name).read_text() == (COMMITTED / name).read_text()
     written = pd.read_csv(out / "results.tsv", sep="\t", na_values="-").set_index("system")
     assert written.loc["+tinypw", "replicates"] == 3 and written.loc["Baseline (retuned)", "replicates"] == 3
-    assert str(tmp_path) not in (out / "main-jobs.scored.log").read_text()
+    assert str(tmp_path) not in (out / "tiny.scored.log").read_text()

@@ -12,8 +12,9 @@
 #         benchmarks/studies/proxy/results/real-main-job default
 #
 # BENCH_WORK is real_wide_rows.sh's WORK (built here when absent); OUT gets its result files (rows
-# baseline-retuned and baseline+NAMEpw), each test output (decoding/*.hyp.gz) and the scoring log.
-# Resumable: every finished step is skipped. About 4 minutes of scoring, 3 test decodings of the
+# baseline-retuned and baseline+NAMEpw), each test output (decoding/*.hyp.gz) and each scoring log.
+# SEEDS: MERT's seeds (default 1 2 3). Resumable: every finished step is skipped, and a NAME added
+# later joins the rows already decoded. About 4 minutes of scoring, 3 test decodings of the
 # Baseline, then 3 MERT runs of 5-20 minutes and their decodings for each NAME.
 set -euo pipefail
 usage="usage: $0 BIBLE_EN_FR_DIR BENCH_WORK MAIN_JOB_WORK OUT NAME..."
@@ -25,27 +26,22 @@ shift 4
 here="$(dirname "$(realpath "$0")")"
 committed="$here/results/real-wide-replicates"
 
-# the bench alone first (real_wide_rows.sh builds WORK/sys before its rows): no row given is none run
+# the bench (WORK/sys) first, built as real_wide_rows.sh builds it, so the columns can be scored over it
 [[ -s $bench/sys/model/phrase-table.gz ]] || (data="$data" work="$bench" && source "$here/../../helpers/bible_bench.sh" && bench_system)
 
-models=() rows=(baseline-retuned)
-for name in "$@"; do
-    models+=(--model "$jobs/$name/job/out.model.pt")
+rows=(baseline-retuned)
+for name in "$@"; do  # NAME's column: the filtered table's 4 scores, then its model's log p per target word
     rows+=("baseline+${name}pw")
-done
-scored="$bench/main-jobs.scored.gz"  # the 4 scores, one log p per model, then one per word each
-[[ -s $scored ]] || { rescore score "$bench/sys/model/phrase-table.gz" "${models[@]}" --per-word --precision fp32 \
-    -o "$scored.tmp.gz" > "$bench/main-jobs.scored.log" 2>&1 && mv "$scored.tmp.gz" "$scored"; }
-sed -e "s#$bench/#WORK/#g" -e "s#$jobs/#MAIN_JOB_WORK/#g" "$bench/main-jobs.scored.log" > "$out/main-jobs.scored.log"
-for index in "${!rows[@]}"; do
-    [[ $index -gt 0 ]] || continue
-    table="$bench/${rows[$index]#baseline+}.phrase-table.gz" field=$((4 + $# + index))
-    [[ -s $table ]] || { zcat "$scored" | awk -F ' [|][|][|] ' -v OFS=' ||| ' -v field="$field" \
-        '{ split($3, s, " "); $3 = s[1] " " s[2] " " s[3] " " s[4] " " s[field]; print }' | gzip > "$table.tmp" \
+    scored="$bench/$name.scored.gz" table="$bench/${name}pw.phrase-table.gz"  # scored: 4 scores, log p, per word
+    [[ -s $scored ]] || { rescore score "$bench/sys/model/phrase-table.gz" --model "$jobs/$name/job/out.model.pt" \
+        --per-word --precision fp32 -o "$scored.tmp.gz" > "$bench/$name.scored.log" 2>&1 && mv "$scored.tmp.gz" "$scored"; }
+    sed -e "s#$bench/#WORK/#g" -e "s#$jobs/#MAIN_JOB_WORK/#g" "$bench/$name.scored.log" > "$out/$name.scored.log"
+    [[ -s $table ]] || { zcat "$scored" | awk -F ' [|][|][|] ' -v OFS=' ||| ' \
+        '{ split($3, s, " "); $3 = s[1] " " s[2] " " s[3] " " s[4] " " s[6]; print }' | gzip > "$table.tmp" \
         && mv "$table.tmp" "$table"; }
 done
 
-WEIGHTS="$committed" SEEDS='1 2 3' "$here/real_wide_rows.sh" "$data" "$bench" "$out" "${rows[@]}"
+WEIGHTS="$committed" SEEDS="${SEEDS:-1 2 3}" "$here/real_wide_rows.sh" "$data" "$bench" "$out" "${rows[@]}"
 for hyp in "$bench"/decoding/*.hyp; do  # the outputs, so that later rows can be tested against them
     case "$(basename "$hyp")" in baseline-retuned*|baseline+*) gzip -9nc "$hyp" > "$out/decoding/$(basename "$hyp").gz" ;; esac
 done
