@@ -36,3 +36,17 @@ def test_without_its_arguments_it_says_how_to_call_it(tmp_path):
     for arguments in ([str(tmp_path)], [str(tmp_path), "out", "name", "--preset"]):
         called = subprocess.run(["bash", str(SCRIPT), *arguments], capture_output=True, text=True)
         assert called.returncode == 2 and "main_job_columns.sh WORK OUT NAME" in called.stdout
+
+
+def test_the_speed_rows_script_runs_its_main_job_the_same_way(example_table, tmp_path):
+    """main_job_row.sh (the speed table's rows) times its job through main_job_columns.sh: the same
+    figures without machine paths, and a usage message without its arguments."""
+    ran = study_script("main_job_row.sh", example_table, tmp_path / "work", "quick", tmp_path / "out",
+                       tmp_path / "unused.scored.gz", "--", "--preset", "tiny", "--batch-tokens", "500",
+                       "--max-updates", "10", seeds="1", PROXY="no")
+    assert ran.returncode == 0, ran.stderr
+    recorded = (tmp_path / "out" / "quick" / "main-job.json").read_text()
+    assert str(tmp_path) not in recorded and json.loads(recorded)["model"] == "WORK/quick/job/out.model.pt"
+    assert json.loads(recorded)["updates"] == 10
+    called = subprocess.run(["bash", str(SCRIPT.parent / "main_job_row.sh"), str(tmp_path)], capture_output=True, text=True)
+    assert called.returncode == 2 and "main_job_row.sh WORK NAME OUT SCORED -- RESCORE OPTIONS" in called.stdout

@@ -4,27 +4,24 @@
 # model's column per target word in place of the default's in the best phrase system so far
 # (+fwdpw+inv), on the proxy bench beside that system.
 #
-#   benchmarks/studies/proxy/main_job_row.sh WORK NAME OUT SCORED -- RESCORE OPTIONS
+#   [PROXY=no] benchmarks/studies/proxy/main_job_row.sh WORK NAME OUT SCORED -- RESCORE OPTIONS
 #   benchmarks/studies/proxy/main_job_row.sh WORK tiny benchmarks/studies/proxy/results/speed WORK/scored.gz \
 #       -- --preset tiny --max-time 420
 #
 # SCORED is the proxy's pairs scored by the default models as docs/proxy-study.md makes it (score
-# columns 6 inv, 8 fwd per word, 11 scores a line). WORK/NAME gets the main job's files (a
-# main-job.json already there is kept, not run again); OUT/NAME gets main-job.json (the phases'
-# times, peak memory, perplexities) and the proxy bench's result files.
+# columns 6 inv, 8 fwd per word, 11 scores a line). The main job runs as main_job_columns.sh runs
+# it (PROXY=no): WORK/NAME gets its files (a main-job.json already there is kept, not run again),
+# OUT/NAME/main-job.json its figures (the phases' times, peak memory, perplexities). OUT/NAME gets
+# the proxy bench's result files; PROXY=no: the main job only.
 set -euo pipefail
-[ $# -ge 5 ] && [ "$5" = "--" ] || { sed -n '2,13p' "$0"; exit 2; }
+[ $# -ge 5 ] && [ "$5" = "--" ] || { sed -n '2,15p' "$0"; exit 2; }
 work=$1 name=$2 out=$3 scored=$4
 shift 5
 here=$(cd "$(dirname "$0")" && pwd)
-mkdir -p "$work/$name" "$out/$name"
-
-if [ ! -f "$work/$name/main-job.json" ]; then
-    OMP_NUM_THREADS=2 python3 "$here/../../drivers/main_job.py" --work "$work/$name/job" \
-        --json-out "$work/$name/main-job.json" -- "$@"
-fi
-cp "$work/$name/main-job.json" "$out/$name/main-job.json"
-model=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["model"])' "$work/$name/main-job.json")
+# the job itself, timed, its figures in OUT/NAME/main-job.json without machine paths
+PROXY=no bash "$here/main_job_columns.sh" "$work" "$out" "$name" -- "$@"
+[ "${PROXY:-yes}" != no ] || exit 0
+model="$work/$name/job/out.model.pt"
 
 OMP_NUM_THREADS=2 rescore score "$scored" --model "$model" --per-word --precision fp32 \
     -o "$work/$name/scored.gz" --force
