@@ -72,6 +72,8 @@ def test_committed_weights_are_decoded_and_a_replicate_without_them_is_tuned(tmp
     assert seed1.replace(committed, "") == \
         (work / "baseline-retuned.ini").read_text().split("[weight]")[0]  # the row's ini otherwise
     assert (out / "baseline-retuned.seed2.weights.txt").read_text() != committed
+    for name in ("baseline-retuned.hyp", "baseline-retuned.seed2.hyp"):  # each test output kept
+        assert gzip.decompress((out / "decoding" / f"{name}.gz").read_bytes()) == (work / "decoding" / name).read_bytes()
     written = pd.read_csv(out / "results.tsv", sep="\t", na_values="-").set_index("system")
     assert written.loc["Baseline (retuned)", "replicates"] == 2
     assert "tuned weights from" in run.stderr

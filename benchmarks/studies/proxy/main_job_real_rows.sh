@@ -9,17 +9,17 @@
 #     MOSES_HOME=/path/to/mosesdecoder benchmarks/studies/proxy/main_job_real_rows.sh \
 #         ../shared/data/bible-en-fr BENCH_WORK MAIN_JOB_WORK OUT NAME...
 #     ... main_job_real_rows.sh ../shared/data/bible-en-fr WORK/bench WORK/main-job \
-#         benchmarks/studies/proxy/results/real-main-job default
+#         benchmarks/studies/proxy/results/real-amd default tiny15k-lr6e-3
 #
 # BENCH_WORK is real_wide_rows.sh's WORK (built here when absent); OUT gets its result files (rows
-# baseline-retuned and baseline+NAMEpw), each test output (decoding/*.hyp.gz) and each scoring log.
+# baseline-retuned and baseline+NAMEpw, their test outputs in decoding/) and each scoring log.
 # SEEDS: MERT's seeds (default 1 2 3). Resumable: every finished step is skipped, and a NAME added
 # later joins the rows already decoded. About 4 minutes of scoring, 3 test decodings of the
 # Baseline, then 3 MERT runs of 5-20 minutes and their decodings for each NAME.
 set -euo pipefail
 usage="usage: $0 BIBLE_EN_FR_DIR BENCH_WORK MAIN_JOB_WORK OUT NAME..."
 data="$(realpath "${1:?$usage}")"
-mkdir -p "${2:?$usage}" "${4:?$usage}/decoding"
+mkdir -p "${2:?$usage}" "${4:?$usage}"
 bench="$(realpath "$2")" jobs="$(realpath "${3:?$usage}")" out="$(realpath "$4")"
 shift 4
 [[ $# -gt 0 ]] || { echo "$usage" >&2; exit 2; }
@@ -42,6 +42,3 @@ for name in "$@"; do  # NAME's column: the filtered table's 4 scores, then its m
 done
 
 WEIGHTS="$committed" SEEDS="${SEEDS:-1 2 3}" "$here/real_wide_rows.sh" "$data" "$bench" "$out" "${rows[@]}"
-for hyp in "$bench"/decoding/*.hyp; do  # the outputs, so that later rows can be tested against them
-    case "$(basename "$hyp")" in baseline-retuned*|baseline+*) gzip -9nc "$hyp" > "$out/decoding/$(basename "$hyp").gz" ;; esac
-done

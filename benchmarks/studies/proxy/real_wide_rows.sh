@@ -22,13 +22,15 @@
 # parts (baseline+fwdpw+inv: fwdpw, then inv), their weights started as `moses add-feature`
 # starts them, so a phrase model's real row is tuned beside the same retuned Baseline. SEEDS='1 2 3': MERT's seeds, one replicate each; seed 1's files take the row's
 # name (ROW.ini, ROW.hyp), seed N's ROW.seedN. Writes OUT/results.tsv and OUT/results.md
-# (real_wide_table.py) from the rows decoded so far, and each replicate's tuned weights and
-# mert's best points. WEIGHTS=DIR: a replicate whose tuned weights DIR holds (ROW.weights.txt, as
-# this script writes them) is not tuned again: its ini is the row's with those weights, and only
-# its test is decoded, so a later run's rows can be compared with an earlier run's Baseline.
+# (real_wide_table.py) from the rows decoded so far, each replicate's tuned weights and mert's
+# best points, and its test output (OUT/decoding/RUN.hyp.gz). WEIGHTS=DIR: a replicate whose
+# tuned weights DIR holds (RUN.weights.txt, as this script writes them) is not tuned again: its
+# ini is the row's with those weights, and only its test is decoded, so a later run's rows can be
+# compared with an earlier run's Baseline.
 set -euo pipefail
 data="$(realpath "${1:?usage: $0 BIBLE_EN_FR_DIR WORK_DIR OUT_DIR [ROW...]}")"
 mkdir -p "${2:?usage: $0 BIBLE_EN_FR_DIR WORK_DIR OUT_DIR [ROW...]}" "${3:?usage: $0 BIBLE_EN_FR_DIR WORK_DIR OUT_DIR [ROW...]}"
+mkdir -p "$3/decoding"
 work="$(realpath "$2")"
 out="$(realpath "$3")"
 shift 3
@@ -116,6 +118,7 @@ for row in "${rows[@]}"; do
                 --test-ref "$data/corpus/test.ref-darby.fr.gz" --out-dir "$work/decoding" \
                 --decoder-flags "$flags" --base-dir "$sys" --moses-dir "$MOSES_HOME" --threads "$threads"
         sed -n '/^\[weight\]/,$p' "$(cat "$work/$run.tuned")" > "$out/$run.weights.txt"  # no machine paths
+        gzip -9nc "$work/decoding/$run.hyp" > "$out/decoding/$run.hyp.gz"  # later rows are tested against it
         if [[ -d $work/tuning-$run ]]; then
             grep -h 'Best point' "$work/tuning-$run"/run*.mert.log > "$out/$run.mert-best-points.txt" || true
         elif [[ -s ${WEIGHTS:-}/$run.mert-best-points.txt && ! $out/$run.mert-best-points.txt -ef $WEIGHTS/$run.mert-best-points.txt ]]; then
