@@ -105,7 +105,7 @@ for row in "${rows[@]}"; do
         if [[ $seed == 1 ]]; then run=$row; else run=$row.seed$seed; fi
         given="${WEIGHTS:+$WEIGHTS/$run.weights.txt}"
         if [[ -n $given && -s $given ]]; then
-            step "$run: tuned weights from $given" "$work/$run.tuned" tuned_from "$given" "$row" "$run"
+            step "$run: tuned weights from WEIGHTS/$run.weights.txt" "$work/$run.tuned" tuned_from "$given" "$row" "$run"
         fi
         step "$run: tune" "$work/$run.tuned" sh -c "rescore moses tune '$work/$row.ini' \
             --dev corpus/dev.en.gz corpus/dev.fr.gz --dev-ref corpus/dev.ref-darby.fr.gz \

@@ -411,6 +411,34 @@ def main_job() -> str:
                   "(honest; unigram)", "Precision (auto)", "Proxy Δ BLEU, the column alone", "Test chrF"), rows)
 
 
+
+REAL_AMD_ROWS = {"+defaultpw": ("the default's log p per word", "main-job"),
+                 "+default+WP": ("the default's log p and its word penalty (the paper's +RNN+WP)", "main-job-wp"),
+                 "+tiny15k-lr6e-3pw": ("the 15-minute job's log p per word (`tiny`, 15k, 420 s, 6e-3)", "main-job"),
+                 "Baseline-LM0": ("Baseline without its language model", "near")}
+
+
+def real_amd() -> str:
+    """main_job_real_rows.sh's and real_wide_rows.sh's rows on the AMD EPYC (results/real-amd),
+    each retuned by real MERT beside Baseline retuned (decoded again from its committed weights),
+    with its proxy Δ beside it; first the Baseline's decodings against its tuned runs'."""
+    real = pd.read_csv(RESULTS / "real-amd" / "results.tsv", sep="\t", na_values="-").set_index("system")
+    base = replicate_bleu("real-amd", "Baseline (retuned)")
+    tuned = replicate_bleu("real-wide-replicates", "Baseline (retuned)")
+    rows = [row("Baseline retuned, decoded from its committed weights", "test BLEU " + ", ".join(f"{b:.4f}" for b in base)
+                + " (its tuned runs: " + ", ".join(f"{b:.4f}" for b in tuned) + ")", *["–"] * 5)]
+    for system, (label, proxy_run) in REAL_AMD_ROWS.items():
+        if system not in real.index:
+            continue
+        line, proxy = real.loc[system], results(proxy_run).loc[system]
+        each = ", ".join(signed(a - b) for a, b in zip(replicate_bleu("real-amd", system), base))
+        rows.append(row(f"{system}: {label}", signed(line.delta_bleu_vs_retuned) + f" ({each})",
+                        f"{line.p_bleu_vs_retuned:.4f}", f"{line.p_bleu_holm_vs_retuned:.4f}",
+                        f"{signed(line.delta_chrf_vs_retuned)} (Holm p {line.p_chrf_holm_vs_retuned:.4f})",
+                        signed(proxy.delta_test_bleu), f"{proxy.p_bleu_holm:.4f}"))
+    return table(("System", "Real Δ BLEU vs retuned (per replicate)", "p", "Holm p", "Real Δ chrF",
+                  "Proxy Δ BLEU", "Proxy Holm p"), rows)
+
 SENTENCE_ROWS = {"+fwdpw+inv": "the best phrase columns, for reference (fwd per word, inv)",
                  "+sfwd": "the forward sentence model: log p(e\\|f) and its per-word form",
                  "+sbwd": "the backward sentence model: log p(f\\|e) and its per-word form",
@@ -578,7 +606,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "recipes": recipes, "architectures": architectures,
     "recipes-further": recipes_further, "smoothing-further": smoothing_further,
     "architectures-further": architectures_further, "subwords": subwords, "pair-weights": pair_weights, "speed": speed,
-    "main-job": main_job,
+    "main-job": main_job, "real-amd": real_amd,
     "sentence-models": sentence_models, "sentence-rows": sentence_rows, "cslm-rows": cslm_rows,
     "ensemble-models": ensemble_models, "ensemble-rows": ensemble_rows, "pro-rows": pro_rows,
     "sentence-phrase-models": sentence_phrase_models, "sentence-phrase-rows": sentence_phrase_rows,
