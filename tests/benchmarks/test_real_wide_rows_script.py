@@ -4,6 +4,7 @@ them is still tuned, so a later run's rows stand beside an earlier run's Baselin
 
 import gzip
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -81,8 +82,8 @@ def test_committed_weights_are_decoded_and_a_replicate_without_them_is_tuned(tmp
 
 @needs_fixtures
 def test_a_main_jobs_column_is_retuned_beside_the_committed_baseline(tmp_path, tiny_model_path):
-    """main_job_real_rows.sh: the model's per-word column (NAME), or its log p and word penalty
-    (NAME+wp), cut onto the filtered table, MERT for those rows alone (3 seeds each), Baseline
+    """main_job_real_rows.sh: the model's per-word column (NAME), its log p (NAME+raw), or its log
+    p and word penalty (NAME+wp), cut onto the filtered table, MERT for those rows alone (3 seeds each), Baseline
     retuned decoded from its committed weights, every test output kept gzipped in OUT, and no
     machine path in the scoring logs."""
     moses = install_fake_moses(tmp_path / "moses")
@@ -93,12 +94,13 @@ def test_a_main_jobs_column_is_retuned_beside_the_committed_baseline(tmp_path, t
     env = {**os.environ, "MOSES_HOME": str(moses),
            "PATH": f"{os.path.dirname(sys.executable)}{os.pathsep}{os.environ['PATH']}"}
     script = SCRIPT.parent / "main_job_real_rows.sh"
-    run = subprocess.run(["bash", str(script), str(FIXTURES), str(bench), str(jobs), str(out), "tiny", "tiny+wp"],
+    run = subprocess.run(["bash", str(script), str(FIXTURES), str(bench), str(jobs), str(out), "tiny", "tiny+wp", "tiny+raw"],
                          env=env, capture_output=True, text=True, timeout=900)
     assert run.returncode == 0, run.stderr[-3000:]
     tuned = [call["argv"][3] for call in calls(moses, "mert-moses.pl")]
-    assert len(tuned) == 6 and sum("tuning-baseline+tinypw" in ini for ini in tuned) == 3
+    assert len(tuned) == 9 and sum("tuning-baseline+tinypw" in ini for ini in tuned) == 3
     assert sum("tuning-baseline+tiny+wp" in ini for ini in tuned) == 3
+    assert sum(re.search(r"tuning-baseline\+tiny(\.seed\d)?/", ini) is not None for ini in tuned) == 3
     scored = [line.split(b" ||| ")[2].split() for line in gzip.open(bench / "tiny.scored.gz").read().splitlines()]
     row = [line.split(b" ||| ")[2].split() for line in gzip.open(bench / "tinypw.phrase-table.gz").read().splitlines()]
     assert len(scored) == len(row) == 4000 and all(len(scores) == 6 for scores in scored)
@@ -108,8 +110,11 @@ def test_a_main_jobs_column_is_retuned_beside_the_committed_baseline(tmp_path, t
     row = [line.split(b" ||| ")[2].split() for line in gzip.open(bench / "tiny+wp.phrase-table.gz").read().splitlines()]
     assert all(mine == scores[:5] + [scores[6]] for mine, scores in zip(row, with_penalty))  # log p, then the penalty
     assert with_penalty[0][:6] == scored[0] and len(with_penalty[0]) == 7
+    raw = [line.split(b" ||| ")[2].split() for line in gzip.open(bench / "tiny.phrase-table.gz").read().splitlines()]
+    assert all(mine == scores[:5] for mine, scores in zip(raw, scored))  # log p alone
     assert sorted(path.name for path in (out / "decoding").iterdir()) == [
         "baseline+tiny+wp.hyp.gz", "baseline+tiny+wp.seed2.hyp.gz", "baseline+tiny+wp.seed3.hyp.gz",
+        "baseline+tiny.hyp.gz", "baseline+tiny.seed2.hyp.gz", "baseline+tiny.seed3.hyp.gz",
         "baseline+tinypw.hyp.gz", "baseline+tinypw.seed2.hyp.gz", "baseline+tinypw.seed3.hyp.gz",
         "baseline-retuned.hyp.gz", "baseline-retuned.seed2.hyp.gz", "baseline-retuned.seed3.hyp.gz"]
     assert gzip.decompress((out / "decoding" / "baseline-retuned.hyp.gz").read_bytes()) == \
@@ -119,6 +124,6 @@ def test_a_main_jobs_column_is_retuned_beside_the_committed_baseline(tmp_path, t
         assert (out / name).read_text() == (COMMITTED / name).read_text()
     written = pd.read_csv(out / "results.tsv", sep="\t", na_values="-").set_index("system")
     assert written.loc["+tinypw", "replicates"] == 3 and written.loc["Baseline (retuned)", "replicates"] == 3
-    assert written.loc["+tiny+WP", "replicates"] == 3
+    assert written.loc["+tiny+WP", "replicates"] == 3 and written.loc["+tiny", "replicates"] == 3
     for log in ("tiny.scored.log", "tiny.wp.scored.log"):
         assert str(tmp_path) not in (out / log).read_text()

@@ -1,25 +1,25 @@
 #!/usr/bin/env bash
 # The main jobs' columns on real Moses (issue 44: the study's choice confirmed by real MERT): for
 # each main job NAME (main_job_columns.sh's WORK/NAME/job/out.model.pt), its log p per target
-# word over the bench's filtered table, or for NAME+wp its log p and its word penalty (the
-# paper's +RNN+WP); then Baseline with those columns retuned by real MERT (3 seeds) beside
-# Baseline retuned, whose seeds are not tuned again: their tuned weights, committed in
-# results/real-wide-replicates, are decoded (real_wide_rows.sh's WEIGHTS), so the new rows and
-# the earlier ones share one Baseline.
+# word over the bench's filtered table; for NAME+raw its log p (the paper's +RNN); for NAME+wp its
+# log p and its word penalty (the paper's +RNN+WP). Then Baseline with those columns, retuned by
+# real MERT (3 seeds), beside Baseline retuned, whose seeds are not tuned again: their tuned
+# weights, committed in results/real-wide-replicates, are decoded (real_wide_rows.sh's WEIGHTS),
+# so the new rows and the earlier ones share one Baseline.
 #
 #     MOSES_HOME=/path/to/mosesdecoder benchmarks/studies/proxy/main_job_real_rows.sh \
-#         ../shared/data/bible-en-fr BENCH_WORK MAIN_JOB_WORK OUT NAME[+wp]...
+#         ../shared/data/bible-en-fr BENCH_WORK MAIN_JOB_WORK OUT NAME[+raw|+wp]...
 #     ... main_job_real_rows.sh ../shared/data/bible-en-fr WORK/bench WORK/main-job \
-#         benchmarks/studies/proxy/results/real-amd default tiny15k-lr6e-3
+#         benchmarks/studies/proxy/results/real-amd default tiny15k-lr6e-3 default+wp default+raw
 #
 # BENCH_WORK is real_wide_rows.sh's WORK (built here when absent); OUT gets its result files (rows
-# baseline-retuned, baseline+NAMEpw and baseline+NAME+wp, their test outputs in decoding/) and each
-# scoring log.
+# baseline-retuned, baseline+NAMEpw, baseline+NAME, baseline+NAME+wp; their test outputs in
+# decoding/) and each scoring log.
 # SEEDS: MERT's seeds (default 1 2 3). Resumable: every finished step is skipped, and a NAME added
 # later joins the rows already decoded. About 4 minutes of scoring, 3 test decodings of the
 # Baseline, then 3 MERT runs of 5-20 minutes and their decodings for each NAME.
 set -euo pipefail
-usage="usage: $0 BIBLE_EN_FR_DIR BENCH_WORK MAIN_JOB_WORK OUT NAME[+wp]..."
+usage="usage: $0 BIBLE_EN_FR_DIR BENCH_WORK MAIN_JOB_WORK OUT NAME[+raw|+wp]..."
 data="$(realpath "${1:?$usage}")"
 mkdir -p "${2:?$usage}" "${4:?$usage}"
 bench="$(realpath "$2")" jobs="$(realpath "${3:?$usage}")" out="$(realpath "$4")"
@@ -32,9 +32,12 @@ committed="$here/results/real-wide-replicates"
 [[ -s $bench/sys/model/phrase-table.gz ]] || (data="$data" work="$bench" && source "$here/../../helpers/bible_bench.sh" && bench_system)
 
 rows=(baseline-retuned)
-for system in "$@"; do  # NAME: its log p per target word; NAME+wp: its log p and its word penalty
-    name=${system%+wp} penalty=() picks=6 row="baseline+${system%+wp}pw"
-    [[ $system == "$name" ]] || { penalty=(--unk-penalty) picks="5 7" row="baseline+$name+wp"; }
+for system in "$@"; do  # NAME: its log p per target word; NAME+raw: its log p; NAME+wp: and its word penalty
+    name=${system%+wp} name=${name%+raw} penalty=() picks=6 row="baseline+${name}pw"
+    case $system in
+        *+wp) penalty=(--unk-penalty) picks="5 7" row="baseline+$name+wp" ;;
+        *+raw) picks=5 row="baseline+$name" ;;
+    esac
     rows+=("$row")
     # scored: the filtered table's 4 scores, then log p, log p per word (and the penalty)
     scored="$bench/$name${penalty:+.wp}.scored.gz" table="$bench/${row#baseline+}.phrase-table.gz"
