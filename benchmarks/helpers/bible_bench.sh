@@ -1,6 +1,7 @@
 # The bible bench's shared steps, sourced by the study scripts (phrase_feature_study.sh,
 # table1_study.sh, sentence_study.sh): `step`, which makes each step resumable and timed,
-# `resumable`, which continues an interrupted training, and `bench_system`,
+# `resumable`, which continues an interrupted training, `cut_table`, which builds a row's table
+# from a scored one, and `bench_system`,
 # which builds the bench's system in WORK/sys from DATA: dev is every other verse of the 842
 # (the issue asked for at least 400), test all 802, the tables filtered once to the dev and
 # test sources by Moses' own script, the tuned ini. Needs $data, $work and $MOSES_HOME; sets $sys.
@@ -47,4 +48,16 @@ install_system() {
     cp "$data/tuning/moses.ini" "$sys/model/moses.ini"  # the tuned weights; paths model/..., lm/...
     ln -sfn "$data/lm" "$sys/lm"
     cp "$work"/filtered/phrase-table.*.gz "$sys/model/phrase-table.gz"
+}
+
+# cut_table SCORED TABLE FIELD...: TABLE (unless it exists) is SCORED with only the filtered
+# table's 4 scores, then SCORED's score fields FIELD... in that order (1-based).
+cut_table() {
+    local scored="$1" table="$2"; shift 2
+    [[ -s $table ]] && return
+    zcat "$scored" | awk -F ' [|][|][|] ' -v OFS=' ||| ' -v pick="$*" \
+        '{ split($3, s, " "); k = split(pick, p, " "); out = s[1] " " s[2] " " s[3] " " s[4]
+           for (i = 1; i <= k; i++) out = out " " s[p[i]]
+           $3 = out; print }' | gzip > "$table.tmp"
+    mv "$table.tmp" "$table"
 }

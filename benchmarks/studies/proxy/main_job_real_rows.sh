@@ -29,7 +29,8 @@ here="$(dirname "$(realpath "$0")")"
 committed="$here/results/real-wide-replicates"
 
 # the bench (WORK/sys) first, built as real_wide_rows.sh builds it, so the columns can be scored over it
-[[ -s $bench/sys/model/phrase-table.gz ]] || (data="$data" work="$bench" && source "$here/../../helpers/bible_bench.sh" && bench_system)
+source "$here/../../helpers/bible_bench.sh"  # bench_system, cut_table
+[[ -s $bench/sys/model/phrase-table.gz ]] || (data="$data" work="$bench" && bench_system)
 
 rows=(baseline-retuned)
 for system in "$@"; do  # NAME: its log p per target word; NAME+raw: its log p; NAME+wp: and its word penalty
@@ -45,10 +46,7 @@ for system in "$@"; do  # NAME: its log p per target word; NAME+raw: its log p; 
         --per-word "${penalty[@]}" --precision fp32 -o "$scored.tmp.gz" > "${scored%.gz}.log" 2>&1 \
         && mv "$scored.tmp.gz" "$scored"; }
     sed -e "s#$bench/#WORK/#g" -e "s#$jobs/#MAIN_JOB_WORK/#g" "${scored%.gz}.log" > "$out/$(basename "${scored%.gz}").log"
-    [[ -s $table ]] || { zcat "$scored" | awk -F ' [|][|][|] ' -v OFS=' ||| ' -v pick="$picks" \
-        '{ split($3, s, " "); k = split(pick, p, " "); out = s[1] " " s[2] " " s[3] " " s[4]
-           for (i = 1; i <= k; i++) out = out " " s[p[i]]
-           $3 = out; print }' | gzip > "$table.tmp" && mv "$table.tmp" "$table"; }
+    cut_table "$scored" "$table" $picks
 done
 
 WEIGHTS="$committed" SEEDS="${SEEDS:-1 2 3}" "$here/real_wide_rows.sh" "$data" "$bench" "$out" "${rows[@]}"

@@ -41,19 +41,11 @@ for log in fwd.train.log inv.train.log scored.log; do  # no machine paths in the
 done
 
 # each row's table: the filtered table's four columns, then the row's columns of the scored table
-cut_table() {  # NAME FIELD...
-    local name="$1"; shift
-    [[ -s $work/$name.phrase-table.gz ]] && return
-    zcat "$scored" | awk -F ' [|][|][|] ' -v OFS=' ||| ' -v pick="$*" \
-        '{ split($3, s, " "); k = split(pick, p, " "); out = s[1] " " s[2] " " s[3] " " s[4]
-           for (i = 1; i <= k; i++) out = out " " s[p[i]]
-           $3 = out; print }' | gzip > "$work/$name.phrase-table.gz.tmp"
-    mv "$work/$name.phrase-table.gz.tmp" "$work/$name.phrase-table.gz"
-}
-cut_table fwdpw+inv 7 6
-cut_table RNN 5
-cut_table RNN+wp 5 9
-cut_table fwdpw 7
+source "$here/../../helpers/bible_bench.sh"  # cut_table
+cut_table "$scored" "$work/fwdpw+inv.phrase-table.gz" 7 6
+cut_table "$scored" "$work/RNN.phrase-table.gz" 5
+cut_table "$scored" "$work/RNN+wp.phrase-table.gz" 5 9
+cut_table "$scored" "$work/fwdpw.phrase-table.gz" 7
 
 [[ -s $out/results.tsv ]] || python3 "$here/proxy_bench.py" run --table "$scored" \
     --column fwd=5 --column inv=6 --column fwdpw=7 --column invpw=8 --column wp=9 \
