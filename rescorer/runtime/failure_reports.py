@@ -9,6 +9,8 @@ status, and never a traceback.
   with what was kept, exit 130 or 143. Temporaries are removed on the way out, because the
   signal becomes an exception that every writer's `with` block sees.
 - A closed pipe (`rescore ... -o - | head`): quiet, exit 141, as Unix tools do.
+- An optional package a command imports late and that is not installed (sacrebleu for
+  `rescore moses evaluate`, say): which package, and the extra that installs it, exit 1.
 - Anything else is a bug: one line asking for a report; RESCORE_TRACEBACK=1 shows the traceback.
 
 Only the standard library is imported at module level: this module is loaded before click
@@ -25,6 +27,11 @@ import sys
 __all__ = ["Interrupted", "install_signal_handlers", "reports_errors", "SIGNAL_NAMES", "ending", "one_line",
            "injected_fault", "is_out_of_memory", "out_of_memory_line", "MEMORY_OPTIONS"]
 
+# The optional packages (setup.cfg's extras) that commands import only when they run, by the
+# name Python's import reports, with the extra that brings each.
+OPTIONAL_PACKAGES = {"sacrebleu": ("sacrebleu", "moses"), "kenlm": ("kenlm", "moses"),
+                     "matplotlib": ("matplotlib", "analysis"), "sklearn": ("scikit-learn", "analysis"),
+                     "torchao": ("torchao", "int8")}
 SIGNAL_NAMES = {signal.SIGINT: "SIGINT", signal.SIGTERM: "SIGTERM"}
 _armed = False  # False while the program starts: an interrupt then just ends it
 _ending = False  # True once the program is ending: later signals are ignored
@@ -151,6 +158,10 @@ def one_line(error: Exception) -> str:
         return _os_error_line(error)
     if is_out_of_memory(error):
         return out_of_memory_line(error)
+    missing = isinstance(error, ModuleNotFoundError) and (error.name or "").split(".")[0]
+    if missing in OPTIONAL_PACKAGES:
+        package, extra = OPTIONAL_PACKAGES[missing]
+        return f"this command needs {package}, which is not installed: pip install '{package}' or 'rescorer[{extra}]'"
     first = str(error).splitlines()[0] if str(error) else ""
     return (f"internal error {type(error).__name__}: {first} (a bug in rescore: please report "
             f"it with the traceback that RESCORE_TRACEBACK=1 prints)")

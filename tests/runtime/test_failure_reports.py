@@ -1,5 +1,8 @@
-"""An allocation failure is one line wherever it arises: torch's CPU allocator raises a plain
-RuntimeError ("can't allocate memory"), which went out as an internal error (issue 32 case 14)."""
+"""How a failure reaches the user as one line: an allocation failure wherever it arises (torch's CPU
+allocator raises a plain RuntimeError, which went out as an internal error, issue 32 case 14), and a
+missing optional package."""
+
+import sys
 
 import click
 import pytest
@@ -52,3 +55,24 @@ def test_a_command_that_cannot_allocate_exits_in_one_line():
     result = CliRunner().invoke(allocating, [])
     assert result.exit_code == 1
     assert result.output == "Error: out of memory (an allocation of 1152921.5 TB failed): lower --batch-size\n"
+
+
+def test_a_missing_optional_package_names_it_and_its_extra(monkeypatch):
+    """`rescore moses evaluate` without the [moses] extra went out as "internal error
+    ModuleNotFoundError ... a bug in rescore"; it is a missing install, and the line says which."""
+    from moses_integration.evaluation.scores import score
+
+    @click.command()
+    @reports_errors
+    def scoring():
+        score(["a b"], [["a b"]])
+
+    monkeypatch.setitem(sys.modules, "sacrebleu", None)  # as if it were not installed
+    monkeypatch.setitem(sys.modules, "sacrebleu.metrics", None)
+    result = CliRunner().invoke(scoring, [])
+    assert result.exit_code == 1
+    assert result.output == ("Error: this command needs sacrebleu, which is not installed: "
+                             "pip install 'sacrebleu' or 'rescorer[moses]'\n")
+    assert one_line(ModuleNotFoundError("No module named 'sklearn.manifold'", name="sklearn.manifold")) == \
+        "this command needs scikit-learn, which is not installed: pip install 'scikit-learn' or 'rescorer[analysis]'"
+    assert one_line(ModuleNotFoundError("No module named 'nonesuch'", name="nonesuch")).startswith("internal error")

@@ -8,7 +8,7 @@
 # so the new rows and the earlier ones share one Baseline.
 #
 #     MOSES_HOME=/path/to/mosesdecoder benchmarks/studies/proxy/main_job_real_rows.sh \
-#         ../shared/data/bible-en-fr BENCH_WORK MAIN_JOB_WORK OUT NAME[+raw|+wp]...
+#         ../shared/data/bible-en-fr BENCH_WORK MAIN_JOB_WORK OUT NAME[+raw|+wp|+inv|+inv+wp]...
 #     ... main_job_real_rows.sh ../shared/data/bible-en-fr WORK/bench WORK/main-job \
 #         benchmarks/studies/proxy/results/real-amd default tiny15k-lr6e-3 default+wp default+raw
 #
@@ -19,7 +19,7 @@
 # later joins the rows already decoded. About 4 minutes of scoring, 3 test decodings of the
 # Baseline, then 3 MERT runs of 5-20 minutes and their decodings for each NAME.
 set -euo pipefail
-usage="usage: $0 BIBLE_EN_FR_DIR BENCH_WORK MAIN_JOB_WORK OUT NAME[+raw|+wp]..."
+usage="usage: $0 BIBLE_EN_FR_DIR BENCH_WORK MAIN_JOB_WORK OUT NAME[+raw|+wp|+inv|+inv+wp]..."
 data="$(realpath "${1:?$usage}")"
 mkdir -p "${2:?$usage}" "${4:?$usage}"
 bench="$(realpath "$2")" jobs="$(realpath "${3:?$usage}")" out="$(realpath "$4")"
@@ -33,16 +33,23 @@ source "$here/../../helpers/bible_bench.sh"  # bench_system, cut_table
 [[ -s $bench/sys/model/phrase-table.gz ]] || (data="$data" work="$bench" && bench_system)
 
 rows=(baseline-retuned)
-for system in "$@"; do  # NAME: its log p per target word; NAME+raw: its log p; NAME+wp: and its word penalty
-    name=${system%+wp} name=${name%+raw} penalty=() picks=6 row="baseline+${name}pw"
-    case $system in
-        *+wp) penalty=(--unk-penalty) picks="5 7" row="baseline+$name+wp" ;;
-        *+raw) picks=5 row="baseline+$name" ;;
+for system in "$@"; do  # see the forms above; +inv adds the inverse main job NAME-inverse's log p
+    name=${system%%+*} penalty=()
+    models=(--model "$jobs/$name/job/out.model.pt")
+    case ${system#"$name"} in
+        "") picks=6 row="baseline+${name}pw" ;;
+        +raw) picks=5 row="baseline+$name" ;;
+        +wp) penalty=(--unk-penalty) picks="5 7" row="baseline+$name+wp" ;;
+        +inv) picks="5 6" row="baseline+$name+inv" ;;
+        +inv+wp) penalty=(--unk-penalty) picks="5 6 9" row="baseline+$name+inv+wp" ;;
+        *) echo "unknown form $system (NAME, NAME+raw, NAME+wp, NAME+inv, NAME+inv+wp)" >&2; exit 2 ;;
     esac
+    if [[ $system == *+inv* ]]; then models+=(--model "$jobs/$name-inverse/job/out.model.pt"); fi
     rows+=("$row")
-    # scored: the filtered table's 4 scores, then log p, log p per word (and the penalty)
-    scored="$bench/$name${penalty:+.wp}.scored.gz" table="$bench/${row#baseline+}.phrase-table.gz"
-    [[ -s $scored ]] || { rescore score "$bench/sys/model/phrase-table.gz" --model "$jobs/$name/job/out.model.pt" \
+    # scored: the filtered table's 4 scores, then each model's log p, each per word (then the penalty)
+    variant=${system#"$name"} variant=${variant%+raw} variant=${variant//+/.}
+    scored="$bench/$name$variant.scored.gz" table="$bench/${row#baseline+}.phrase-table.gz"
+    [[ -s $scored ]] || { rescore score "$bench/sys/model/phrase-table.gz" "${models[@]}" \
         --per-word "${penalty[@]}" --precision fp32 -o "$scored.tmp.gz" > "${scored%.gz}.log" 2>&1 \
         && mv "$scored.tmp.gz" "$scored"; }
     sed -e "s#$bench/#WORK/#g" -e "s#$jobs/#MAIN_JOB_WORK/#g" "${scored%.gz}.log" > "$out/$(basename "${scored%.gz}").log"

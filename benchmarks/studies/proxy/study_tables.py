@@ -419,6 +419,16 @@ REAL_AMD_ROWS = {"+defaultpw": ("the default's log p per word", "main-job"),
                  "Baseline-LM0": ("Baseline without its language model", "near")}
 
 
+def retuned_cells(folder: str, system: str, base: list) -> list:
+    """A real row's cells against Baseline retuned (real_wide_table.py's results.tsv in
+    `folder`): Δ BLEU with each replicate's, p, Holm p, and Δ chrF with its Holm p."""
+    line = pd.read_csv(RESULTS / folder / "results.tsv", sep="\t", na_values="-").set_index("system").loc[system]
+    each = ", ".join(signed(a - b) for a, b in zip(replicate_bleu(folder, system), base))
+    return [signed(line.delta_bleu_vs_retuned) + f" ({each})", f"{line.p_bleu_vs_retuned:.4f}",
+            f"{line.p_bleu_holm_vs_retuned:.4f}",
+            f"{signed(line.delta_chrf_vs_retuned)} (Holm p {line.p_chrf_holm_vs_retuned:.4f})"]
+
+
 def real_amd() -> str:
     """main_job_real_rows.sh's and real_wide_rows.sh's rows on the AMD EPYC (results/real-amd),
     each retuned by real MERT beside Baseline retuned (decoded again from its committed weights),
@@ -431,11 +441,8 @@ def real_amd() -> str:
     for system, (label, proxy_run) in REAL_AMD_ROWS.items():
         if system not in real.index:
             continue
-        line, proxy = real.loc[system], results(proxy_run).loc[system]
-        each = ", ".join(signed(a - b) for a, b in zip(replicate_bleu("real-amd", system), base))
-        rows.append(row(f"{system}: {label}", signed(line.delta_bleu_vs_retuned) + f" ({each})",
-                        f"{line.p_bleu_vs_retuned:.4f}", f"{line.p_bleu_holm_vs_retuned:.4f}",
-                        f"{signed(line.delta_chrf_vs_retuned)} (Holm p {line.p_chrf_holm_vs_retuned:.4f})",
+        proxy = results(proxy_run).loc[system]
+        rows.append(row(f"{system}: {label}", *retuned_cells("real-amd", system, base),
                         signed(proxy.delta_test_bleu), f"{proxy.p_bleu_holm:.4f}"))
     return table(("System", "Real Δ BLEU vs retuned (per replicate)", "p", "Holm p", "Real Δ chrF",
                   "Proxy Δ BLEU", "Proxy Holm p"), rows)
@@ -584,13 +591,9 @@ def paired_real() -> str:
     for system, label in PAIRED_SYSTEMS.items():
         if system not in real.index:
             continue
-        line = real.loc[system]
-        each = ", ".join(signed(a - b) for a, b in zip(replicate_bleu("real-wide-replicates", system), base))
         earlier = "; ".join(f"{signed(r.real_delta_bleu)} (p {r.real_p_bleu:.4f})"
                             for r in pages[pages.system == system].itertuples()) or "–"
-        rows.append(row(f"{system}: {label}", signed(line.delta_bleu_vs_retuned) + f" ({each})",
-                        f"{line.p_bleu_vs_retuned:.4f}", f"{line.p_bleu_holm_vs_retuned:.4f}",
-                        f"{signed(line.delta_chrf_vs_retuned)} (Holm p {line.p_chrf_holm_vs_retuned:.4f})",
+        rows.append(row(f"{system}: {label}", *retuned_cells("real-wide-replicates", system, base),
                         signed(proxy.loc[system, "delta_test_bleu"]), f"{proxy.loc[system, 'p_bleu_holm']:.4f}",
                         earlier))
     return table(("System", "Real Δ BLEU vs retuned (per replicate)", "p", "Holm p", "Real Δ chrF",
