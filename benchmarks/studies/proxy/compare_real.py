@@ -27,7 +27,8 @@ WIDE_RUNS = [HERE / "results" / "real-wide-replicates", HERE / "results" / "real
 # The proxy runs of the models behind a wide run's column rows (baseline+NAME: models trained for
 # that run, not the pages' own): a column row takes its proxy Δ from the first of these that has it.
 COLUMN_PROXIES = {"real-wide-replicates": [HERE / "results" / "paired-proxy", HERE / "results" / "speed-real"],
-                  "real-amd": [HERE / "results" / "main-job", HERE / "results" / "main-job-wp"]}
+                  "real-amd": [HERE / "results" / "main-job", HERE / "results" / "main-job-wp",
+                               HERE / "results" / "main-job-inv"]}
 WIDE = 0.5  # a real Δ BLEU at least this large is a wide row: no replicate noise hides its sign
 
 

@@ -415,6 +415,8 @@ def main_job() -> str:
 REAL_AMD_ROWS = {"+defaultpw": ("the default's log p per word", "main-job"),
                  "+default": ("the default's log p (the paper's +RNN)", "main-job-wp"),
                  "+default+WP": ("the default's log p and its word penalty (the paper's +RNN+WP)", "main-job-wp"),
+                 "+default+inv+WP": ("the default's log p, the inverse model's log p(f\\|e) and the word penalty",
+                                     "main-job-inv"),
                  "+tiny15k-lr6e-3pw": ("the 15-minute job's log p per word (`tiny`, 15k, 420 s, 6e-3)", "main-job"),
                  "Baseline-LM0": ("Baseline without its language model", "near")}
 
