@@ -39,6 +39,9 @@ from rescorer.runtime.cpu_features import cpu_features  # noqa: E402
 
 SUMMARY = re.compile(r"valid perplexity ([\d.]+) \(update (\d+); honest ([\d.]+)")
 PRECISION = re.compile(r"^precision auto: (\w+)", re.M)
+# Where the CPU has no native bf16, auto is fp32 with no check to report: the scoring settings
+# line's resolved precision says so.
+SCORED_PRECISION = re.compile(r"\|job:score\|.*?\|precision:(\w+)\|")
 RATE = re.compile(r"\|learning-rate:([^|]+)\|")  # the settings line's: the default changes with the recipe
 
 
@@ -53,7 +56,7 @@ def demo_row(threads: int, options: list, scratch: Path) -> dict:
     if run.returncode != 0:
         sys.exit(f"demo_repeat.py: the demo failed on {threads} thread(s):\n{run.stderr[-2000:]}")
     summary = SUMMARY.search(run.stderr)
-    precision = PRECISION.search(run.stderr)
+    precision = PRECISION.search(run.stderr) or SCORED_PRECISION.search(run.stderr)
     lines = gzip.decompress(out.read_bytes()).splitlines()
     kept = hashlib.sha256(b"\n".join(cut_new_score(line)[0] for line in lines))
     return {"cpu": cpu_features().describe(), "threads": str(threads), "torch": torch_version(),
