@@ -6,7 +6,8 @@ agreement and Spearman's rank correlation over the pairs.
 Reads NAME/results.tsv (proxy_bench.py run; and MORE's, for the systems NAME lacks), real_moses.tsv beside this script (each real Δ
 with the page it comes from) and the wide rows real_wide_rows.sh measured (each system's row from
 results/real-wide-replicates/results.tsv, where it has one, else results/real-amd's (the
-AMD EPYC's rows: the main jobs' columns, LM0), else results/real-wide's; a column row
+AMD EPYC's rows: the main jobs' columns, LM0), else results/real-amd-inverse's (the default
+with its inverse model, one replicate), else results/real-wide's; a column row
 of models trained for that run takes its proxy Δ from those models' proxy run, COLUMN_PROXIES);
 writes NAME/proxy_vs_real.md and prints it."""
 
@@ -23,12 +24,12 @@ from rescorer.io.text_tables import markdown_cell
 
 HERE = Path(__file__).resolve().parent
 WIDE_RUNS = [HERE / "results" / "real-wide-replicates", HERE / "results" / "real-amd",
-             HERE / "results" / "real-wide"]  # the most replicates first
+             HERE / "results" / "real-amd-inverse", HERE / "results" / "real-wide"]  # the most replicates first
 # The proxy runs of the models behind a wide run's column rows (baseline+NAME: models trained for
 # that run, not the pages' own): a column row takes its proxy Δ from the first of these that has it.
 COLUMN_PROXIES = {"real-wide-replicates": [HERE / "results" / "paired-proxy", HERE / "results" / "speed-real"],
-                  "real-amd": [HERE / "results" / "main-job", HERE / "results" / "main-job-wp",
-                               HERE / "results" / "main-job-inv"]}
+                  "real-amd": [HERE / "results" / "main-job", HERE / "results" / "main-job-wp"],
+                  "real-amd-inverse": [HERE / "results" / "main-job-inv"]}
 WIDE = 0.5  # a real Δ BLEU at least this large is a wide row: no replicate noise hides its sign
 
 
