@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+from functools import lru_cache
 from pathlib import Path
 from typing import Callable
 
@@ -419,10 +420,16 @@ REAL_AMD_ROWS = {"+defaultpw": ("the default's log p per word", "main-job"),
                  "Baseline-LM0": ("Baseline without its language model", "near")}
 
 
+@lru_cache(maxsize=None)
+def real_results(folder: str) -> pd.DataFrame:
+    """A real run's results.tsv (real_wide_table.py's), read once."""
+    return pd.read_csv(RESULTS / folder / "results.tsv", sep="\t", na_values="-").set_index("system")
+
+
 def retuned_cells(folder: str, system: str, base: list) -> list:
-    """A real row's cells against Baseline retuned (real_wide_table.py's results.tsv in
-    `folder`): Δ BLEU with each replicate's, p, Holm p, and Δ chrF with its Holm p."""
-    line = pd.read_csv(RESULTS / folder / "results.tsv", sep="\t", na_values="-").set_index("system").loc[system]
+    """A real row's cells against Baseline retuned (real_results(folder)): Δ BLEU with each
+    replicate's, p, Holm p, and Δ chrF with its Holm p."""
+    line = real_results(folder).loc[system]
     each = ", ".join(signed(a - b) for a, b in zip(replicate_bleu(folder, system), base))
     return [signed(line.delta_bleu_vs_retuned) + f" ({each})", f"{line.p_bleu_vs_retuned:.4f}",
             f"{line.p_bleu_holm_vs_retuned:.4f}",
@@ -433,7 +440,7 @@ def real_amd() -> str:
     """main_job_real_rows.sh's and real_wide_rows.sh's rows on the AMD EPYC (results/real-amd),
     each retuned by real MERT beside Baseline retuned (decoded again from its committed weights),
     with its proxy Δ beside it; first the Baseline's decodings against its tuned runs'."""
-    real = pd.read_csv(RESULTS / "real-amd" / "results.tsv", sep="\t", na_values="-").set_index("system")
+    real = real_results("real-amd")
     base = replicate_bleu("real-amd", "Baseline (retuned)")
     tuned = replicate_bleu("real-wide-replicates", "Baseline (retuned)")
     rows = [row("Baseline retuned, decoded from its committed weights", "test BLEU " + ", ".join(f"{b:.4f}" for b in base)
@@ -447,15 +454,15 @@ def real_amd() -> str:
     return table(("System", "Real Δ BLEU vs retuned (per replicate)", "p", "Holm p", "Real Δ chrF",
                   "Proxy Δ BLEU", "Proxy Holm p"), rows)
 
+
 def real_amd_inverse() -> str:
     """main_job_real_rows.sh's default+inv+wp, one MERT replicate (results/real-amd-inverse: its
     own run, so its p is not folded into real-amd's Holm), against Baseline retuned's seed 1."""
     base = replicate_bleu("real-amd-inverse", "Baseline (retuned)")
-    proxy = results("main-job-inv")
-    rows = [row(f"{system}: {label}", *retuned_cells("real-amd-inverse", system, base),
-                signed(proxy.loc[system, "delta_test_bleu"]), f"{proxy.loc[system, 'p_bleu_holm']:.4f}")
-            for system, label in (("+default+inv+WP", "the default's log p, the inverse model's log p(f\\|e) "
-                                   "and the word penalty"),)]
+    system, proxy = "+default+inv+WP", results("main-job-inv").loc["+default+inv+WP"]
+    rows = [row(f"{system}: the default's log p, the inverse model's log p(f\\|e) and the word penalty",
+                *retuned_cells("real-amd-inverse", system, base),
+                signed(proxy.delta_test_bleu), f"{proxy.p_bleu_holm:.4f}")]
     return table(("System", "Real Δ BLEU vs retuned (replicate 1)", "p", "Holm p", "Real Δ chrF",
                   "Proxy Δ BLEU", "Proxy Holm p"), rows)
 
@@ -596,7 +603,7 @@ def paired_proxy() -> str:
 def paired_real() -> str:
     """Each phrase system's real Δ (3 MERT replicates, against Baseline retuned) beside its proxy
     Δ, both from this session's models, and the pages' real Δ of the earlier models."""
-    real = pd.read_csv(RESULTS / "real-wide-replicates" / "results.tsv", sep="\t", na_values="-").set_index("system")
+    real = real_results("real-wide-replicates")
     proxy = results("paired-proxy")
     pages = pd.read_csv(HERE / "real_moses.tsv", sep="\t")
     base = replicate_bleu("real-wide-replicates", "Baseline (retuned)")
