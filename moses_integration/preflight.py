@@ -15,6 +15,7 @@ from typing import Optional, Sequence, Union
 
 from rescorer.counts import counted
 from rescorer.errors import PhraseTableFormatError, RescorerError
+from rescorer.runtime.failure_reports import missing_package_line
 
 from .child_process import run
 from .errors import MosesConfigError, MosesNotFoundError, PreflightError
@@ -175,8 +176,7 @@ def check_language_models(ini: MosesIni, base_dir: Path) -> list[str]:
     try:
         import kenlm
     except ImportError:
-        return ["cannot check the language model: the kenlm Python module is not installed "
-                "(pip install kenlm, or pip install 'rescorer[moses]')"]
+        return [missing_package_line("kenlm", "checking the language model")]
     problems = []
     for feature in models:
         path = resolve(feature.args.get("path", ""), base_dir)

@@ -15,6 +15,7 @@ import numpy as np
 
 from rescorer.errors import RescorerError
 from rescorer.io.atomic_output import AtomicOutput
+from rescorer.runtime.failure_reports import missing_package_line
 
 __all__ = ["FORMATS", "pyplot", "check_figure_path", "save_figure", "plot_attention"]
 
@@ -26,7 +27,7 @@ def pyplot():
     try:
         import matplotlib
     except ImportError:
-        raise RescorerError("figures need matplotlib: pip install 'rescorer[analysis]'") from None
+        raise RescorerError(missing_package_line("matplotlib", "drawing a figure")) from None
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 

@@ -17,6 +17,7 @@ import numpy as np
 from rescorer.analysis.figures import pyplot, save_figure
 from rescorer.counts import counted
 from rescorer.errors import RescorerError
+from rescorer.runtime.failure_reports import missing_package_line
 
 __all__ = ["MAP_INCHES", "project_2d", "dense_windows", "plot_map"]
 
@@ -29,7 +30,7 @@ def project_2d(vectors: np.ndarray, seed: int = 1) -> np.ndarray:
     try:
         from sklearn.manifold import TSNE
     except ImportError:
-        raise RescorerError("maps need scikit-learn: pip install 'rescorer[analysis]'") from None
+        raise RescorerError(missing_package_line("sklearn", "a t-SNE map")) from None
     count = len(vectors)
     if count < MIN_POINTS:
         raise RescorerError(f"a map needs at least {MIN_POINTS} points, found {count}")

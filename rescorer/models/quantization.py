@@ -20,6 +20,7 @@ import torch
 from torch import nn
 
 from rescorer.errors import RescorerError
+from rescorer.runtime.failure_reports import missing_package_line
 
 __all__ = ["quantize_int8", "is_quantized"]
 
@@ -35,8 +36,7 @@ def _int8_config():
             warnings.simplefilter("ignore")
             from torchao.quantization import Int8DynamicActivationInt8WeightConfig, quantize_
     except ImportError:
-        raise RescorerError("--precision int8 needs torchao (pip install torchao); "
-                            "or use fp32 or bf16") from None
+        raise RescorerError(missing_package_line("torchao", "--precision int8") + "; or use fp32 or bf16") from None
     finally:
         for logger, level in zip(quiet, levels):
             logger.setLevel(level)

@@ -25,7 +25,7 @@ import signal
 import sys
 
 __all__ = ["Interrupted", "install_signal_handlers", "reports_errors", "SIGNAL_NAMES", "ending", "one_line",
-           "injected_fault", "is_out_of_memory", "out_of_memory_line", "MEMORY_OPTIONS"]
+           "injected_fault", "is_out_of_memory", "out_of_memory_line", "MEMORY_OPTIONS", "missing_package_line"]
 
 # The optional packages (setup.cfg's extras) that commands import only when they run, by the
 # name Python's import reports, with the extra that brings each.
@@ -148,6 +148,13 @@ def reports_errors(command):
     return wrapper
 
 
+def missing_package_line(module: str, needed_by: str = "this command") -> str:
+    """What to say when optional `module` (a key of OPTIONAL_PACKAGES) is not installed: who
+    needs it, and the pip line and extra that bring it, worded the same wherever it is missing."""
+    package, extra = OPTIONAL_PACKAGES[module]
+    return f"{needed_by} needs {package}, which is not installed: pip install '{package}' or 'rescorer[{extra}]'"
+
+
 def one_line(error: Exception) -> str:
     """The one line that reports `error` (see the module docstring)."""
     from rescorer.errors import RescorerError
@@ -160,8 +167,7 @@ def one_line(error: Exception) -> str:
         return out_of_memory_line(error)
     missing = isinstance(error, ModuleNotFoundError) and (error.name or "").split(".")[0]
     if missing in OPTIONAL_PACKAGES:
-        package, extra = OPTIONAL_PACKAGES[missing]
-        return f"this command needs {package}, which is not installed: pip install '{package}' or 'rescorer[{extra}]'"
+        return missing_package_line(missing)
     first = str(error).splitlines()[0] if str(error) else ""
     return (f"internal error {type(error).__name__}: {first} (a bug in rescore: please report "
             f"it with the traceback that RESCORE_TRACEBACK=1 prints)")

@@ -60,8 +60,10 @@ def test_int8_is_refused_on_cuda_in_one_line():
 
 def test_missing_torchao_is_one_line(monkeypatch):
     monkeypatch.setitem(sys.modules, "torchao.quantization", None)  # import fails
-    with pytest.raises(RescorerError, match="needs torchao"):
+    with pytest.raises(RescorerError) as missing:
         quantize_int8(make("cho2014", {}))
+    assert str(missing.value) == ("--precision int8 needs torchao, which is not installed: "
+                                  "pip install 'torchao' or 'rescorer[int8]'; or use fp32 or bf16")
 
 
 def test_cli_scores_in_int8_and_refuses_int8_training(tmp_path, example_table, tiny_model_path):

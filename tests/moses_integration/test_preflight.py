@@ -1,6 +1,7 @@
 """Preflight: each failure is one line naming the file, on the real bible-en-fr artifacts."""
 
 import gzip
+import sys
 from pathlib import Path
 
 import pytest
@@ -186,3 +187,9 @@ def test_a_model_to_add_is_checked_too(tmp_path, fake_moses):
     set_fake(fake_moses, without_nplm=True)
     [problem] = run_preflight(FIXTURES / "model/moses.ini", FIXTURES, fake_moses, neural_lms=[NPLM])
     assert "cannot decode with an NPLM model" in problem
+
+
+def test_without_kenlm_the_language_model_check_says_what_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "kenlm", None)  # as if it were not installed
+    assert run_preflight(FIXTURES / "model/moses.ini", FIXTURES, check_install=False) == [
+        "checking the language model needs kenlm, which is not installed: pip install 'kenlm' or 'rescorer[moses]'"]

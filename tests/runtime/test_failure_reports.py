@@ -76,3 +76,24 @@ def test_a_missing_optional_package_names_it_and_its_extra(monkeypatch):
     assert one_line(ModuleNotFoundError("No module named 'sklearn.manifold'", name="sklearn.manifold")) == \
         "this command needs scikit-learn, which is not installed: pip install 'scikit-learn' or 'rescorer[analysis]'"
     assert one_line(ModuleNotFoundError("No module named 'nonesuch'", name="nonesuch")).startswith("internal error")
+
+
+def test_the_modules_that_check_for_their_own_optional_package_word_it_the_same_way(monkeypatch, tmp_path):
+    """figures, t-SNE maps and int8 catch their own ImportError to name what needed the package;
+    the pip line and extra are still OPTIONAL_PACKAGES', as one_line gives them."""
+    import numpy as np
+
+    from rescorer.analysis.figures import pyplot
+    from rescorer.analysis.tsne_maps import project_2d
+    from rescorer.errors import RescorerError
+
+    for module in ("matplotlib", "sklearn", "sklearn.manifold"):
+        monkeypatch.setitem(sys.modules, module, None)
+    with pytest.raises(RescorerError) as figure:
+        pyplot()
+    assert str(figure.value) == ("drawing a figure needs matplotlib, which is not installed: "
+                                 "pip install 'matplotlib' or 'rescorer[analysis]'")
+    with pytest.raises(RescorerError) as tsne:
+        project_2d(np.zeros((40, 3)))
+    assert str(tsne.value) == ("a t-SNE map needs scikit-learn, which is not installed: "
+                               "pip install 'scikit-learn' or 'rescorer[analysis]'")
