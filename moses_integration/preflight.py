@@ -15,7 +15,7 @@ from typing import Optional, Sequence, Union
 
 from rescorer.counts import counted
 from rescorer.errors import PhraseTableFormatError, RescorerError
-from rescorer.runtime.failure_reports import missing_package_line
+from rescorer.runtime.optional_packages import missing_package_line
 
 from .child_process import run
 from .errors import MosesConfigError, MosesNotFoundError, PreflightError

@@ -15,7 +15,7 @@ import numpy as np
 
 from rescorer.errors import RescorerError
 from rescorer.io.atomic_output import AtomicOutput
-from rescorer.runtime.failure_reports import missing_package_line
+from rescorer.runtime.optional_packages import missing_package_line
 
 __all__ = ["FORMATS", "pyplot", "check_figure_path", "save_figure", "plot_attention"]
 

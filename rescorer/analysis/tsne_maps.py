@@ -17,7 +17,7 @@ import numpy as np
 from rescorer.analysis.figures import pyplot, save_figure
 from rescorer.counts import counted
 from rescorer.errors import RescorerError
-from rescorer.runtime.failure_reports import missing_package_line
+from rescorer.runtime.optional_packages import missing_package_line
 
 __all__ = ["MAP_INCHES", "project_2d", "dense_windows", "plot_map"]
 

@@ -20,7 +20,7 @@ import torch
 from torch import nn
 
 from rescorer.errors import RescorerError
-from rescorer.runtime.failure_reports import missing_package_line
+from rescorer.runtime.optional_packages import missing_package_line
 
 __all__ = ["quantize_int8", "is_quantized"]
 

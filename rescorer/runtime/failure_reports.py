@@ -13,8 +13,9 @@ status, and never a traceback.
   `rescore moses evaluate`, say): which package, and the extra that installs it, exit 1.
 - Anything else is a bug: one line asking for a report; RESCORE_TRACEBACK=1 shows the traceback.
 
-Only the standard library is imported at module level: this module is loaded before click
-and torch so that its signal handlers cover their imports.
+Only the standard library (and optional_packages, which is stdlib only) is imported at module
+level: this module is loaded before click and torch so that its signal handlers cover their
+imports.
 """
 
 from __future__ import annotations
@@ -24,14 +25,11 @@ import os
 import signal
 import sys
 
-__all__ = ["Interrupted", "install_signal_handlers", "reports_errors", "SIGNAL_NAMES", "ending", "one_line",
-           "injected_fault", "is_out_of_memory", "out_of_memory_line", "MEMORY_OPTIONS", "missing_package_line"]
+from rescorer.runtime.optional_packages import OPTIONAL_PACKAGES, missing_package_line
 
-# The optional packages (setup.cfg's extras) that commands import only when they run, by the
-# name Python's import reports, with the extra that brings each.
-OPTIONAL_PACKAGES = {"sacrebleu": ("sacrebleu", "moses"), "kenlm": ("kenlm", "moses"),
-                     "matplotlib": ("matplotlib", "analysis"), "sklearn": ("scikit-learn", "analysis"),
-                     "torchao": ("torchao", "int8")}
+__all__ = ["Interrupted", "install_signal_handlers", "reports_errors", "SIGNAL_NAMES", "ending", "one_line",
+           "injected_fault", "is_out_of_memory", "out_of_memory_line", "MEMORY_OPTIONS"]
+
 SIGNAL_NAMES = {signal.SIGINT: "SIGINT", signal.SIGTERM: "SIGTERM"}
 _armed = False  # False while the program starts: an interrupt then just ends it
 _ending = False  # True once the program is ending: later signals are ignored
@@ -146,13 +144,6 @@ def reports_errors(command):
             raise click.ClickException(line) from None
 
     return wrapper
-
-
-def missing_package_line(module: str, needed_by: str = "this command") -> str:
-    """What to say when optional `module` (a key of OPTIONAL_PACKAGES) is not installed: who
-    needs it, and the pip line and extra that bring it, worded the same wherever it is missing."""
-    package, extra = OPTIONAL_PACKAGES[module]
-    return f"{needed_by} needs {package}, which is not installed: pip install '{package}' or 'rescorer[{extra}]'"
 
 
 def one_line(error: Exception) -> str:
