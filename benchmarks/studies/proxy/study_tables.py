@@ -467,6 +467,22 @@ def real_amd_inverse() -> str:
                   "Proxy Δ BLEU", "Proxy Holm p"), rows)
 
 
+def real_rerank() -> str:
+    """real_rerank_rows.sh's row (results/real-rerank): each of Baseline retuned's three replicates
+    decodes its own 100-best lists, which `moses rerank` reranks with the forward sentence model
+    (real MERT on the dev lists, replicate r's seed r), against Baseline retuned; beside it the
+    proxy's row with the same model (results/real-rerank-proxy) and with results/sentence's."""
+    base = replicate_bleu("real-rerank", "Baseline (retuned)")
+    models = pd.read_csv(RESULTS / "real-rerank" / "models.tsv", sep="\t").iloc[0]
+    proxy, earlier = results("real-rerank-proxy").loc["+sfwd"], results("sentence").loc["+sfwd"]
+    label = (f"+sfwd: the forward sentence model ({thousands(int(models.updates))} updates, dev perplexity "
+             f"{models['best dev perplexity']:.2f}), log p(e\\|f) and its per-word form")
+    rows = [row(label, *retuned_cells("real-rerank", "+sfwd", base), signed(proxy.delta_test_bleu),
+                f"{proxy.p_bleu_holm:.4f}", signed(earlier.delta_test_bleu))]
+    return table(("System", "Real Δ BLEU vs retuned (per replicate)", "p", "Holm p", "Real Δ chrF",
+                  "Proxy Δ BLEU", "Proxy Holm p", "Proxy Δ, results/sentence's model"), rows)
+
+
 SENTENCE_ROWS = {"+fwdpw+inv": "the best phrase columns, for reference (fwd per word, inv)",
                  "+sfwd": "the forward sentence model: log p(e\\|f) and its per-word form",
                  "+sbwd": "the backward sentence model: log p(f\\|e) and its per-word form",
@@ -631,7 +647,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "recipes-further": recipes_further, "smoothing-further": smoothing_further,
     "architectures-further": architectures_further, "subwords": subwords, "pair-weights": pair_weights, "speed": speed,
     "main-job": main_job, "real-amd": real_amd, "real-amd-inverse": real_amd_inverse,
-    "sentence-models": sentence_models, "sentence-rows": sentence_rows, "cslm-rows": cslm_rows,
+    "sentence-models": sentence_models, "sentence-rows": sentence_rows, "real-rerank": real_rerank, "cslm-rows": cslm_rows,
     "ensemble-models": ensemble_models, "ensemble-rows": ensemble_rows, "pro-rows": pro_rows,
     "sentence-phrase-models": sentence_phrase_models, "sentence-phrase-rows": sentence_phrase_rows,
     "paired-models": paired_models, "paired-proxy": paired_proxy, "paired-real": paired_real}
