@@ -53,13 +53,17 @@ _settings: Optional[PreparationSettings] = None  # this worker's, from `start_wo
 
 
 def start_worker(settings: PreparationSettings) -> None:
-    """A worker's initializer: keep the run's settings; leave interrupts to the main process
-    (Ctrl-C reaches the whole process group; the main process stops the workers); and end with
-    the main process, should it be killed (a worker waiting for work would otherwise wait on)."""
+    """A worker's initializer: keep the run's settings; leave Ctrl-C to the main process (it
+    reaches the whole process group; the main process stops the workers); and end with the main
+    process, should it be killed (a worker waiting for work would otherwise wait on).
+
+    SIGTERM keeps its default and ends the worker: when one worker dies the pool terminates the
+    others with it, and one that ignored it could wait forever to hand back a result no one reads
+    (the run then hung). A scheduler's SIGTERM to the whole group (torchrun, Slurm) still ends
+    the run as an interrupt: the main process takes its own SIGTERM first."""
     global _settings
     _settings = settings
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     parent = multiprocessing.parent_process()
     if parent is not None:
         threading.Thread(target=_exit_with, args=(parent.sentinel,), daemon=True).start()

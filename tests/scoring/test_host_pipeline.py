@@ -3,22 +3,30 @@ byte; a run killed while they work resumes to the same bytes; and a failure in a
 line, a worker killed) ends the run as the one-process path ends: one line naming the file and
 the line, no output."""
 
+import contextlib
 import gzip
 import os
 import re
 import shutil
 import signal
+import subprocess
 import sys
+import threading
+import time
 import types
+from concurrent.futures.process import BrokenProcessPool
 
 import pytest
 import torch
 
 from rescorer.models.model_files import load_model
-from rescorer.scoring.host_pipeline import default_host_workers
+from rescorer.scoring.chunk_preparation import PreparationSettings
+from rescorer.scoring.host_pipeline import _spawned_workers, default_host_workers
 from rescorer.scoring.settings import ScoreSettings
 from rescorer.scoring.table_rescoring import rescore_table
 from tests.distributed_runs import assert_no_rescore_traceback, one_thread_env, rescore
+from tests.helpers import RESCORE
+from tests.scoring.pool_tasks import pid_after
 
 UNIT, CHUNK = 500, 300  # several chunks per unit, the last one short
 BAD_LINES = {777: b"only two ||| fields", 2501: b"x ||| y ||| not-a-number 1 1 1"}
@@ -138,6 +146,62 @@ def test_a_run_killed_with_its_host_workers_resumes_to_the_uninterrupted_bytes(w
     assert resumed.returncode == 0, resumed.stderr
     assert ((workspace / "o.gz").read_bytes(), (workspace / "rej.txt").read_bytes()) == expected
     assert sorted(path.name for path in workspace.iterdir()) == ["m.pt", "o.gz", "rej.txt", "t.gz"]
+
+
+def test_when_a_worker_dies_the_pool_ends_the_busy_one_and_shuts_down():
+    """One worker killed while the other works, with results queued behind it that no one will
+    read: the pool terminates the other (SIGTERM) and shuts down. A worker that ignored SIGTERM
+    finished its work, blocked handing back a result, and the run waited forever (a CI run)."""
+    executor = _spawned_workers(2, PreparationSettings("t.gz", [], None, False))
+    pids: set = set()
+    deadline = time.monotonic() + 120
+    while len(pids) < 2 and time.monotonic() < deadline:  # both workers started, initializer run
+        pids |= {future.result() for future in [executor.submit(pid_after, 0.3) for _ in range(2)]}
+    assert len(pids) == 2
+    busy = [executor.submit(pid_after, 2) for _ in range(2)]
+    queued = [executor.submit(bytes, 8 << 20) for _ in range(3)]  # far more than a pipe holds
+    time.sleep(0.5)  # both workers are in their pid_after(2)
+    killed, survivor = sorted(pids)
+    os.kill(killed, signal.SIGKILL)
+    shutdown = threading.Thread(target=executor.shutdown, daemon=True)
+    shutdown.start()
+    shutdown.join(timeout=60)
+    hung = shutdown.is_alive()
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(survivor, signal.SIGKILL)  # so that a failing run does not leave it behind
+    assert not hung, "the pool's shutdown waited on its surviving worker"
+    for future in busy + queued:
+        with pytest.raises(BrokenProcessPool):
+            future.result(timeout=0)
+
+
+def test_sigterm_to_the_process_group_is_an_interrupt_that_resumes(tmp_path, example_table, tiny_model_path):
+    """torchrun and Slurm send SIGTERM to the whole group, the host workers too: the run still
+    ends as interrupted (exit 143), keeps its finished units, and resumes to the straight bytes."""
+    (tmp_path / "t.gz").write_bytes(with_lines(example_table, BAD_LINES, copies=6))  # 48 units
+    shutil.copy(tiny_model_path, tmp_path / "m.pt")
+    straight = run(tmp_path, 2, "--reject", "rej.txt")
+    assert straight.returncode == 0, straight.stderr
+    expected = (tmp_path / "o.gz").read_bytes(), (tmp_path / "rej.txt").read_bytes()
+    (tmp_path / "o.gz").unlink()
+    (tmp_path / "rej.txt").unlink()
+    command = [RESCORE, "score", "t.gz", "--model", "m.pt", "-o", "o.gz", *map(str, SCORING), "--host-workers",
+               "2", "--reject", "rej.txt"]
+    process = subprocess.Popen(command, cwd=tmp_path, env=one_thread_env(), start_new_session=True,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    records = tmp_path / ".o.gz.partial"
+    while process.poll() is None and len(list(records.glob("unit-*.json"))) < 2:
+        time.sleep(0.005)
+    os.killpg(process.pid, signal.SIGTERM)
+    stderr = process.communicate(timeout=120)[1]
+    assert process.returncode == 143, stderr
+    assert_no_rescore_traceback(stderr)
+    last = stderr.strip().splitlines()[-1]
+    assert re.fullmatch(r"rescore: interrupted \(SIGTERM\); \d+ finished units \(\d+ lines\) are kept in "
+                        r"\S*\.o\.gz\.partial: rerun with --resume to continue", last), last
+    resumed = run(tmp_path, 2, "--reject", "rej.txt", "--resume")
+    assert resumed.returncode == 0, resumed.stderr
+    assert ((tmp_path / "o.gz").read_bytes(), (tmp_path / "rej.txt").read_bytes()) == expected
 
 
 def test_a_bad_line_found_by_a_worker_is_the_one_process_error(workspace):
