@@ -10,6 +10,10 @@ import subprocess
 import sys
 
 import pandas as pd
+import torch
+
+from rescorer.models.lm_files import LmBundle, lm_vocabulary, save_lm
+from rescorer.models.ngram_lm import NgramLM, NgramLmConfig
 
 from tests.benchmarks.test_real_wide_rows_script import COMMITTED, bench_work
 from tests.fake_moses import FIXTURES, calls, install_fake_moses, needs_fixtures
@@ -30,6 +34,17 @@ def nbest_decodings(moses) -> list:
     return found
 
 
+def small_cslm(path):
+    """A CSLM over the fixture's French dev words, written to `path`."""
+    with gzip.open(FIXTURES / "corpus" / "dev.fr.gz", "rt") as handle:
+        words = sorted({word for line in handle for word in line.split()})
+    torch.manual_seed(1)
+    vocabulary = lm_vocabulary(words)
+    model = NgramLM(NgramLmConfig(len(vocabulary), order=3, embedding_size=6, hidden_sizes=(10, 8)))
+    save_lm(LmBundle(model.eval(), vocabulary), path)
+    return path
+
+
 def differing_lines(first, second) -> int:
     left, right = first.read_text().splitlines(), second.read_text().splitlines()
     return sum(a.rstrip(" ") != b.rstrip(" ") for a, b in zip(left, right))
@@ -43,22 +58,24 @@ def test_each_replicate_reranks_its_own_lists_once_decoded(tmp_path, tiny_model_
     shutil.copy(tiny_model_path, tmp_path / "second.pt")
     env = {**os.environ, "MOSES_HOME": str(moses), "SEEDS": "1 2", "NBEST": "3",
            "PATH": f"{os.path.dirname(sys.executable)}{os.pathsep}{os.environ['PATH']}"}
+    cslm = small_cslm(tmp_path / "cslm.pt")
     run = subprocess.run(["bash", str(SCRIPT), str(FIXTURES), str(work), str(out), f"one={tiny_model_path}",
-                          f"two={tiny_model_path},{tmp_path / 'second.pt'}"],
+                          f"two={tiny_model_path},{tmp_path / 'second.pt'}", f"lm=lm:{cslm}"],
                          env=env, capture_output=True, text=True, timeout=900)
     assert run.returncode == 0, run.stderr[-3000:]
     assert calls(moses, "mert-moses.pl") == []  # Baseline retuned is not tuned again
     decoded = nbest_decodings(moses)
-    assert len(decoded) == 4  # dev and test, once per replicate, though two rows rerank them
+    assert len(decoded) == 4  # dev and test, once per replicate, though three rows rerank them
     for seed, run_name in ((1, "baseline-retuned"), (2, "baseline-retuned.seed2")):
         weights = (COMMITTED / f"{run_name}.weights.txt").read_text()
         assert [path for section, path in decoded if section == weights] != []  # decoded with its weights
-        for name, models in (("one", 1), ("two", 2)):
+        for name, models in (("one", 1), ("two", 2), ("lm", 0)):
             reranked = work / "rerank" / run_name / name / f"seed{seed}" / "test.reranked"
             row = f"baseline+{name}{run_name[len('baseline-retuned'):]}.hyp.gz"
             assert gzip.decompress((out / "decoding" / row).read_bytes()) == reranked.read_bytes()
             tuned = json.loads((out / "rerank" / f"{run_name}.{name}.weights.json").read_text())["weights"]
-            assert ("RNNfwd2_0" in tuned) == (models == 2) and "RNNfwdPerWord_0" in tuned
+            assert ("RNNfwd2_0" in tuned) == (models == 2) and ("RNNfwdPerWord_0" in tuned) == (models > 0)
+            assert ("CSLM_0" in tuned) == (name == "lm")  # lm:FILE is the CSLM, passed as --lm
         merts = [call["argv"] for call in calls(moses, "mert")
                  if f"/{run_name}/" in call["cwd"] + "/"]
         assert merts and all(argv[argv.index("-r") + 1] == str(seed) for argv in merts)
@@ -68,7 +85,7 @@ def test_each_replicate_reranks_its_own_lists_once_decoded(tmp_path, tiny_model_
         assert first_best.loc[run_name].iloc[1] == differing_lines(lists / "test.1best",
                                                                     work / "decoding" / f"{run_name}.hyp")
     results = pd.read_csv(out / "results.tsv", sep="\t", na_values="-").set_index("system")
-    assert results.loc["+one", "replicates"] == 2 and results.loc["+two", "replicates"] == 2
+    assert (results.loc[["+one", "+two", "+lm"], "replicates"] == 2).all()
     for path in out.rglob("*"):
         if path.is_file() and path.suffix != ".gz":
             assert str(tmp_path) not in path.read_text(), path

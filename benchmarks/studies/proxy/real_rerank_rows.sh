@@ -2,8 +2,9 @@
 # Real Moses for the proxy's sentence-level rows (issue 44, part 6): each of Baseline retuned's
 # three MERT replicates (their weights, committed in results/real-wide-replicates, so no MERT
 # runs here) decodes the bench's dev (421 verses) and test (802) NBEST-best lists, and `moses
-# rerank` reranks them with the sentence models of each NAME=MODEL[,MODEL...]: their log p and
-# log p per word, weights tuned by mert with seed r on replicate r's dev lists. Each row's
+# rerank` reranks them with the models of each NAME=MODEL[,MODEL...]: their log p and log p per
+# word, weights tuned by mert with seed r on replicate r's dev lists. A MODEL is a sentence model
+# (rescore train --parallel), or lm:FILE, a target language model (the CSLM: rescore train --lm). Each row's
 # reranked test outputs are tested against Baseline retuned's (real_wide_table.py: both
 # references, AR, Holm over the rows), as the proxy tests its reranked rows against its own
 # retuned Baseline; the proxy reranks the one stored list, here each replicate reranks its own.
@@ -11,7 +12,7 @@
 #     MOSES_HOME=/path/to/mosesdecoder benchmarks/studies/proxy/real_rerank_rows.sh \
 #         ../shared/data/bible-en-fr BENCH_WORK OUT NAME=MODEL[,MODEL...]...
 #     ... real_rerank_rows.sh ../shared/data/bible-en-fr WORK/bench \
-#         benchmarks/studies/proxy/results/real-rerank sfwd=WORK/sent-forward.pt
+#         benchmarks/studies/proxy/results/real-rerank sfwd=WORK/sent-forward.pt cslm=lm:WORK/cslm.pt
 #
 # BENCH_WORK is real_wide_rows.sh's WORK (built here when absent). OUT gets real_wide_rows.sh's
 # files for baseline-retuned, row baseline+NAME's test outputs in decoding/, each replicate's
@@ -50,7 +51,10 @@ for seed in "${seeds[@]}"; do
     for spec in "$@"; do
         name=${spec%%=*} models=()
         IFS=, read -r -a paths <<< "${spec#*=}"
-        for path in "${paths[@]}"; do models+=(--model "$(realpath "$path")"); done
+        for path in "${paths[@]}"; do
+            if [[ $path == lm:* ]]; then models+=(--lm "$(realpath "${path#lm:}")")
+            else models+=(--model "$(realpath "$path")"); fi
+        done
         dir="$bench/rerank/$run/$name"
         [[ -n ${first:-} ]] && lists=(--dev-nbest "$first/dev.decoder.nbest" --test-nbest "$first/test.decoder.nbest")
         step "$run: reranked with $name" "$dir/done" rerank_once "$dir/done" \
