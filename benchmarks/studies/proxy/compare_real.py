@@ -7,8 +7,8 @@ Reads NAME/results.tsv (proxy_bench.py run; and MORE's, for the systems NAME lac
 with the page it comes from) and the wide rows real_wide_rows.sh measured (each system's row from
 results/real-wide-replicates/results.tsv, where it has one, else results/real-amd's (the
 AMD EPYC's rows: the main jobs' columns, LM0), else results/real-amd-inverse's (the default
-with its inverse model, one replicate), else results/real-wide's, and results/real-rerank's
-(real_rerank_rows.sh: a sentence model reranking real Moses' lists); a column row
+with its inverse model, one replicate), else results/real-wide's, and results/real-rerank's and real-rerank-cslm's
+(real_rerank_rows.sh: a sentence model and the CSLM reranking real Moses' lists); a column row
 of models trained for that run takes its proxy Δ from those models' proxy run, COLUMN_PROXIES);
 writes NAME/proxy_vs_real.md and prints it."""
 
@@ -26,13 +26,15 @@ from rescorer.io.text_tables import markdown_cell
 HERE = Path(__file__).resolve().parent
 WIDE_RUNS = [HERE / "results" / "real-wide-replicates", HERE / "results" / "real-amd",
              HERE / "results" / "real-amd-inverse", HERE / "results" / "real-wide",  # the most replicates first
-             HERE / "results" / "real-rerank"]  # real_rerank_rows.sh: a sentence model reranking real lists
+             HERE / "results" / "real-rerank",  # real_rerank_rows.sh: a sentence model reranking real lists,
+             HERE / "results" / "real-rerank-cslm"]  # and the CSLM (its +sfwd row is real-rerank's, again)
 # The proxy runs of the models behind a wide run's column rows (baseline+NAME: models trained for
 # that run, not the pages' own): a column row takes its proxy Δ from the first of these that has it.
 COLUMN_PROXIES = {"real-wide-replicates": [HERE / "results" / "paired-proxy", HERE / "results" / "speed-real"],
                   "real-amd": [HERE / "results" / "main-job", HERE / "results" / "main-job-wp"],
                   "real-amd-inverse": [HERE / "results" / "main-job-inv"],
-                  "real-rerank": [HERE / "results" / "real-rerank-proxy"]}
+                  "real-rerank": [HERE / "results" / "real-rerank-proxy"],
+                  "real-rerank-cslm": [HERE / "results" / "real-rerank-cslm-proxy"]}
 WIDE = 0.5  # a real Δ BLEU at least this large is a wide row: no replicate noise hides its sign
 
 

@@ -483,6 +483,24 @@ def real_rerank() -> str:
                   "Proxy Δ BLEU", "Proxy Holm p", "Proxy Δ, results/sentence's model"), rows)
 
 
+def real_rerank_cslm() -> str:
+    """real_rerank_rows.sh's CSLM row (results/real-rerank-cslm, run beside the forward sentence
+    model's row, Holm over both): Baseline retuned's three replicates' own lists reranked with the
+    CSLM alone, Cho et al.'s +CSLM; beside it the proxy's row with the same CSLM
+    (results/real-rerank-cslm-proxy) and with results/cslm's."""
+    folder = "real-rerank-cslm"
+    base = replicate_bleu(folder, "Baseline (retuned)")
+    updates, ppl = re.search(r": (\d+) updates, .*valid perplexity ([\d.]+)",
+                             summary_line(RESULTS / folder / "cslm.train.log")).groups()
+    proxy, earlier = results("real-rerank-cslm-proxy").loc["+cslm"], results("cslm").loc["+cslm"]
+    label = (f"+cslm: the CSLM ({thousands(int(updates))} updates, held-out perplexity {ppl}), log p(e) "
+             f"and its per-word form")
+    rows = [row(label, *retuned_cells(folder, "+cslm", base), signed(proxy.delta_test_bleu),
+                f"{proxy.p_bleu_holm:.4f}", signed(earlier.delta_test_bleu))]
+    return table(("System", "Real Δ BLEU vs retuned (per replicate)", "p", "Holm p", "Real Δ chrF",
+                  "Proxy Δ BLEU", "Proxy Holm p", "Proxy Δ, results/cslm's CSLM"), rows)
+
+
 SENTENCE_ROWS = {"+fwdpw+inv": "the best phrase columns, for reference (fwd per word, inv)",
                  "+sfwd": "the forward sentence model: log p(e\\|f) and its per-word form",
                  "+sbwd": "the backward sentence model: log p(f\\|e) and its per-word form",
@@ -647,7 +665,8 @@ TABLES: dict[str, Callable[[], str]] = {
     "recipes-further": recipes_further, "smoothing-further": smoothing_further,
     "architectures-further": architectures_further, "subwords": subwords, "pair-weights": pair_weights, "speed": speed,
     "main-job": main_job, "real-amd": real_amd, "real-amd-inverse": real_amd_inverse,
-    "sentence-models": sentence_models, "sentence-rows": sentence_rows, "real-rerank": real_rerank, "cslm-rows": cslm_rows,
+    "sentence-models": sentence_models, "sentence-rows": sentence_rows, "real-rerank": real_rerank,
+    "real-rerank-cslm": real_rerank_cslm, "cslm-rows": cslm_rows,
     "ensemble-models": ensemble_models, "ensemble-rows": ensemble_rows, "pro-rows": pro_rows,
     "sentence-phrase-models": sentence_phrase_models, "sentence-phrase-rows": sentence_phrase_rows,
     "paired-models": paired_models, "paired-proxy": paired_proxy, "paired-real": paired_real}
