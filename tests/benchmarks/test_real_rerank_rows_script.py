@@ -5,6 +5,7 @@ for every row, and the rows tested against Baseline retuned's outputs."""
 import gzip
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -98,3 +99,52 @@ def test_a_row_name_that_would_break_the_tables_is_refused(tmp_path):
                           "a+b=model.pt"], env={**os.environ, "MOSES_HOME": str(tmp_path)},
                          capture_output=True, text=True)
     assert run.returncode == 2 and "a+b=model.pt: expected NAME=MODEL" in run.stderr
+
+
+@needs_fixtures
+def test_another_tuned_system_reranks_its_own_replicates(tmp_path):
+    """SYSTEMS: a baseline+NAME system (here +tiny, one more column) decodes its lists from its
+    committed weights in WEIGHTS, as Table 1's +CSLM+RNN reranks +RNN's, and its reranked row is
+    SYSTEM+NAME beside Baseline retuned's baseline+NAME, both tested against Baseline retuned."""
+    moses = install_fake_moses(tmp_path / "moses")
+    work, out, given = tmp_path / "work", tmp_path / "out", tmp_path / "given"
+    bench_work(work)
+    with gzip.open(work / "sys" / "model" / "phrase-table.gz", "rt", encoding="utf-8") as table, \
+            gzip.open(work / "tiny.phrase-table.gz", "wt", encoding="utf-8") as extended:
+        for line in table:  # the filtered table with one more column: 0.5 on every pair
+            fields = line.split(" ||| ")
+            extended.write(" ||| ".join([*fields[:2], fields[2] + " 0.5", *fields[3:]]))
+    given.mkdir()
+    tuned = (COMMITTED / "baseline-retuned.weights.txt").read_text()
+    (given / "baseline+tiny.weights.txt").write_text(
+        re.sub(r"^(TranslationModel0=.*)$", r"\1 0.0123", tuned, flags=re.M))
+    env = {**os.environ, "MOSES_HOME": str(moses), "SEEDS": "1", "NBEST": "3", "WEIGHTS": str(given),
+           "SYSTEMS": "baseline-retuned baseline+tiny",
+           "PATH": f"{os.path.dirname(sys.executable)}{os.pathsep}{os.environ['PATH']}"}
+    cslm = small_cslm(tmp_path / "cslm.pt")
+    run = subprocess.run(["bash", str(SCRIPT), str(FIXTURES), str(work), str(out), f"lm=lm:{cslm}"],
+                         env=env, capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert calls(moses, "mert-moses.pl") == []  # neither system is tuned again
+    sections = [section for section, _ in nbest_decodings(moses)]
+    assert len(sections) == 4 and sum("0.0123" in section for section in sections) == 2  # +tiny's own lists
+    for row, run_name in (("baseline+lm", "baseline-retuned"), ("baseline+tiny+lm", "baseline+tiny")):
+        reranked = work / "rerank" / run_name / "lm" / "seed1" / "test.reranked"
+        assert gzip.decompress((out / "decoding" / f"{row}.hyp.gz").read_bytes()) == reranked.read_bytes()
+        assert "CSLM_0" in json.loads((out / "rerank" / f"{run_name}.lm.weights.json").read_text())["weights"]
+    assert (out / "baseline+tiny.weights.txt").read_text() == (given / "baseline+tiny.weights.txt").read_text()
+    results = pd.read_csv(out / "results.tsv", sep="\t", na_values="-").set_index("system")
+    assert set(results.index) == {"Baseline", "Baseline (retuned)", "+lm", "+tiny", "+tiny+lm"}
+    assert not pd.isna(results.loc["+tiny+lm", "delta_bleu_vs_retuned"])
+    assert list(pd.read_csv(out / "first-best.tsv", sep="\t").replicate) == ["baseline-retuned", "baseline+tiny"]
+    assert "baseline+tiny: reranked with lm" in (out / "times.tsv").read_text()
+
+
+@needs_fixtures
+def test_a_system_without_its_table_is_refused(tmp_path):
+    work = tmp_path / "w"
+    bench_work(work)
+    run = subprocess.run(["bash", str(SCRIPT), str(FIXTURES), str(work), str(tmp_path / "o"), "a=model.pt"],
+                         env={**os.environ, "MOSES_HOME": str(tmp_path), "SYSTEMS": "baseline+rnn"},
+                         capture_output=True, text=True)
+    assert run.returncode == 2 and "baseline+rnn: not baseline-retuned, or a baseline+NAME without" in run.stderr

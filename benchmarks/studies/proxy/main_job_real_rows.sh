@@ -17,7 +17,8 @@
 # BENCH_WORK is real_wide_rows.sh's WORK (built here when absent); OUT gets its result files (rows
 # baseline-retuned, baseline+NAMEpw, baseline+NAME, baseline+NAME+wp, baseline+NAME+inv[+wp]; their test outputs in
 # decoding/) and each scoring log.
-# SEEDS: MERT's seeds (default 1 2 3). Resumable: every finished step is skipped, and a NAME added
+# SEEDS: MERT's seeds (default 1 2 3). WEIGHTS=DIR[:DIR...]: more committed weights (a row's
+# replicates an earlier run tuned, e.g. results/real-amd, are decoded from them, not tuned again). Resumable: every finished step is skipped, and a NAME added
 # later joins the rows already decoded. About 4 minutes of scoring, 3 test decodings of the
 # Baseline, then 3 MERT runs of 5-20 minutes and their decodings for each NAME.
 set -euo pipefail
@@ -59,4 +60,4 @@ for system in "$@"; do  # see the forms above; +inv adds the inverse main job NA
     cut_table "$scored" "$table" $picks
 done
 
-WEIGHTS="$committed" SEEDS="${SEEDS:-1 2 3}" "$here/real_wide_rows.sh" "$data" "$bench" "$out" "${rows[@]}"
+WEIGHTS="$committed${WEIGHTS:+:$WEIGHTS}" SEEDS="${SEEDS:-1 2 3}" "$here/real_wide_rows.sh" "$data" "$bench" "$out" "${rows[@]}"

@@ -23,10 +23,11 @@
 # starts them, so a phrase model's real row is tuned beside the same retuned Baseline. SEEDS='1 2 3': MERT's seeds, one replicate each; seed 1's files take the row's
 # name (ROW.ini, ROW.hyp), seed N's ROW.seedN. Writes OUT/results.tsv and OUT/results.md
 # (real_wide_table.py) from the rows decoded so far, each replicate's tuned weights and mert's
-# best points, and its test output (OUT/decoding/RUN.hyp.gz). WEIGHTS=DIR: a replicate whose
-# tuned weights DIR holds (RUN.weights.txt, as this script writes them) is not tuned again: its
-# ini is the row's with those weights, and only its test is decoded, so a later run's rows can be
-# compared with an earlier run's Baseline.
+# best points, and its test output (OUT/decoding/RUN.hyp.gz). WEIGHTS=DIR[:DIR...]: a replicate
+# whose tuned weights one of the DIRs holds (RUN.weights.txt, as this script writes them; the
+# first DIR that has them) is not tuned again: its ini is the row's with those weights, and only
+# its test is decoded, so a later run's rows can be compared with an earlier run's Baseline, and
+# an earlier run's tuned systems reranked or decoded again.
 set -euo pipefail
 data="$(realpath "${1:?usage: $0 BIBLE_EN_FR_DIR WORK_DIR OUT_DIR [ROW...]}")"
 mkdir -p "${2:?usage: $0 BIBLE_EN_FR_DIR WORK_DIR OUT_DIR [ROW...]}" "${3:?usage: $0 BIBLE_EN_FR_DIR WORK_DIR OUT_DIR [ROW...]}"
@@ -79,6 +80,16 @@ without_pef() {
     mv "$1.tmp" "$1"
 }
 
+# committed_file NAME: the first WEIGHTS directory's NAME, if one holds it (else nothing).
+committed_file() {
+    local dir dirs
+    IFS=: read -r -a dirs <<< "${WEIGHTS:-}"
+    for dir in "${dirs[@]}"; do
+        [[ -n $dir && -s $dir/$1 ]] && { echo "$dir/$1"; return; }
+    done
+    return 0
+}
+
 # tuned_from WEIGHTS ROW RUN: RUN's tuned ini without rerunning MERT: the row's ini up to its
 # [weight] section, then WEIGHTS (a tuned ini's [weight] section to its end).
 tuned_from() {
@@ -103,8 +114,8 @@ for row in "${rows[@]}"; do
     step "$row: ini" "$work/$row.ini" $make_ini "$work/$row.ini"
     for seed in "${seeds[@]}"; do
         if [[ $seed == 1 ]]; then run=$row; else run=$row.seed$seed; fi
-        given="${WEIGHTS:+$WEIGHTS/$run.weights.txt}"
-        if [[ -n $given && -s $given ]]; then
+        given=$(committed_file "$run.weights.txt")
+        if [[ -n $given ]]; then
             step "$run: tuned weights from WEIGHTS/$run.weights.txt" "$work/$run.tuned" tuned_from "$given" "$row" "$run"
         fi
         step "$run: tune" "$work/$run.tuned" sh -c "rescore moses tune '$work/$row.ini' \
@@ -121,8 +132,9 @@ for row in "${rows[@]}"; do
         gzip -9nc "$work/decoding/$run.hyp" > "$out/decoding/$run.hyp.gz"  # later rows are tested against it
         if [[ -d $work/tuning-$run ]]; then
             grep -h 'Best point' "$work/tuning-$run"/run*.mert.log > "$out/$run.mert-best-points.txt" || true
-        elif [[ -s ${WEIGHTS:-}/$run.mert-best-points.txt && ! $out/$run.mert-best-points.txt -ef $WEIGHTS/$run.mert-best-points.txt ]]; then
-            cp "$WEIGHTS/$run.mert-best-points.txt" "$out/"
+        else
+            points=$(committed_file "$run.mert-best-points.txt")
+            [[ -z $points || $out/$run.mert-best-points.txt -ef $points ]] || cp "$points" "$out/"
         fi
     done
 done
