@@ -109,18 +109,21 @@ def test_a_bleu_table_is_found(tmp_path):
         test_every_page_of_bleu_results_says_what_bleu_is_and_where_its_files_are(page)
 
 
-def _study_tables():
-    """benchmarks/studies/proxy/study_tables.py (imported as tests/benchmarks/ import the study scripts)."""
-    from benchmarks.studies.proxy import study_tables
+def _studies() -> list:
+    """benchmarks/studies/study_pages.py's tables modules (imported as tests/benchmarks/ import the
+    study scripts)."""
+    from benchmarks.studies import study_pages
 
-    return study_tables
+    return study_pages.studies()
 
 
-def test_the_proxy_studys_tables_are_the_ones_its_result_files_give():
-    tables = _study_tables()
-    text = tables.PAGE.read_text()
-    assert set(tables.page_tables(text)) == set(tables.TABLES)  # every table on the page is generated
-    assert tables.differences(text) == [], "run python3 benchmarks/studies/proxy/study_tables.py --write"
+@pytest.mark.parametrize("study", _studies(), ids=lambda study: study.PAGE.name)
+def test_a_study_pages_tables_are_the_ones_its_result_files_give(study):
+    from benchmarks.helpers import page_tables
+
+    text = study.PAGE.read_text()
+    assert set(page_tables.page_tables(text)) == set(study.TABLES)  # every table on the page is generated
+    assert page_tables.differences(text, study.TABLES) == [], "run python3 benchmarks/studies/study_pages.py --write"
 
 
 @pytest.mark.parametrize("name, figure, edited", [
@@ -130,11 +133,14 @@ def test_the_proxy_studys_tables_are_the_ones_its_result_files_give():
     ("study", "| -1.28 |", "| -1.27 |"),
 ])
 def test_a_figure_edited_on_the_page_fails_the_check(name, figure, edited):
-    tables = _study_tables()
-    text = tables.PAGE.read_text()
-    body = tables.page_tables(text)[name]
+    from benchmarks.helpers import page_tables
+    from benchmarks.studies.proxy import study_tables
+
+    text = study_tables.PAGE.read_text()
+    body = page_tables.page_tables(text)[name]
     assert figure in body
-    assert tables.differences(text.replace(body, body.replace(figure, edited, 1))) == [name]
+    edited_text = text.replace(body, body.replace(figure, edited, 1))
+    assert page_tables.differences(edited_text, study_tables.TABLES) == [name]
 
 
 def guide_blocks(page) -> list[str]:

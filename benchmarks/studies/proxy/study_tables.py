@@ -5,8 +5,9 @@ benchmarks/studies/proxy/results/, so that no figure on the page is typed by han
     python benchmarks/studies/proxy/study_tables.py --write    # writes them into the page
 
 Each table stands on the page between `<!-- table: NAME -->` and `<!-- end table -->`; NAME is
-one of TABLES below. tests/test_docs.py fails when a table on the page is not the one the files
-give (a study rerun and not regenerated, or a figure edited by hand).
+one of TABLES below (benchmarks/helpers/page_tables.py). tests/test_docs.py fails when a table
+on the page is not the one the files give (a study rerun and not regenerated, or a figure edited
+by hand).
 """
 
 from __future__ import annotations
@@ -21,11 +22,13 @@ from typing import Callable
 import pandas as pd
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parents[2]))
+from benchmarks.helpers import page_tables  # noqa: E402
+
 RESULTS = HERE / "results"
 PAGE = HERE.parents[2] / "docs" / "proxy-study.md"
 MINUS = "\u2212"
 DEFAULT_SYSTEM = "+fwdpw+inv"  # the best phrase system; every later row replaces its fwdpw column
-BLOCK = re.compile(r"(<!-- table: (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- end table -->)", re.S)
 
 
 # -- formatting ----------------------------------------------------------------------------------
@@ -672,32 +675,5 @@ TABLES: dict[str, Callable[[], str]] = {
     "paired-models": paired_models, "paired-proxy": paired_proxy, "paired-real": paired_real}
 
 
-def page_tables(text: str) -> dict:
-    """The tables the page holds, by name."""
-    return {match["name"]: match["body"] for match in BLOCK.finditer(text)}
-
-
-def regenerated(text: str) -> str:
-    """The page with every table made again from its files."""
-    return BLOCK.sub(lambda match: match[1] + TABLES[match["name"]]() + match[4], text)
-
-
-def differences(text: str) -> list:
-    """The names of the page's tables that differ from their files', and of those missing."""
-    found = page_tables(text)
-    return [name for name in TABLES if found.get(name) != TABLES[name]()]
-
-
-def main(argv: list) -> int:
-    text = PAGE.read_text()
-    if argv == ["--write"]:
-        PAGE.write_text(regenerated(text))
-        return 0
-    stale = differences(text)
-    for name in stale:
-        print(f"{PAGE.name}: table {name} differs from its result files (run with --write)")
-    return 1 if stale else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(page_tables.main(PAGE, TABLES, sys.argv[1:]))
