@@ -14,6 +14,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[2]))
 from benchmarks.helpers import page_tables  # noqa: E402
 from benchmarks.studies.proxy import study_tables  # noqa: E402
+from benchmarks.studies.proxy.real_wide_table import column_system  # noqa: E402
 from benchmarks.studies.proxy.study_tables import MINUS, RESULTS, row, table  # noqa: E402
 
 PAGE = HERE.parents[2] / "docs" / "phrase-feature-study.md"
@@ -30,12 +31,11 @@ NEW_COLUMNS = {
 
 
 def tuned_columns(path: Path, count: int) -> list:
-    """The last `count` weights of a tuned run's TranslationModel0 (mert-moses.pl writes them
-    normalized: every tuned weight's |w| sums to 1), and the run's LM0 weight."""
-    weights = dict(line.split("= ", 1) for line in path.read_text().splitlines() if "= " in line)
-    values = [float(value) for value in weights["TranslationModel0"].split()]
+    """A tuned run's last `count` phrase-table weights (its new columns), then its LM0 weight."""
+    weights = study_tables.tuned_weights(path)
+    values = [weights[name] for name in weights if name.startswith("TranslationModel0_")]
     assert len(values) == TABLE_COLUMNS + count, f"{path.name}: {len(values)} phrase-table weights"
-    return values[TABLE_COLUMNS:] + [float(weights["LM0"])]
+    return values[TABLE_COLUMNS:] + [weights["LM0_0"]]
 
 
 def replicate_files(folder: str, run: str) -> list:
@@ -53,15 +53,10 @@ def weights() -> str:
             cells = [", ".join(f"{replicate[index]:+.4f}".replace("-", MINUS) for replicate in tuned)
                      for index in range(len(names))]
             lm = ", ".join(f"{replicate[-1]:.3f}" for replicate in tuned)
-            system = _system_name(run)
+            system = column_system(run)
             assert system in study_tables.real_results(folder).index, f"{folder}: no row {system}"
             rows.append(row(f"`{system}` ({folder})", "; ".join(f"{name} {cell}" for name, cell in zip(names, cells)), lm))
     return table(("System (run)", "New columns' tuned weights, replicates 1, 2, 3", "LM0's weight"), rows)
-
-
-def _system_name(run: str) -> str:
-    """baseline+RNN+wp: +RNN+WP, as real_wide_table.py names it."""
-    return "".join("+" + ("WP" if part == "wp" else part) for part in run[len("baseline+"):].split("+"))
 
 
 TABLES = {"paired-models": study_tables.paired_models, "paired-real": study_tables.paired_real,

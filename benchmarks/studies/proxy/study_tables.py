@@ -429,6 +429,17 @@ def real_results(folder: str) -> pd.DataFrame:
     return pd.read_csv(RESULTS / folder / "results.tsv", sep="\t", na_values="-").set_index("system")
 
 
+def tuned_weights(path: Path) -> dict:
+    """A tuned run's weights (RUN.weights.txt: mert-moses.pl's [weight] section, normalized so
+    that every tuned |w| sums to 1), each value named FEATURE_INDEX as the reranker names them."""
+    weights = {}
+    for line in path.read_text().splitlines():
+        if "= " in line:
+            name, values = line.split("= ", 1)
+            weights.update({f"{name}_{index}": float(value) for index, value in enumerate(values.split())})
+    return weights
+
+
 def retuned_cells(folder: str, system: str, base: list) -> list:
     """A real row's cells against Baseline retuned (real_results(folder)): Δ BLEU with each
     replicate's, p, Holm p, and Δ chrF with its Holm p."""

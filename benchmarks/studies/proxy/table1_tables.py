@@ -19,7 +19,7 @@ sys.path.insert(0, str(HERE.parents[2]))
 from benchmarks.helpers import page_tables  # noqa: E402
 from benchmarks.studies.proxy.study_tables import (  # noqa: E402
     MINUS, RESULTS, real_results, replicate_bleu, retuned_cells, row, spread, summary_line, table, thousands,
-    training_summary)
+    training_summary, tuned_weights)
 
 PAGE = HERE.parents[2] / "docs" / "table1-study.md"
 RUN = "real-table1"
@@ -46,16 +46,6 @@ def seeded(stem: str, seeds: int = 3) -> list:
     return [stem] + [f"{stem}.seed{seed}" for seed in range(2, seeds + 1)]
 
 
-def mert_weights(run: str) -> dict:
-    """A tuned run's weights (RUN.weights.txt, mert-normalized), named as the reranker names them."""
-    weights = {}
-    for line in (RESULTS / RUN / f"{run}.weights.txt").read_text().splitlines():
-        if "= " in line:
-            name, values = line.split("= ", 1)
-            weights.update({f"{name}_{index}": float(value) for index, value in enumerate(values.split())})
-    return weights
-
-
 def rerank_weights(run: str) -> dict:
     return json.loads((RESULTS / RUN / "rerank" / f"{run}.cslm.weights.json").read_text())["weights"]
 
@@ -63,7 +53,7 @@ def rerank_weights(run: str) -> dict:
 def new_weights(system: str) -> str:
     """The new features' tuned weights, replicates 1, 2, 3."""
     if system in RUNS:
-        tuned = [mert_weights(run) for run in seeded(RUNS[system])]
+        tuned = [tuned_weights(RESULTS / RUN / f"{run}.weights.txt") for run in seeded(RUNS[system])]
     elif system in RERANKED:
         tuned = [rerank_weights(run) for run in seeded(RERANKED[system])]
     else:
