@@ -115,10 +115,10 @@ def plan(job: TrainJob, placement: Placement) -> TrainingPlan:
     shown = {key: value for key, value in signature_items(settings.resolved()).items() if key not in NOT_FOR_LM}
     if settings.shortlist_size is None and not settings.resume:  # the preset's (resumed: the checkpoint's)
         shown["shortlist_size"] = str(sizes["shortlist_size"])
+    own = signature_items(model.lm_settings)  # the order beside the network's shape, the others last
     return TrainingPlan(settings, model, payload, "train-lm", dict(
-        preset=model.preset, order=model.lm_settings.order, embedding_size=sizes["embedding_size"],
-        hidden_sizes="x".join(map(str, sizes["hidden_sizes"])), dropout=model.dropout, **shown,
-        log_z_penalty=model.lm_settings.log_z_penalty))
+        preset=model.preset, order=own.pop("order"), embedding_size=sizes["embedding_size"],
+        hidden_sizes="x".join(map(str, sizes["hidden_sizes"])), dropout=model.dropout, **shown, **own))
 
 
 def train(job: TrainJob, plan: TrainingPlan, run, progress):

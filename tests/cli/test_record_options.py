@@ -1,7 +1,8 @@
 """Options come from the records' fields: a field added to TrainSettings, and nothing else, is an
-option with its help, a key of the settings signature, a field the checkpoint stores and a
-setting a resume must agree with; a field added to the ablation's record alone is an option of
-`moses ablation`. Repeated, paired and parsed options come from their fields' kinds."""
+option with its help, a key of the settings signature (phrase tables and sentence models alike),
+a field the checkpoint stores and a setting a resume must agree with; the same for the CSLM's
+LmSettings; a field added to the ablation's record alone is an option of `moses ablation`.
+Repeated, paired and parsed options come from their fields' kinds."""
 
 import subprocess
 import sys
@@ -56,6 +57,55 @@ def test_a_new_field_is_an_option_a_signature_key_a_stored_field_and_a_resume_ch
     assert "dummy-knob 9 (checkpoint) vs 8 (now)" in refused.stderr.splitlines()[-1]
     bad = with_dummy_field(*train, "--dummy-knob", "0", cwd=tmp_path)
     assert bad.returncode == 2 and "Invalid value for '--dummy-knob': 0 is not in the range x>=1." in bad.stderr
+
+
+def test_a_new_field_is_in_a_sentence_models_signature_too(tmp_path):
+    """`train --parallel` takes the same TrainSettings: the field reaches its settings line."""
+    words = ["in the beginning", "god created", "the heaven and", "the earth"]
+    (tmp_path / "src.txt").write_text("".join(f"{words[i % 4]} {i}\n" for i in range(40)))
+    (tmp_path / "tgt.txt").write_text("".join(f"au commencement {i}\n" for i in range(40)))
+    trained = with_dummy_field("train", "--parallel", "src.txt", "tgt.txt", "-o", "s.pt", "--preset", "tiny",
+                               "--max-updates", "2", "--dummy-knob", "9", cwd=tmp_path)
+    assert trained.returncode == 0, trained.stderr
+    assert "|job:train|arch:transformer|" in trained.stderr and "|dummy-knob:9|" in trained.stderr
+
+
+# The CSLM's own settings: a field added to LmSettings, and nothing else, is an option of `train
+# --lm`, a key of its settings line, a field its checkpoint stores and one a resume must agree with.
+LM_WITH_A_DUMMY_FIELD = textwrap.dedent("""
+    import dataclasses, sys
+    import rescorer.training.settings as training_settings
+    from rescorer.records import POSITIVE_INT, setting
+
+    training_settings.LmSettings = dataclasses.make_dataclass(
+        "LmSettings", [("dummy_knob", int, setting(7, POSITIVE_INT, "A knob only this test has.",
+                                                   option="--dummy-knob"))],
+        bases=(training_settings.LmSettings,), frozen=True)
+    from rescorer.cli.main import main
+    main(sys.argv[1:], prog_name="rescore")
+""")
+
+
+def test_a_new_lm_field_is_an_option_a_signature_key_a_stored_field_and_a_resume_check(tmp_path):
+    def lm(*args):
+        return subprocess.run([sys.executable, "-c", LM_WITH_A_DUMMY_FIELD, *map(str, args)], cwd=tmp_path,
+                              capture_output=True, text=True, env={"OMP_NUM_THREADS": "1", "PATH": ""}, timeout=300)
+
+    shown = lm("train", "--help")
+    assert shown.returncode == 0 and "--dummy-knob INTEGER RANGE" in shown.stdout, shown.stderr
+    (tmp_path / "text.fr").write_text("".join(f"le {w} de la terre et {w} du ciel .\n" for w in ("fils", "roi") * 15))
+    train = ["train", "--lm", "text.fr", "-o", "lm.pt", "--preset", "tiny", "--valid-every", "2", "--valid-pairs", "3",
+             "--batch-size", "8", "--checkpoint-every", "2"]
+    trained = lm(*train, "--max-updates", "2", "--dummy-knob", "9")
+    assert trained.returncode == 0, trained.stderr
+    assert "|job:train-lm|" in trained.stderr and "|log-z-penalty:0.1|dummy-knob:9|" in trained.stderr
+    stored = torch.load(tmp_path / "lm.pt.checkpoint", weights_only=True)["training"]["lm_settings"]
+    assert stored["fields"]["dummy_knob"] == 9
+    resumed = lm(*train, "--max-updates", "4", "--resume")
+    assert resumed.returncode == 0, resumed.stderr
+    assert "|dummy-knob:9|" in resumed.stderr  # the checkpoint's value, not the default
+    refused = lm(*train, "--max-updates", "6", "--resume", "--dummy-knob", "8")
+    assert refused.returncode == 1 and "dummy-knob 9 (checkpoint) vs 8 (now)" in refused.stderr.splitlines()[-1]
 
 
 def test_a_record_is_made_from_click_s_values_by_field_name():
