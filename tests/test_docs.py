@@ -1,6 +1,7 @@
 """The README and the docs pages hold up: every relative link points at a file (and heading)
 that exists, every `rescore ...` command they show names a real command and only options
-that command takes, and every guide's `sh` blocks run on the bundled examples."""
+that command takes, every guide's `sh` blocks run on the bundled examples, every study page's
+tables are the ones its committed result files give, and no BLEU table is typed by hand."""
 
 import os
 import re
@@ -126,21 +127,54 @@ def test_a_study_pages_tables_are_the_ones_its_result_files_give(study):
     assert page_tables.differences(text, study.TABLES) == [], "run python3 benchmarks/studies/study_pages.py --write"
 
 
-@pytest.mark.parametrize("name, figure, edited", [
-    ("recipes", "| +0.01 |", "| +0.02 |"),  # dropout's proxy Δ, typed by hand
-    ("speed", "**14.3 min**", "**14.0 min**"),
-    ("precision-bleu", "(0.00, −0.34, −0.54)", "(0.00, −0.34, −0.55)"),
-    ("study", "| -1.28 |", "| -1.27 |"),
-])
-def test_a_figure_edited_on_the_page_fails_the_check(name, figure, edited):
+def hand_typed_bleu_tables(page, generated_pages) -> list:
+    """The first lines of a page's BLEU tables that stand outside a generated block (every line on
+    a page no study generates)."""
     from benchmarks.helpers import page_tables
-    from benchmarks.studies.proxy import study_tables
 
-    text = study_tables.PAGE.read_text()
+    text = page.read_text()
+    lines = text.splitlines()
+    inside = page_tables.generated_lines(text) if page.resolve() in generated_pages else set()
+    return [lines[number - 1] for number, line in enumerate(lines)
+            if line.startswith("|---") and "BLEU" in lines[number - 1] and number not in inside]
+
+
+def test_no_page_holds_a_bleu_table_typed_by_hand():
+    """Every BLEU figure in a table comes from a result file: a BLEU table stands only inside a
+    study page's generated block."""
+    generated_pages = {study.PAGE.resolve() for study in _studies()}
+    typed = {page.name: hand_typed_bleu_tables(page, generated_pages) for page in PAGES}
+    assert {name: found for name, found in typed.items() if found} == {}
+
+
+def test_a_bleu_table_outside_a_generated_block_is_found(tmp_path):
+    page = tmp_path / "page.md"
+    generated = "<!-- table: t -->\n| System | Test BLEU |\n|---|---|\n| Baseline | 46.65 |\n<!-- end table -->\n"
+    page.write_text(generated + "\n| System | Dev BLEU |\n|---|---|\n| Baseline | 48.88 |\n")
+    assert hand_typed_bleu_tables(page, {page.resolve()}) == ["| System | Dev BLEU |"]
+    assert len(hand_typed_bleu_tables(page, set())) == 2  # a page no study generates: both
+
+
+@pytest.mark.parametrize("study, name, figure, edited", [
+    ("proxy.study_tables", "recipes", "| +0.01 |", "| +0.02 |"),  # dropout's proxy Δ, typed by hand
+    ("proxy.study_tables", "speed", "**14.3 min**", "**14.0 min**"),
+    ("proxy.study_tables", "precision-bleu", "(0.00, −0.34, −0.54)", "(0.00, −0.34, −0.55)"),
+    ("proxy.study_tables", "study", "| -1.28 |", "| -1.27 |"),
+    ("proxy.table1_tables", "table1", "| +0.66 (+1.10, +0.43, +0.44) |", "| +0.67 (+1.10, +0.43, +0.44) |"),
+    ("proxy.phrase_feature_tables", "weights", "fwd +0.0137,", "fwd +0.0138,"),
+    ("sentence_tables", "sentence-final", "| 32.62 / 49.95 |", "| 32.63 / 49.95 |"),
+])
+def test_a_figure_edited_on_the_page_fails_the_check(study, name, figure, edited):
+    import importlib
+
+    from benchmarks.helpers import page_tables
+
+    tables = importlib.import_module(f"benchmarks.studies.{study}")
+    text = tables.PAGE.read_text()
     body = page_tables.page_tables(text)[name]
     assert figure in body
     edited_text = text.replace(body, body.replace(figure, edited, 1))
-    assert page_tables.differences(edited_text, study_tables.TABLES) == [name]
+    assert page_tables.differences(edited_text, tables.TABLES) == [name]
 
 
 def guide_blocks(page) -> list[str]:

@@ -39,9 +39,9 @@ def scores(name: str) -> pd.DataFrame:
 
 def summaries(log: Path) -> list:
     """Every training summary of a log (a resumed run adds one): updates, the best validation's
-    dev perplexity and its update, and seconds."""
-    found = re.findall(r"^trained on .*?: (\d+) updates, stopped: [^;]*; valid perplexity ([\d.]+) \(update (\d+)\)"
-                       r".*?; ([\d.]+) s;", log.read_text(), re.M)
+    dev perplexity and its update, and the run's own seconds."""
+    found = re.findall(r"^trained on .*?: (\d+) updates(?: \(\d+ in this run\))?, stopped: [^;]*; valid perplexity "
+                       r"([\d.]+) \(update (\d+)\).*?; ([\d.]+) s;", log.read_text(), re.M)
     return [{"updates": int(u), "ppl": p, "at": int(a), "seconds": float(s)} for u, p, a, s in found]
 
 

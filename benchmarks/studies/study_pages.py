@@ -19,6 +19,7 @@ STUDY_TABLES = (
     "benchmarks.studies.proxy.study_tables",
     "benchmarks.studies.proxy.phrase_feature_tables",
     "benchmarks.studies.proxy.table1_tables",
+    "benchmarks.studies.sentence_tables",
 )
 
 
