@@ -64,14 +64,17 @@ def _next_log_probs(model: PhraseScorer, state: DecoderState, prev: torch.Tensor
 def beam_search(model: PhraseScorer, src_ids: Sequence[int], beam_size: int,
                 max_length: int) -> list[Hypothesis]:
     """The `beam_size` best targets beam search finds for one source, by descending log p;
-    distinct (`beam_search_many`'s search, on one source, which refuses bad settings)."""
-    return beam_search_many(model, [src_ids], beam_size, [max_length])[0][:beam_size]
+    distinct (`beam_search_many`'s search, on one source, which refuses bad settings). The
+    search goes on while a live hypothesis still beats the K-th finished one: ranked by raw log
+    p, a longer target can be the best (`rescore generate`'s Table 3)."""
+    return beam_search_many(model, [src_ids], beam_size, [max_length], until_unbeaten=True)[0][:beam_size]
 
 
 @torch.inference_mode()
 @in_eval_mode
 def beam_search_many(model: PhraseScorer, sources: Sequence[Sequence[int]], beam_size: int,
-                     max_lengths: Sequence[int], min_length: int = 1) -> list[list[Hypothesis]]:
+                     max_lengths: Sequence[int], min_length: int = 1,
+                     until_unbeaten: bool = False) -> list[list[Hypothesis]]:
     """Beam search over many sources at once: every hypothesis each source's search finished, by
     descending log p (K or a few more; `beam_search` keeps the K best, `batch_beam_search`
     ranks them with a length penalty).
@@ -81,7 +84,11 @@ def beam_search_many(model: PhraseScorer, sources: Sequence[Sequence[int]], beam
     source no slower than a search of its own (benchmarks/drivers/translation_speed.py). Of the 2K best
     continuations of a source, those of the first K that end with [EOS] are finished, the first
     K that do not stay live (fairseq's rule, which keeps K live hypotheses and makes K = 1 exactly
-    greedy decoding); a source is done once K have finished, and leaves the batch.
+    greedy decoding); a source is done once K have finished, and leaves the batch. With
+    `until_unbeaten` it goes on until no live hypothesis scores above the K-th best finished one
+    (log p only falls as a target grows, so none of them can overtake it any more): the K best
+    by raw log p, where the first rule, made for a length penalty, can stop while a longer
+    target that beats them all is still live.
     `max_lengths[b]` bounds source b's target (at that length [EOS] is its only choice); before
     `min_length` tokens [EOS] is never a choice (the max length wins where it is shorter).
     """
@@ -122,7 +129,7 @@ def beam_search_many(model: PhraseScorer, sources: Sequence[Sequence[int]], beam
             source = active[block]
             rows, words, kept = _advance(row_scores, row_index, vocab, k, prefixes[source], finished[source],
                                          forced=step >= max_lengths[source])
-            if len(finished[source]) >= k or not rows:
+            if not rows or _done(finished[source], kept, k, until_unbeaten):
                 continue
             while len(rows) < k:  # fewer than K live continuations: pad with dead rows
                 rows.append(rows[0])
@@ -215,6 +222,14 @@ def sample(model: PhraseScorer, src_ids: Sequence[int], num_samples: int, max_le
         prev = words.index_select(0, keep_index)
         alive = [alive[row] for row in keep]
     return [result for result in results if result is not None]
+
+
+def _done(finished: list, live_scores: list, k: int, until_unbeaten: bool) -> bool:
+    """Whether a source's search can stop: K finished, and (until_unbeaten) no live hypothesis
+    above the K-th best of them."""
+    if len(finished) < k:
+        return False
+    return not until_unbeaten or max(live_scores) <= sorted(h.log_p for h in finished)[-k]
 
 
 def _advance(row_scores: list, row_index: list, vocab: int, k: int, prefixes: list,

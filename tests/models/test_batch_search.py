@@ -1,6 +1,6 @@
 """Batched beam search gives every source what beam search gives it alone, whatever else is in
-the batch (padding, sources that finish early); beam 1 is greedy; the length penalty reorders
-finished hypotheses only."""
+the batch (padding, sources that finish early), under the same rule (done once K have finished);
+beam 1 is greedy; the length penalty reorders finished hypotheses only."""
 
 import math
 
@@ -10,7 +10,7 @@ from torch import nn
 
 from rescorer.models.batch_search import batch_beam_search, length_penalty
 from rescorer.models import DecoderState
-from rescorer.models.search import beam_search, greedy_decode
+from rescorer.models.search import beam_search_many, greedy_decode
 from tests.models.test_search import ARCHITECTURES, IDS, peaked_model
 
 SOURCES = [[3, 5, 4, 6], [7], [4, 4, 9, 10, 3, 8, 5], [6, 3]]
@@ -23,7 +23,7 @@ def test_each_source_gets_what_it_gets_alone(arch, settings, beam):
     model = peaked_model(arch, settings)
     batched = batch_beam_search(model, SOURCES, beam, MAX_LENGTHS, nbest=beam)
     for src, max_length, found in zip(SOURCES, MAX_LENGTHS, batched):
-        alone = beam_search(model, src, beam, max_length)
+        alone = beam_search_many(model, [src], beam, [max_length])[0][:beam]
         assert [t.hypothesis.tokens for t in found] == [h.tokens for h in alone]
         assert [t.hypothesis.log_p for t in found] == pytest.approx([h.log_p for h in alone], abs=1e-9)
 

@@ -12,7 +12,8 @@ import torch
 
 from rescorer.data.vocabulary import EOS_ID, PAD_ID
 from rescorer.models import ModelSettings, build_model
-from rescorer.models.search import beam_search, greedy_decode, sample
+from rescorer.models.base import DecoderState
+from rescorer.models.search import beam_search, beam_search_many, greedy_decode, sample
 
 ARCHITECTURES = [("cho2014", {}), ("cho2014", {"cell": "lstm", "bidirectional": True}),
                  ("rnnsearch", {}), ("luong", {}), ("luong", {"attention": "local-p"}), ("transformer", {})]
@@ -142,3 +143,43 @@ def test_searches_run_without_dropout_and_leave_the_mode_as_it_was(arch):
         assert sample(model, SOURCE, 4, 5, 1.0, torch.Generator().manual_seed(2)) == expected[2]
         assert batch_beam_search(model, [SOURCE, [7, 3]], 3, [5, 4]) == expected[3]
         assert model.training
+
+
+class ScriptedModel(torch.nn.Module):
+    """A decoder whose next-word probabilities are written out by prefix (ids 3-6 are words;
+    a prefix the script lacks ends), to set up a search exactly."""
+
+    def __init__(self, script, vocab_size=8):
+        super().__init__()
+        self.anchor = torch.nn.Parameter(torch.zeros(1))  # the search reads the device from it
+        self.script, self.vocab_size = script, vocab_size
+
+    def start(self, src, lengths):
+        return DecoderState(0, {"prefix": torch.full((src.size(0), 8), -1, dtype=torch.long)})
+
+    def step(self, state, prev):
+        prefix = state["prefix"].clone()
+        if state.position > 0:
+            prefix[:, state.position - 1] = prev
+        rows = []
+        for row in prefix.tolist():
+            probs = torch.full((self.vocab_size,), 1e-9, dtype=torch.float64)
+            for word, p in self.script.get(tuple(w for w in row if w >= 0), {EOS_ID: 1.0}).items():
+                probs[word] = p
+            rows.append(probs / probs.sum())
+        return torch.stack(rows).log(), state.advanced(prefix=prefix), None
+
+
+def test_beam_search_goes_on_while_a_live_target_beats_the_kth_finished():
+    """K = 2: [B] ends at step 2 and [B C] at step 3, both in the step's top K, while [A C D]
+    (p 0.517) is still live. Stopping at K finished (the rule for a length penalty) would
+    return [B] and [B C]; ranked by raw log p, [A C D] is the best."""
+    A, B, C, D = 3, 4, 5, 6
+    model = ScriptedModel({(): {A: 0.55, B: 0.45}, (A,): {C: 0.99, EOS_ID: 0.01},
+                           (B,): {EOS_ID: 0.8, C: 0.2}, (A, C): {D: 0.95, EOS_ID: 0.05},
+                           (B, C): {EOS_ID: 0.9, D: 0.1}, (A, C, D): {EOS_ID: 1.0}})
+    found = beam_search(model, [3], beam_size=2, max_length=5)
+    assert [h.tokens for h in found] == [(A, C, D), (B,)]
+    assert [h.log_p for h in found] == pytest.approx([math.log(0.55 * 0.99 * 0.95), math.log(0.45 * 0.8)], rel=1e-6)
+    first_rule = beam_search_many(model, [[3]], 2, [5])[0]
+    assert [h.tokens for h in first_rule] == [(B,), (B, C)]
