@@ -163,6 +163,8 @@ def test_a_bleu_table_outside_a_generated_block_is_found(tmp_path):
     ("proxy.table1_tables", "table1", "| +0.66 (+1.10, +0.43, +0.44) |", "| +0.67 (+1.10, +0.43, +0.44) |"),
     ("proxy.phrase_feature_tables", "weights", "fwd +0.0137,", "fwd +0.0138,"),
     ("sentence_tables", "sentence-final", "| 32.62 / 49.95 |", "| 32.63 / 49.95 |"),
+    ("analysis_tables", "table3", "(×21, -1.15)", "(×21, -1.05)"),  # a command's output, as printed
+    ("analysis_tables", "analysis-model", "honest 5.86", "honest 5.68"),
 ])
 def test_a_figure_edited_on_the_page_fails_the_check(study, name, figure, edited):
     import importlib

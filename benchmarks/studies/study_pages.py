@@ -20,6 +20,7 @@ STUDY_TABLES = (
     "benchmarks.studies.proxy.phrase_feature_tables",
     "benchmarks.studies.proxy.table1_tables",
     "benchmarks.studies.sentence_tables",
+    "benchmarks.studies.analysis_tables",
 )
 
 

@@ -195,7 +195,8 @@ class TrainSettings:
     checkpoint_every: int = setting(1000, POSITIVE_INT, "Updates between checkpoints (MODEL.checkpoint, what "
                                     "--resume continues from).", option="--checkpoint-every", resume=MAY_CHANGE)
     seed: int = setting(1, INT, "Seed of the initial weights, the held-out pairs and the batches: the same seed "
-                                "and threads give the same model.", option="--seed")
+                                "gives the same model on the same CPU and torch, on one thread or two.",
+                        option="--seed")
     resume: bool = setting(False, FLAG, "Continue from MODEL.checkpoint (and, when scoring, from the units an "
                                         "interrupted run finished).", option="--resume", show_default=False,
                            resume=NOT_RECORDED)
