@@ -216,3 +216,15 @@ def test_a_failing_guide_step_is_found(tmp_path):
     assert run_block(blocks[0], tmp_path).returncode == 0
     failed = run_block(blocks[1], tmp_path)
     assert failed.returncode == 2 and "reached" not in failed.stdout  # usage error, and the block stopped
+
+
+def test_the_models_page_gives_each_presets_parameter_count():
+    """docs/models.md's presets table: each row's parameter count (at 15,000-word shortlists, as
+    its header says) is the count of the model that arch and preset build."""
+    from rescorer.models import ModelSettings, build_model, count_parameters
+
+    rows = re.findall(r"^\| (\w+) \| `(\w+)` \|.*\| ([\d.]+)M \|$", (REPO / "docs" / "models.md").read_text(), re.M)
+    assert len(rows) == 12  # four architectures, three presets each
+    for arch, preset, shown in rows:
+        model = build_model(ModelSettings.make(arch, preset).config(15000, 15000))
+        assert f"{count_parameters(model) / 1e6:.1f}" == shown, f"{arch} {preset}"
