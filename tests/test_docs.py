@@ -165,6 +165,7 @@ def test_a_bleu_table_outside_a_generated_block_is_found(tmp_path):
     ("sentence_tables", "sentence-final", "| 32.62 / 49.95 |", "| 32.63 / 49.95 |"),
     ("analysis_tables", "table3", "(×21, -1.15)", "(×21, -1.05)"),  # a command's output, as printed
     ("analysis_tables", "analysis-model", "honest 5.86", "honest 5.68"),
+    ("arch_guide_tables", "arch-guide", "| 24.7 |", "| 24.6 |"),
 ])
 def test_a_figure_edited_on_the_page_fails_the_check(study, name, figure, edited):
     import importlib

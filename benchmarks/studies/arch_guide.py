@@ -38,6 +38,7 @@ sys.path.insert(0, str(HERE.parents[1]))
 import torch  # noqa: E402
 
 from benchmarks.helpers import ours  # noqa: E402
+from benchmarks.studies.arch_guide_tables import guide_table  # noqa: E402
 from benchmarks.helpers.pairs import DEFAULT_TABLE, sample_pairs  # noqa: E402
 from rescorer.models.model_files import load_model, read_model_file  # noqa: E402
 from rescorer.models.flops import flops_per_batch  # noqa: E402
@@ -141,18 +142,6 @@ def measure_scoring(models: dict, table: Path, num_pairs: int, rounds: int, out_
             for name in names}
 
 
-def table(results: dict) -> str:
-    rows = ["| scorer (`small` preset) | parameters | updates | held-out perplexity | scoring pairs/s "
-            "(1 thread) | MFLOP/pair |", "|---|---|---|---|---|---|"]
-    for name, row in results["systems"].items():
-        rows.append(f"| {name} | {row['parameters'] / 1e6:.1f}M | {row['updates']:,} | "
-                    f"{row['best_valid_ppl']:.1f} | {row['pairs_per_s']:,.0f} | {row['flops_per_pair'] / 1e6:.1f} |")
-    budget = (f"{results['updates']:,} updates" if results.get("updates") else f"{results['minutes']:g} minutes")
-    rows.append(f"\nUnigram model of the same held-out pairs: perplexity {results['unigram_ppl']:.1f}. "
-                f"Each scorer trained {budget} on one thread.")
-    return "\n".join(rows)
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--table", type=Path, default=DEFAULT_TABLE)
@@ -180,17 +169,17 @@ def main(argv=None) -> int:
         return 0
     args.out_dir.mkdir(parents=True, exist_ok=True)
     models = train_all(names, args)
-    results = {"table": str(args.table), "minutes": None if args.updates else args.minutes,
+    results = {"table": args.table.name, "minutes": None if args.updates else args.minutes,
                "updates": args.updates or None, "threads": 1,
                "unigram_ppl": unigram_baseline(next(iter(models.values())), args.out_dir),
                "date": time.strftime("%Y-%m-%d %H:%M"), "load_avg": os.getloadavg(), "systems": {}}
     scoring = measure_scoring(models, args.table, args.score_pairs, args.rounds, args.out_dir)
     for name, path in models.items():
         state = read_model_file(path)["training"]["state"]
-        results["systems"][name] = {"model": str(path), "settings": SYSTEMS[name], **state, **scoring[name]}
+        results["systems"][name] = {"model": path.name, "settings": SYSTEMS[name], **state, **scoring[name]}
     (args.out_dir / "guide.json").write_text(json.dumps(results, indent=1))
-    (args.out_dir / "guide.md").write_text(table(results) + "\n")
-    print(table(results))
+    (args.out_dir / "guide.md").write_text(guide_table(results) + "\n")
+    print(guide_table(results))
     return 0
 
 

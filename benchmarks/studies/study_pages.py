@@ -21,6 +21,7 @@ STUDY_TABLES = (
     "benchmarks.studies.proxy.table1_tables",
     "benchmarks.studies.sentence_tables",
     "benchmarks.studies.analysis_tables",
+    "benchmarks.studies.arch_guide_tables",
 )
 
 
