@@ -166,6 +166,7 @@ def test_a_bleu_table_outside_a_generated_block_is_found(tmp_path):
     ("analysis_tables", "table3", "(×21, -1.15)", "(×21, -1.05)"),  # a command's output, as printed
     ("analysis_tables", "analysis-model", "honest 5.86", "honest 5.68"),
     ("arch_guide_tables", "arch-guide", "| 24.7 |", "| 24.6 |"),
+    ("training_tables", "time-to-quality", "| 5.9 |", "| 5.8 |"),
 ])
 def test_a_figure_edited_on_the_page_fails_the_check(study, name, figure, edited):
     import importlib

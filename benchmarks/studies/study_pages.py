@@ -22,6 +22,7 @@ STUDY_TABLES = (
     "benchmarks.studies.sentence_tables",
     "benchmarks.studies.analysis_tables",
     "benchmarks.studies.arch_guide_tables",
+    "benchmarks.studies.training_tables",
 )
 
 
