@@ -13,7 +13,8 @@
 # when Pillow is there), which the page shows from there.
 set -euo pipefail
 
-DATA=$1 MODEL=$2 OUT=$3 ATTENTION_MODEL=${4:-}
+DATA=$(realpath "$1") MODEL=$(realpath "$2") OUT=$(realpath -m "$3")
+ATTENTION_MODEL=${4:+$(realpath "$4")}
 TABLE=$DATA/model/phrase-table.gz
 RESCORE=${RESCORE:-rescore}
 mkdir -p "$OUT"
