@@ -19,24 +19,35 @@ from rescorer.runtime.settings import RuntimeSettings
 from rescorer.training.settings import TrainSettings
 from tests.helpers import EXAMPLE_TABLE
 
-# Run in a process of its own: the field is added before the command line is built from the records.
-WITH_A_DUMMY_FIELD = textwrap.dedent("""
-    import dataclasses, sys
-    import rescorer.training.settings as training_settings
-    from rescorer.records import POSITIVE_INT, setting
+def with_a_dummy_field(module: str, record: str) -> str:
+    """A `rescore` run (a script for `python -c`) where `module.record` has one more field, added
+    before the command line is built from the records: it runs in a process of its own."""
+    return textwrap.dedent(f"""
+        import dataclasses, sys
+        import {module} as settings_module
+        from rescorer.records import POSITIVE_INT, setting
 
-    training_settings.TrainSettings = dataclasses.make_dataclass(
-        "TrainSettings", [("dummy_knob", int, setting(7, POSITIVE_INT, "A knob only this test has.",
-                                                      option="--dummy-knob"))],
-        bases=(training_settings.TrainSettings,), frozen=True)
-    from rescorer.cli.main import main
-    main(sys.argv[1:], prog_name="rescore")
-""")
+        settings_module.{record} = dataclasses.make_dataclass(
+            "{record}", [("dummy_knob", int, setting(7, POSITIVE_INT, "A knob only this test has.",
+                                                    option="--dummy-knob"))],
+            bases=(settings_module.{record},), frozen=True)
+        from rescorer.cli.main import main
+        main(sys.argv[1:], prog_name="rescore")
+    """)
+
+
+WITH_A_DUMMY_FIELD = with_a_dummy_field("rescorer.training.settings", "TrainSettings")
+LM_WITH_A_DUMMY_FIELD = with_a_dummy_field("rescorer.training.settings", "LmSettings")
+ABLATION_WITH_A_DUMMY_FIELD = with_a_dummy_field("moses_integration.settings", "AblationSettings")
+
+
+def run_script(script, *args, cwd):
+    return subprocess.run([sys.executable, "-c", script, *map(str, args)], cwd=cwd,
+                          capture_output=True, text=True, env={"OMP_NUM_THREADS": "1", "PATH": ""}, timeout=300)
 
 
 def with_dummy_field(*args, cwd):
-    return subprocess.run([sys.executable, "-c", WITH_A_DUMMY_FIELD, *map(str, args)], cwd=cwd,
-                          capture_output=True, text=True, env={"OMP_NUM_THREADS": "1", "PATH": ""}, timeout=300)
+    return run_script(WITH_A_DUMMY_FIELD, *args, cwd=cwd)
 
 
 def test_a_new_field_is_an_option_a_signature_key_a_stored_field_and_a_resume_check(tmp_path):
@@ -70,26 +81,11 @@ def test_a_new_field_is_in_a_sentence_models_signature_too(tmp_path):
     assert "|job:train|arch:transformer|" in trained.stderr and "|dummy-knob:9|" in trained.stderr
 
 
-# The CSLM's own settings: a field added to LmSettings, and nothing else, is an option of `train
-# --lm`, a key of its settings line, a field its checkpoint stores and one a resume must agree with.
-LM_WITH_A_DUMMY_FIELD = textwrap.dedent("""
-    import dataclasses, sys
-    import rescorer.training.settings as training_settings
-    from rescorer.records import POSITIVE_INT, setting
-
-    training_settings.LmSettings = dataclasses.make_dataclass(
-        "LmSettings", [("dummy_knob", int, setting(7, POSITIVE_INT, "A knob only this test has.",
-                                                   option="--dummy-knob"))],
-        bases=(training_settings.LmSettings,), frozen=True)
-    from rescorer.cli.main import main
-    main(sys.argv[1:], prog_name="rescore")
-""")
-
-
 def test_a_new_lm_field_is_an_option_a_signature_key_a_stored_field_and_a_resume_check(tmp_path):
+    """The CSLM's own settings: a field added to LmSettings, and nothing else, is an option of `train
+    --lm`, a key of its settings line, a field its checkpoint stores and one a resume must agree with."""
     def lm(*args):
-        return subprocess.run([sys.executable, "-c", LM_WITH_A_DUMMY_FIELD, *map(str, args)], cwd=tmp_path,
-                              capture_output=True, text=True, env={"OMP_NUM_THREADS": "1", "PATH": ""}, timeout=300)
+        return run_script(LM_WITH_A_DUMMY_FIELD, *args, cwd=tmp_path)
 
     shown = lm("train", "--help")
     assert shown.returncode == 0 and "--dummy-knob INTEGER RANGE" in shown.stdout, shown.stderr
@@ -158,29 +154,13 @@ def test_an_option_of_two_spellings_takes_both_and_messages_name_the_long_one():
         TopTargetsSettings(top=0)
 
 
-# The ablation's settings: a field added to AblationSettings, and nothing else, is an option of
-# `moses ablation` with its help, and reaches the record the command builds.
-ABLATION_WITH_A_DUMMY_FIELD = textwrap.dedent("""
-    import dataclasses, sys
-    import moses_integration.settings as moses_settings
-    from rescorer.records import POSITIVE_INT, setting
-
-    moses_settings.AblationSettings = dataclasses.make_dataclass(
-        "AblationSettings", [("dummy_knob", int, setting(7, POSITIVE_INT, "A knob only this test has.",
-                                                         option="--dummy-knob"))],
-        bases=(moses_settings.AblationSettings,), frozen=True)
-    from rescorer.cli.main import main
-    main(sys.argv[1:], prog_name="rescore")
-""")
-
-
 def test_a_new_ablation_field_is_an_option_with_its_help(tmp_path):
-    shown = subprocess.run([sys.executable, "-c", ABLATION_WITH_A_DUMMY_FIELD, "moses", "ablation", "--help"],
-                           cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    """The ablation's settings: a field added to AblationSettings, and nothing else, is an option
+    of `moses ablation` with its help, and reaches the record the command builds."""
+    shown = run_script(ABLATION_WITH_A_DUMMY_FIELD, "moses", "ablation", "--help", cwd=tmp_path)
     assert shown.returncode == 0, shown.stderr
     assert "--dummy-knob INTEGER RANGE" in shown.stdout and "A knob only this test has." in shown.stdout
-    bad = subprocess.run([sys.executable, "-c", ABLATION_WITH_A_DUMMY_FIELD, "moses", "ablation", "x.ini",
-                          "--dummy-knob", "0"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    bad = run_script(ABLATION_WITH_A_DUMMY_FIELD, "moses", "ablation", "x.ini", "--dummy-knob", "0", cwd=tmp_path)
     assert bad.returncode == 2 and "Invalid value for '--dummy-knob': 0 is not in the range x>=1." in bad.stderr
 
 
