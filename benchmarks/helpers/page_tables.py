@@ -18,6 +18,11 @@ BLOCK = re.compile(r"(<!-- table: (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- end 
 Tables = dict[str, Callable[[], str]]
 
 
+def printed(path: Path) -> Callable[[], str]:
+    """A table that is a study's own Markdown output file, as the study wrote it."""
+    return lambda: path.read_text()
+
+
 def page_tables(text: str) -> dict:
     """The generated tables a page holds, by name."""
     return {match["name"]: match["body"] for match in BLOCK.finditer(text)}

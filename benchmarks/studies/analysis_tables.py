@@ -17,24 +17,18 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
 from benchmarks.helpers import page_tables  # noqa: E402
 from benchmarks.studies.proxy.study_tables import RESULTS as PROXY_RESULTS  # noqa: E402
-from benchmarks.studies.proxy.study_tables import row, table, thousands, training_summary  # noqa: E402
+from benchmarks.studies.proxy.study_tables import row, summary_cells, table, training_summary  # noqa: E402
 
 PAGE = HERE.parents[1] / "docs" / "analysis.md"
 RESULTS = HERE / "results" / "analysis"
 MODEL_LOG = PROXY_RESULTS / "real-table1" / "rnn.train.log"  # the model analysis_examples.sh was given
 
 
-def printed(name: str):
-    """A command's Markdown output file, as it printed it."""
-    return lambda: (RESULTS / name).read_text()
-
-
 def model() -> str:
     trained = training_summary(MODEL_LOG)
     return table(("Model", "Updates", "Held-out perplexity (unigram)", "Minutes of training"), [
-        row("cho2014 GRU, `small` preset, the default recipe (Table 1's RNN)",
-            f"{thousands(trained['updates'])} (best at {thousands(trained['best'])})",
-            f"{trained['ppl']} ({trained['unigram']}); honest {trained['honest']}", f"{trained['seconds'] / 60:.0f}")])
+        row("cho2014 GRU, `small` preset, the default recipe (Table 1's RNN)", *summary_cells(trained),
+            f"{trained['seconds'] / 60:.0f}")])
 
 
 def figures() -> str:
@@ -45,9 +39,9 @@ def figures() -> str:
     return table(("Figure", "What the command printed"), lines)
 
 
-TABLES = {"analysis-model": model, "table2-frequent": printed("table2-frequent.md"),
-          "table2-rare": printed("table2-rare.md"), "table2-words": printed("table2-words.md"),
-          "table3": printed("table3.md"), "figures": figures}
+PRINTED = ("table2-frequent", "table2-rare", "table2-words", "table3")  # the commands' own tables, NAME.md
+TABLES = {"analysis-model": model, "figures": figures,
+          **{name: page_tables.printed(RESULTS / f"{name}.md") for name in PRINTED}}
 
 
 if __name__ == "__main__":

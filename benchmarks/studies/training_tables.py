@@ -19,11 +19,7 @@ PAGE = HERE.parents[1] / "docs" / "training.md"
 RESULTS = HERE / "results" / "time-to-quality"
 
 
-def time_to_quality() -> str:
-    return (RESULTS / "ttq.md").read_text()
-
-
-TABLES = {"time-to-quality": time_to_quality}
+TABLES = {"time-to-quality": page_tables.printed(RESULTS / "ttq.md")}
 
 
 if __name__ == "__main__":

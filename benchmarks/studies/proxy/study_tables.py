@@ -87,6 +87,13 @@ def training_summary(log: Path) -> dict:
             "honest": honest, "unigram": unigram, "seconds": float(seconds)}
 
 
+def summary_cells(trained: dict) -> list:
+    """A training_summary's cells: its updates (the best one's), and its held-out perplexity
+    (the unigram model's; honest)."""
+    return [f"{thousands(trained['updates'])} (best at {thousands(trained['best'])})",
+            f"{trained['ppl']} ({trained['unigram']}); honest {trained['honest']}"]
+
+
 def default_training() -> dict:
     """The default forward model's figures (training_summary)."""
     return training_summary(RESULTS / "models" / "fwd.train.log")

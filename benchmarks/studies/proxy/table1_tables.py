@@ -18,8 +18,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[2]))
 from benchmarks.helpers import page_tables  # noqa: E402
 from benchmarks.studies.proxy.study_tables import (  # noqa: E402
-    MINUS, RESULTS, real_results, replicate_bleu, retuned_cells, row, spread, summary_line, table, thousands,
-    training_summary, tuned_weights)
+    MINUS, RESULTS, real_results, replicate_bleu, retuned_cells, row, spread, summary_cells, summary_line, table,
+    thousands, training_summary, tuned_weights)
 
 PAGE = HERE.parents[2] / "docs" / "table1-study.md"
 RUN = "real-table1"
@@ -92,8 +92,7 @@ def models() -> str:
         summary_line(RESULTS / RUN / "cslm.train.log")).groups()
     return table(("Network", "Command", "Updates", "Held-out perplexity (unigram)", "Minutes"), [
         row("the RNN (cho2014, `small`)", "`rescore train DATA/model/phrase-table.gz -o rnn.pt`",
-            f"{thousands(rnn['updates'])} (best at {thousands(rnn['best'])})",
-            f"{rnn['ppl']} ({rnn['unigram']}); honest {rnn['honest']}", f"{rnn['seconds'] / 60:.1f}"),
+            *summary_cells(rnn), f"{rnn['seconds'] / 60:.1f}"),
         row("the CSLM (7-gram, `small`)", "`rescore train --lm DATA/corpus/train.fr.gz -o cslm.pt --max-updates 3204`",
             thousands(int(updates)), f"{ppl} ({unigram})", f"{float(seconds) / 60:.1f}")])
 
